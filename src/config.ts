@@ -1,0 +1,98 @@
+import { z } from 'zod';
+
+/**
+ * All configuration, parsed once from the environment. Every problem is reported at once and the
+ * process does not start. No other file reads process.env. The README's table mirrors this one.
+ */
+
+const integer = (fallback: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+
+const flag = z
+  .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1')
+  .optional();
+
+const schema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: integer(4000, 0, 65_535),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  UPSTREAM_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. https://api.example.com' })
+    .optional(),
+  UPSTREAM_CONNECT_TIMEOUT_MS: integer(2_000, 1, 600_000),
+  UPSTREAM_HEADERS_TIMEOUT_MS: integer(10_000, 1, 600_000),
+  UPSTREAM_BODY_TIMEOUT_MS: integer(10_000, 1, 600_000),
+  UPSTREAM_RETRIES: integer(2, 0, 10),
+  UPSTREAM_CONNECTIONS: integer(64, 1, 10_000),
+  UPSTREAM_MAX_RESPONSE_BYTES: integer(16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  GRAPHIQL: flag,
+  SHUTDOWN_TIMEOUT_MS: integer(10_000, 0, 600_000),
+  SANDBOX_PORT: integer(0, 0, 65_535),
+  SANDBOX_ADMIN_TOKEN: z.string().min(8).default('sandbox-admin-token'),
+  SANDBOX_AUTO_ADVANCE_MS: integer(3_000, 0, 3_600_000),
+});
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  port: number;
+  host: string;
+  logLevel: string;
+  /** The REST API to front; undefined starts the embedded sandbox. */
+  upstreamURL: string | undefined;
+  upstream: {
+    connectTimeoutMs: number;
+    headersTimeoutMs: number;
+    bodyTimeoutMs: number;
+    maxRetries: number;
+    connections: number;
+    maxResponseBytes: number;
+  };
+  graphiql: boolean;
+  shutdownTimeoutMs: number;
+  sandbox: { port: number; adminToken: string; autoAdvanceMs: number };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  // Empty strings count as unset, as in most shells' `VAR= npm start`.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = schema.safeParse(present);
+  if (!result.success) {
+    throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  const c = result.data;
+  return {
+    env: c.NODE_ENV,
+    port: c.PORT,
+    host: c.HOST,
+    logLevel: c.LOG_LEVEL,
+    upstreamURL: c.UPSTREAM_URL,
+    upstream: {
+      connectTimeoutMs: c.UPSTREAM_CONNECT_TIMEOUT_MS,
+      headersTimeoutMs: c.UPSTREAM_HEADERS_TIMEOUT_MS,
+      bodyTimeoutMs: c.UPSTREAM_BODY_TIMEOUT_MS,
+      maxRetries: c.UPSTREAM_RETRIES,
+      connections: c.UPSTREAM_CONNECTIONS,
+      maxResponseBytes: c.UPSTREAM_MAX_RESPONSE_BYTES,
+    },
+    graphiql: c.GRAPHIQL ?? c.NODE_ENV !== 'production',
+    shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
+    sandbox: {
+      port: c.SANDBOX_PORT,
+      adminToken: c.SANDBOX_ADMIN_TOKEN,
+      autoAdvanceMs: c.SANDBOX_AUTO_ADVANCE_MS,
+    },
+  };
+}
+
+export function loadConfig(): Config {
+  return parseConfig(process.env);
+}

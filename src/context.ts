@@ -1,0 +1,36 @@
+import type { YogaInitialContext } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import { createLoaders, type Loaders } from './loaders.ts';
+import type { MerchantWalletClient } from './upstream/client.ts';
+
+/** What every resolver gets. Built fresh for each GraphQL request. */
+export interface GatewayContext {
+  /** The caller's Authorization header value, forwarded unchanged upstream; null when absent or malformed. */
+  auth: string | null;
+  requestId: string;
+  client: MerchantWalletClient;
+  loaders: Loaders;
+  logger: Logger;
+}
+
+/** `Bearer <token>` with a token of URL-safe characters; anything else never reaches the REST API. */
+const BEARER = /^Bearer [A-Za-z0-9._~+/=-]{1,512}$/;
+
+export function authorizationOf(request: Request): string | null {
+  const header = request.headers.get('authorization');
+  return header && BEARER.test(header) ? header : null;
+}
+
+export function createContextFactory(deps: { client: MerchantWalletClient; logger: Logger }) {
+  return (initial: YogaInitialContext & { requestId?: string }): GatewayContext => {
+    const auth = authorizationOf(initial.request);
+    const requestId = initial.requestId ?? 'unknown';
+    return {
+      auth,
+      requestId,
+      client: deps.client,
+      loaders: createLoaders(deps.client, auth ?? ''),
+      logger: deps.logger.child({ requestId }),
+    };
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * `npm start`: the gateway at http://localhost:4000/graphql. Without UPSTREAM_URL it first starts
+ * the embedded sandbox (seeded demo world, statuses advancing on a timer) on a free port and
+ * fronts it. This is the only gateway file that knows the sandbox exists.
+ */
+import { pino } from 'pino';
+import { ConfigError, loadConfig } from './config.ts';
+import { loadExampleOperations } from './operations.ts';
+import { startAutoAdvance } from './sandbox/auto-advance.ts';
+import { DEMO_KEYS, seedWorld } from './sandbox/seed.ts';
+import { startSandbox } from './sandbox/server.ts';
+import { listen } from './server.ts';
+import { DEFAULT_UPSTREAM_OPTIONS, MerchantWalletClient } from './upstream/client.ts';
+import { createGateway } from './yoga.ts';
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(2);
+  }
+  throw error;
+}
+
+const logger = pino({
+  level: config.logLevel,
+  redact: { paths: ['req.headers.authorization', '*.authorization', 'authorization'], censor: '[redacted]' },
+});
+
+let upstreamURL = config.upstreamURL;
+let stopSandbox = async () => {};
+if (!upstreamURL) {
+  const { store } = seedWorld();
+  const sandbox = await startSandbox({
+    store,
+    port: config.sandbox.port,
+    adminToken: config.sandbox.adminToken,
+    logger: logger.child({ component: 'sandbox' }),
+  });
+  const stopAdvance =
+    config.sandbox.autoAdvanceMs > 0
+      ? startAutoAdvance(store, { intervalMs: config.sandbox.autoAdvanceMs, logger })
+      : () => {};
+  stopSandbox = async () => {
+    stopAdvance();
+    await sandbox.close();
+  };
+  upstreamURL = sandbox.url;
+  logger.info({ url: sandbox.url }, 'embedded sandbox started');
+}
+
+const client = new MerchantWalletClient({
+  ...DEFAULT_UPSTREAM_OPTIONS,
+  ...config.upstream,
+  baseURL: upstreamURL,
+});
+const sandboxMode = !config.upstreamURL;
+const gateway = createGateway({
+  client,
+  logger,
+  graphiql: config.graphiql && {
+    defaultQuery: loadExampleOperations(),
+    defaultAuthorization: sandboxMode ? `Bearer ${DEMO_KEYS.acmeReadWrite}` : undefined,
+  },
+});
+const running = await listen(gateway, { port: config.port, host: config.host, logger });
+logger.info(
+  { url: `${running.url}/graphql`, upstream: sandboxMode ? 'embedded sandbox' : upstreamURL },
+  'gateway listening',
+);
+console.log(`
+Merchant Wallet GraphQL gateway: ${running.url}/graphql${config.graphiql ? '  (open it in a browser for GraphiQL)' : ''}
+Upstream: ${sandboxMode ? `embedded sandbox at ${upstreamURL}/external/v1` : upstreamURL}
+${
+  sandboxMode
+    ? `Demo key (Acme Coffee, read-write): ${DEMO_KEYS.acmeReadWrite}
+Try: curl -H "Authorization: Bearer ${DEMO_KEYS.acmeReadWrite}" -H 'content-type: application/json' \\
+       -d '{"query":"{ wallets(first: 5) { nodes { address assets { currencyCode balance { availableAmount } } } } }"}' \\
+       ${running.url}/graphql
+`
+    : ''
+}`);
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'draining in-flight requests');
+    running
+      .close(config.shutdownTimeoutMs)
+      .then(() => client.close())
+      .then(() => stopSandbox())
+      .then(() => {
+        logger.info('stopped');
+        process.exit(0);
+      })
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      });
+  });
+}

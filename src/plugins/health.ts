@@ -1,0 +1,19 @@
+import type { Plugin } from 'graphql-yoga';
+
+/**
+ * GET /healthz: the process is alive. GET /readyz: the REST API answers (any HTTP answer counts:
+ * a 401 to a keyless probe proves it is up and speaking HTTP).
+ */
+export function useHealthChecks(isReady: () => Promise<boolean>): Plugin {
+  const json = (status: number, body: object) =>
+    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  return {
+    async onRequest({ url, endResponse }) {
+      if (url.pathname === '/healthz') endResponse(json(200, { status: 'ok' }));
+      else if (url.pathname === '/readyz') {
+        const ready = await isReady().catch(() => false);
+        endResponse(json(ready ? 200 : 503, { status: ready ? 'ready' : 'upstream unreachable' }));
+      }
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto';
+import { badUserInput } from '../errors.ts';
+
+/**
+ * Relay connection arguments over the REST API's page/size lists: cursor encoding, the window a
+ * set of arguments asks for, and the fewest REST pages that cover it. Pure code, unit tested.
+ */
+
+/** The REST API's largest page, and so the largest window one connection field may ask for. */
+export const MAX_PAGE_SIZE = 1000;
+/** Window size when neither `first` nor `last` is given. */
+export const DEFAULT_WINDOW = 20;
+
+export interface ConnectionArgs {
+  first?: number | null;
+  after?: string | null;
+  last?: number | null;
+  before?: string | null;
+}
+
+/** A half-open range of list positions, newest first: [start, end). */
+export interface Window {
+  start: number;
+  end: number;
+}
+
+export interface PageRequest {
+  page: number;
+  size: number;
+}
+
+const CURSOR_VERSION = 'c1';
+
+/**
+ * A cursor is opaque to clients: a version, a hash of the connection's scope (which list, which
+ * filters) and the item's position. A cursor from another connection or other filters does not
+ * decode, so it cannot silently page through the wrong list.
+ */
+export function encodeCursor(scope: string, offset: number): string {
+  return Buffer.from(`${CURSOR_VERSION}:${scopeHash(scope)}:${offset}`).toString('base64url');
+}
+
+export function decodeCursor(scope: string, cursor: string, argument: 'after' | 'before'): number {
+  const parts = Buffer.from(cursor, 'base64url').toString('utf8').split(':');
+  const [version, hash, offsetText] = parts;
+  if (parts.length !== 3 || version !== CURSOR_VERSION || !offsetText || !/^\d{1,9}$/.test(offsetText)) {
+    throw badUserInput(`${argument} is not a cursor this API issued: "${truncate(cursor)}"`, [argument]);
+  }
+  if (hash !== scopeHash(scope)) {
+    throw badUserInput(
+      `${argument} is a cursor from another connection or other filters; request the first page again`,
+      [argument],
+    );
+  }
+  return Number(offsetText);
+}
+
+function scopeHash(scope: string): string {
+  return createHash('sha256').update(scope).digest('base64url').slice(0, 10);
+}
+
+/**
+ * The window the arguments ask for, following the Relay spec's algorithm: after/before narrow the
+ * list, then first takes from the start and last from the end. `total` is needed only for `last`
+ * without `before`; when it is unknown the result says so and the caller must learn it first.
+ */
+export function resolveWindow(
+  scope: string,
+  args: ConnectionArgs,
+  total?: number,
+): { window: Window } | { needsTotal: true } {
+  const first = checkCount(args.first, 'first');
+  const last = checkCount(args.last, 'last');
+  let start = args.after ? decodeCursor(scope, args.after, 'after') + 1 : 0;
+  let end = args.before ? decodeCursor(scope, args.before, 'before') : Number.POSITIVE_INFINITY;
+  if (total !== undefined) end = Math.min(end, total);
+  if (first === undefined && last === undefined) end = Math.min(end, start + DEFAULT_WINDOW);
+  if (first !== undefined) end = Math.min(end, start + first);
+  if (last !== undefined) {
+    if (end === Number.POSITIVE_INFINITY) return { needsTotal: true };
+    start = Math.max(start, end - last);
+  }
+  if (end < start) end = start;
+  return { window: { start, end } };
+}
+
+function checkCount(value: number | null | undefined, name: 'first' | 'last'): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < 0 || value > MAX_PAGE_SIZE) {
+    throw badUserInput(`${name} must be an integer from 0 to ${MAX_PAGE_SIZE}; received ${value}`, [name]);
+  }
+  return value;
+}
+
+/**
+ * The fewest REST pages (page/size, 1-based) that together cover `window`, for a window of at most
+ * MAX_PAGE_SIZE items: one page whenever some size <= 1000 puts the whole window in one page (the
+ * smallest such size, to fetch the least), otherwise two consecutive pages of the window's size.
+ */
+export function planPages(window: Window): PageRequest[] {
+  const count = window.end - window.start;
+  if (count <= 0) return [];
+  if (count > MAX_PAGE_SIZE) throw new RangeError(`window of ${count} exceeds ${MAX_PAGE_SIZE}`);
+  const last = window.end - 1;
+  for (let size = count; size <= MAX_PAGE_SIZE; size++) {
+    if (Math.floor(window.start / size) === Math.floor(last / size)) {
+      return [{ page: Math.floor(window.start / size) + 1, size }];
+    }
+  }
+  const firstPage = Math.floor(window.start / count) + 1;
+  return [
+    { page: firstPage, size: count },
+    { page: firstPage + 1, size: count },
+  ];
+}
+
+/** Position of the first item of a REST page. */
+export function pageOffset(request: PageRequest): number {
+  return (request.page - 1) * request.size;
+}
+
+function truncate(value: string): string {
+  return value.length > 40 ? `${value.slice(0, 40)}…` : value;
+}

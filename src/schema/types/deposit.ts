@@ -1,0 +1,103 @@
+import type { DepositDTO } from '../../upstream/types.ts';
+import { builder } from '../builder.ts';
+import { resolvePagedConnection, resolveScanConnection } from '../connections.ts';
+import { DepositStatus, statusFilter } from '../enums.ts';
+import { restIdOf } from '../node-ids.ts';
+import { Transaction } from './transaction.ts';
+import { type Counted, shallowCopy, Wallet } from './wallet.ts';
+
+export const Deposit = builder.objectRef<DepositDTO>('Deposit');
+
+const DepositSource = builder.objectRef<DepositDTO['source']>('DepositSource').implement({
+  fields: (t) => ({
+    type: t.exposeString('type', { description: 'crypto' }),
+    rail: t.exposeString('rail', { description: 'tron' }),
+    identifier: t.exposeString('identifier', { description: "The sender's address." }),
+  }),
+});
+
+builder.node(Deposit, {
+  description: 'Funds received into a merchant wallet.',
+  id: { resolve: (deposit) => deposit.id },
+  loadMany: (ids, ctx) => Promise.all(ids.map(async (id) => shallowCopy(await ctx.loaders.deposit.load(id)))),
+  fields: (t) => ({
+    restId: t.exposeString('id', { description: 'The REST API identifier of this deposit.' }),
+    wallet: t.field({
+      type: Wallet,
+      nullable: true,
+      description: 'The receiving wallet.',
+      resolve: (d, _args, ctx) => ctx.loaders.wallet.load(d.wallet.id),
+    }),
+    walletRestId: t.string({ description: "The receiving wallet's REST id.", resolve: (d) => d.wallet.id }),
+    transaction: t.expose('transaction', { type: Transaction }),
+    source: t.expose('source', { type: DepositSource }),
+    status: t.field({ type: DepositStatus.ref, resolve: (d) => DepositStatus.fromRaw(d.status) }),
+    rawStatus: t.exposeString('status', { description: 'The status exactly as the REST API sent it.' }),
+    currencyCode: t.exposeString('currencyCode'),
+    amount: t.expose('amount', { type: 'Decimal', description: 'Deposited amount.' }),
+    amountFee: t.expose('amountFee', { type: 'Decimal', description: 'Fee taken.' }),
+    amountNet: t.expose('amountNet', { type: 'Decimal', description: 'Amount after the fee.' }),
+    finalizedAt: t.expose('finalizedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+export const DepositConnection = builder.connectionObject(
+  {
+    type: Deposit,
+    name: 'DepositConnection',
+    fields: (t) => ({
+      totalCount: t.int({ resolve: (connection) => (connection as unknown as Counted).totalCount() }),
+    }),
+  },
+  { name: 'DepositEdge' },
+);
+
+builder.queryFields((t) => ({
+  deposit: t.field({
+    type: Deposit,
+    nullable: true,
+    description: 'A deposit by its global id or its REST id; null when it does not exist for this merchant.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, { id }, ctx) => ctx.loaders.deposit.load(restIdOf(String(id), 'Deposit')),
+  }),
+  deposits: t.connection(
+    {
+      type: Deposit,
+      description: "The merchant's deposits, newest first.",
+      args: {
+        status: t.arg({ type: [DepositStatus.ref], required: false, description: 'Any of these statuses.' }),
+      },
+      resolve: (_root, args, ctx) => {
+        const statusIn = statusFilter(args.status);
+        return resolvePagedConnection(`deposits|${statusIn ?? ''}`, args, (request) =>
+          ctx.loaders.depositsPage({ ...request, statusIn }),
+        );
+      },
+    },
+    DepositConnection,
+  ),
+}));
+
+builder.objectField(Wallet, 'deposits', (t) =>
+  t.connection(
+    {
+      type: Deposit,
+      description:
+        "This wallet's deposits, newest first. The REST API has no wallet filter: the gateway scans the " +
+        "merchant's deposits once per request for all wallets, and only as far as the requested windows need.",
+      args: { status: t.arg({ type: [DepositStatus.ref], required: false }) },
+      resolve: (wallet, args, ctx) => {
+        const statusIn = statusFilter(args.status);
+        return resolveScanConnection(
+          `wallet:${wallet.id}:deposits|${statusIn ?? ''}`,
+          args,
+          ctx.loaders.scan('deposits', statusIn),
+          wallet.id,
+        );
+      },
+    },
+    DepositConnection,
+  ),
+);

@@ -1,0 +1,113 @@
+import type { WalletAssetDTO, WalletDTO } from '../../upstream/types.ts';
+import { builder } from '../builder.ts';
+import { resolvePagedConnection } from '../connections.ts';
+import { WalletStatus } from '../enums.ts';
+import { restIdOf } from '../node-ids.ts';
+
+const BlockchainDetail = builder
+  .objectRef<WalletDTO['networkEndpoint']['blockchainDetail']>('WalletBlockchainDetail')
+  .implement({
+    fields: (t) => ({
+      chainId: t.exposeString('chainId'),
+      address: t.exposeString('address'),
+    }),
+  });
+
+const NetworkEndpoint = builder.objectRef<WalletDTO['networkEndpoint']>('NetworkEndpoint').implement({
+  fields: (t) => ({
+    type: t.exposeString('type', { description: 'blockchain' }),
+    provider: t.exposeString('provider', { description: 'tron' }),
+    identifier: t.exposeString('identifier', { description: 'The wallet address on the network.' }),
+    blockchainDetail: t.expose('blockchainDetail', { type: BlockchainDetail }),
+  }),
+});
+
+const AssetBalance = builder.objectRef<WalletAssetDTO['balance']>('AssetBalance').implement({
+  fields: (t) => ({
+    availableAmount: t.expose('availableAmount', { type: 'Decimal', description: 'Spendable now.' }),
+    lockedAmount: t.expose('lockedAmount', {
+      type: 'Decimal',
+      description: 'Held by withdrawal intents in progress.',
+    }),
+  }),
+});
+
+const WalletAsset = builder.objectRef<WalletAssetDTO>('WalletAsset').implement({
+  description: 'The balance of one currency held in a wallet.',
+  fields: (t) => ({
+    currencyCode: t.exposeString('currencyCode'),
+    nickname: t.exposeString('nickname'),
+    balance: t.expose('balance', { type: AssetBalance }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+export const Wallet = builder.objectRef<WalletDTO>('Wallet');
+
+builder.node(Wallet, {
+  id: { resolve: (wallet) => wallet.id },
+  // Fresh objects: the relay plugin brands what it loads, and DataLoader shares its cached DTOs.
+  loadMany: (ids, ctx) => Promise.all(ids.map(async (id) => shallowCopy(await ctx.loaders.wallet.load(id)))),
+  description: 'A merchant wallet on the Tron network, with one asset per currency held.',
+  fields: (t) => ({
+    restId: t.exposeString('id', { description: 'The REST API identifier of this wallet.' }),
+    status: t.field({ type: WalletStatus.ref, resolve: (w) => WalletStatus.fromRaw(w.status) }),
+    rawStatus: t.exposeString('status', { description: 'The status exactly as the REST API sent it.' }),
+    address: t.string({
+      description: 'Shortcut for networkEndpoint.identifier: the Tron address to deposit to.',
+      resolve: (w) => w.networkEndpoint.identifier,
+    }),
+    networkEndpoint: t.expose('networkEndpoint', { type: NetworkEndpoint }),
+    assets: t.expose('assets', { type: [WalletAsset] }),
+    asset: t.field({
+      type: WalletAsset,
+      nullable: true,
+      description: 'The asset of one currency, or null when the wallet holds none of it.',
+      args: { currencyCode: t.arg.string({ required: true }) },
+      resolve: (w, { currencyCode }) =>
+        w.assets.find((a) => a.currencyCode.toUpperCase() === currencyCode.toUpperCase()) ?? null,
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+export const WalletConnection = builder.connectionObject(
+  {
+    type: Wallet,
+    name: 'WalletConnection',
+    fields: (t) => ({
+      totalCount: t.int({ resolve: (connection) => (connection as unknown as Counted).totalCount() }),
+    }),
+  },
+  { name: 'WalletEdge' },
+);
+
+/** Connection results carry a lazy total (see connections.ts). */
+export interface Counted {
+  totalCount: () => Promise<number>;
+}
+
+export function shallowCopy<T extends object>(value: T | null): T | null {
+  return value && { ...value };
+}
+
+builder.queryFields((t) => ({
+  wallet: t.field({
+    type: Wallet,
+    nullable: true,
+    description: 'A wallet by its global id or its REST id; null when it does not exist for this merchant.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, { id }, ctx) => ctx.loaders.wallet.load(restIdOf(String(id), 'Wallet')),
+  }),
+  wallets: t.connection(
+    {
+      type: Wallet,
+      description: "The merchant's wallets, newest first.",
+      resolve: (_root, args, ctx) =>
+        resolvePagedConnection('wallets', args, (request) => ctx.loaders.walletsPage(request)),
+    },
+    WalletConnection,
+  ),
+}));

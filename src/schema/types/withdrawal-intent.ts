@@ -1,0 +1,301 @@
+import {
+  BalanceInsufficientError,
+  ConfigIncompleteError,
+  DailyLimitExceededError,
+  DataInvalidError,
+  DestinationInternalError,
+  DestinationInvalidError,
+  IdempotencyKeyReusedError,
+  isGatewayError,
+  MonthlyLimitExceededError,
+  ServiceFeeNotCoveredError,
+  toWithdrawalUserError,
+  type WithdrawalUserError,
+} from '../../errors.ts';
+import type { WithdrawalIntentDTO } from '../../upstream/types.ts';
+import { isTronAddress } from '../../validation/tron.ts';
+import { builder } from '../builder.ts';
+import { resolvePagedConnection, resolveScanConnection } from '../connections.ts';
+import { ServiceFeeMode, statusFilter, WithdrawalIntentStatus } from '../enums.ts';
+import { restIdOf } from '../node-ids.ts';
+import { Transaction } from './transaction.ts';
+import { type Counted, shallowCopy, Wallet } from './wallet.ts';
+
+export const WithdrawalIntent = builder.objectRef<WithdrawalIntentDTO>('WithdrawalIntent');
+
+const WithdrawalDestination = builder
+  .objectRef<WithdrawalIntentDTO['destination']>('WithdrawalDestination')
+  .implement({
+    fields: (t) => ({
+      type: t.exposeString('type', { description: 'crypto' }),
+      rail: t.exposeString('rail', { description: 'tron' }),
+      routingCode: t.exposeString('routingCode', { description: 'The network, as <network>:<subnetwork>.' }),
+      identifier: t.exposeString('identifier', { description: "The recipient's address." }),
+    }),
+  });
+
+builder.node(WithdrawalIntent, {
+  description: 'A request to move funds from a merchant wallet to an external address.',
+  id: { resolve: (intent) => intent.id },
+  loadMany: (ids, ctx) =>
+    Promise.all(ids.map(async (id) => shallowCopy(await ctx.loaders.withdrawalIntent.load(id)))),
+  fields: (t) => ({
+    restId: t.exposeString('id', { description: 'The REST API identifier of this withdrawal intent.' }),
+    wallet: t.field({
+      type: Wallet,
+      nullable: true,
+      description: 'The source wallet.',
+      resolve: (w, _args, ctx) => ctx.loaders.wallet.load(w.wallet.id),
+    }),
+    walletRestId: t.string({ description: "The source wallet's REST id.", resolve: (w) => w.wallet.id }),
+    transaction: t.expose('transaction', {
+      type: Transaction,
+      nullable: true,
+      description: 'null until an on-chain transaction exists (e.g. while preparing).',
+    }),
+    destination: t.expose('destination', { type: WithdrawalDestination }),
+    status: t.field({
+      type: WithdrawalIntentStatus.ref,
+      resolve: (w) => WithdrawalIntentStatus.fromRaw(w.status),
+    }),
+    rawStatus: t.exposeString('status', { description: 'The status exactly as the REST API sent it.' }),
+    serviceFeeMode: t.field({
+      type: ServiceFeeMode.ref,
+      resolve: (w) => ServiceFeeMode.fromRaw(w.serviceFeeMode),
+    }),
+    rawServiceFeeMode: t.exposeString('serviceFeeMode'),
+    amount: t.expose('amount', { type: 'Decimal', description: 'Requested amount.' }),
+    amountFee: t.expose('amountFee', { type: 'Decimal', description: 'Service fee.' }),
+    amountNet: t.expose('amountNet', { type: 'Decimal', description: 'What the recipient receives.' }),
+    amountGross: t.expose('amountGross', { type: 'Decimal', description: 'What leaves the wallet.' }),
+    submittedAt: t.expose('submittedAt', { type: 'DateTime' }),
+    finalizedAt: t.expose('finalizedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+export const WithdrawalIntentConnection = builder.connectionObject(
+  {
+    type: WithdrawalIntent,
+    name: 'WithdrawalIntentConnection',
+    fields: (t) => ({
+      totalCount: t.int({ resolve: (connection) => (connection as unknown as Counted).totalCount() }),
+    }),
+  },
+  { name: 'WithdrawalIntentEdge' },
+);
+
+builder.queryFields((t) => ({
+  withdrawalIntent: t.field({
+    type: WithdrawalIntent,
+    nullable: true,
+    description:
+      'A withdrawal intent by its global id or its REST id; null when it does not exist for this merchant.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, { id }, ctx) =>
+      ctx.loaders.withdrawalIntent.load(restIdOf(String(id), 'WithdrawalIntent')),
+  }),
+  withdrawalIntents: t.connection(
+    {
+      type: WithdrawalIntent,
+      description: "The merchant's withdrawal intents, newest first.",
+      args: { status: t.arg({ type: [WithdrawalIntentStatus.ref], required: false }) },
+      resolve: (_root, args, ctx) => {
+        const statusIn = statusFilter(args.status);
+        return resolvePagedConnection(`withdrawalIntents|${statusIn ?? ''}`, args, (request) =>
+          ctx.loaders.withdrawalIntentsPage({ ...request, statusIn }),
+        );
+      },
+    },
+    WithdrawalIntentConnection,
+  ),
+}));
+
+builder.objectField(Wallet, 'withdrawalIntents', (t) =>
+  t.connection(
+    {
+      type: WithdrawalIntent,
+      description:
+        "This wallet's withdrawal intents, newest first (scanned like Wallet.deposits: the REST API has no wallet filter).",
+      args: { status: t.arg({ type: [WithdrawalIntentStatus.ref], required: false }) },
+      resolve: (wallet, args, ctx) => {
+        const statusIn = statusFilter(args.status);
+        return resolveScanConnection(
+          `wallet:${wallet.id}:withdrawalIntents|${statusIn ?? ''}`,
+          args,
+          ctx.loaders.scan('withdrawalIntents', statusIn),
+          wallet.id,
+        );
+      },
+    },
+    WithdrawalIntentConnection,
+  ),
+);
+
+// --- createWithdrawalIntent ---------------------------------------------------------------------
+
+const UserError = builder.interfaceRef<WithdrawalUserError>('UserError').implement({
+  description: 'A business failure the client can act on. `code` is the REST API error code verbatim.',
+  fields: (t) => ({
+    code: t.exposeString('code'),
+    message: t.exposeString('message'),
+  }),
+});
+
+builder.objectType(DataInvalidError, {
+  name: 'DataInvalidError',
+  description: 'The input violates the contract (code data_invalid).',
+  interfaces: [UserError],
+  fields: (t) => ({
+    field: t.exposeStringList('field', {
+      nullable: true,
+      description: 'Path of the offending input field, e.g. ["input", "amount"], when known.',
+    }),
+  }),
+});
+
+const BUSINESS_ERRORS = [
+  [
+    ConfigIncompleteError,
+    'WithdrawalConfigIncompleteError',
+    'The merchant has no complete withdrawal configuration.',
+  ],
+  [
+    DestinationInvalidError,
+    'DestinationInvalidError',
+    'The destination is outside the supported scope or invalid.',
+  ],
+  [
+    DestinationInternalError,
+    'DestinationInternalError',
+    'The destination is an address internal to the platform.',
+  ],
+  [
+    ServiceFeeNotCoveredError,
+    'ServiceFeeNotCoveredError',
+    'No withdrawable amount remains after the service fee.',
+  ],
+  [BalanceInsufficientError, 'BalanceInsufficientError', 'The wallet lacks enough available balance.'],
+  [DailyLimitExceededError, 'DailyLimitExceededError', 'The amount exceeds the daily withdrawal limit.'],
+  [
+    MonthlyLimitExceededError,
+    'MonthlyLimitExceededError',
+    'The amount exceeds the monthly withdrawal limit.',
+  ],
+  [
+    IdempotencyKeyReusedError,
+    'IdempotencyKeyReusedError',
+    'The idempotency key was used with a different input.',
+  ],
+] as const;
+
+for (const [ErrorClass, name, description] of BUSINESS_ERRORS) {
+  builder.objectType(ErrorClass, { name, description, interfaces: [UserError], fields: () => ({}) });
+}
+
+const DestinationInput = builder.inputType('WithdrawalDestinationInput', {
+  fields: (t) => ({
+    type: t.string({ required: true, description: 'Only crypto.' }),
+    rail: t.string({ required: true, description: 'Only tron.' }),
+    identifier: t.string({ required: true, description: 'The recipient Tron address.' }),
+  }),
+});
+
+const CreateWithdrawalIntentInput = builder.inputType('CreateWithdrawalIntentInput', {
+  fields: (t) => ({
+    walletId: t.id({ required: true, description: 'The sender wallet: its global id or its REST id.' }),
+    serviceFeeMode: t.field({ type: ServiceFeeMode.ref, required: true }),
+    currencyCode: t.string({ required: true, description: 'Only USDT.' }),
+    amount: t.field({ type: 'Decimal', required: true, description: 'Positive, at most 2 decimal places.' }),
+    destination: t.field({ type: DestinationInput, required: true }),
+    idempotencyKey: t.string({
+      required: false,
+      description:
+        'Makes retries safe: the same key with the same input returns the first result instead of creating a second intent. 1-255 printable ASCII characters.',
+    }),
+  }),
+});
+
+const WITHDRAWAL_AMOUNT = /^(?:0|[1-9]\d{0,17})(?:\.\d{1,2})?$/;
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+builder.mutationField('createWithdrawalIntent', (t) =>
+  t.field({
+    type: WithdrawalIntent,
+    description:
+      'Creates a withdrawal intent. Business failures are returned as typed results (UserError); ' +
+      'the gateway never retries this call. On OUTCOME_UNKNOWN, retry with the same idempotencyKey.',
+    args: { input: t.arg({ type: CreateWithdrawalIntentInput, required: true }) },
+    errors: {
+      types: [DataInvalidError, ...BUSINESS_ERRORS.map(([ErrorClass]) => ErrorClass)],
+      result: { name: 'CreateWithdrawalIntentSuccess' },
+      union: { name: 'CreateWithdrawalIntentPayload' },
+      dataField: { name: 'withdrawalIntent' },
+    },
+    resolve: async (_root, { input }, ctx) => {
+      const invalid = (message: string, ...path: string[]) =>
+        new DataInvalidError(message, ['input', ...path]);
+      let walletId: string;
+      try {
+        walletId = restIdOf(String(input.walletId), 'Wallet', ['input', 'walletId']);
+      } catch (error) {
+        throw invalid((error as Error).message, 'walletId');
+      }
+      if (input.serviceFeeMode !== 'inclusive' && input.serviceFeeMode !== 'exclusive') {
+        throw invalid('serviceFeeMode must be INCLUSIVE or EXCLUSIVE', 'serviceFeeMode');
+      }
+      if (input.currencyCode !== 'USDT') {
+        throw invalid(
+          `currencyCode must be USDT (the only currency allowed); received "${input.currencyCode}"`,
+          'currencyCode',
+        );
+      }
+      if (!WITHDRAWAL_AMOUNT.test(input.amount) || /^0(?:\.0{1,2})?$/.test(input.amount)) {
+        throw invalid(
+          `amount must be positive with at most 2 decimal places; received "${input.amount}"`,
+          'amount',
+        );
+      }
+      if (input.destination.type !== 'crypto') {
+        throw invalid('destination.type must be crypto (the only type allowed)', 'destination', 'type');
+      }
+      if (input.destination.rail !== 'tron') {
+        throw invalid('destination.rail must be tron (the only rail allowed)', 'destination', 'rail');
+      }
+      const key = input.idempotencyKey ?? null;
+      if (key !== null && !IDEMPOTENCY_KEY.test(key)) {
+        throw invalid('idempotencyKey must be 1 to 255 printable ASCII characters', 'idempotencyKey');
+      }
+      if (!isTronAddress(input.destination.identifier)) {
+        throw new DestinationInvalidError(
+          'destination.identifier must be a Tron address (base58check, version byte 0x41).',
+        );
+      }
+      try {
+        const intent = await ctx.client.createWithdrawalIntent(
+          ctx.auth ?? '',
+          {
+            senderWalletId: walletId,
+            serviceFeeMode: input.serviceFeeMode,
+            currencyCode: input.currencyCode,
+            amount: input.amount,
+            destination: {
+              type: input.destination.type,
+              rail: input.destination.rail,
+              identifier: input.destination.identifier,
+            },
+          },
+          key,
+        );
+        // The wallet's balances changed: later reads in this request must not see the old ones.
+        ctx.loaders.wallet.clear(walletId);
+        ctx.loaders.withdrawalIntent.prime(intent.id, intent);
+        return { ...intent };
+      } catch (error) {
+        if (isGatewayError(error)) throw toWithdrawalUserError(error) ?? error;
+        throw error;
+      }
+    },
+  }),
+);

@@ -1,0 +1,272 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool } from 'undici';
+import {
+  fromUpstreamStatus,
+  type GatewayError,
+  outcomeUnknown,
+  upstreamMalformed,
+  upstreamTimeout,
+  upstreamUnavailable,
+} from '../errors.ts';
+import type {
+  CreateWithdrawalIntentBody,
+  DepositDTO,
+  ListParams,
+  Page,
+  PagingDTO,
+  WalletDTO,
+  WithdrawalIntentDTO,
+} from './types.ts';
+
+/**
+ * The one client of the Merchant Wallet REST API. It owns URLs, headers, timeouts, retries,
+ * envelope decoding and error mapping; resolvers only call its methods. Every method takes the
+ * caller's Authorization header value and forwards it unchanged: the gateway has no key of its own.
+ */
+
+export interface UpstreamClientOptions {
+  baseURL: string;
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  /** Extra attempts for an idempotent GET after a connection error or a 502/503/504. */
+  maxRetries: number;
+  /** Base of the jittered exponential backoff between GET attempts. */
+  retryBaseDelayMs: number;
+  connections: number;
+  maxResponseBytes: number;
+}
+
+export const DEFAULT_UPSTREAM_OPTIONS: Omit<UpstreamClientOptions, 'baseURL'> = {
+  connectTimeoutMs: 2_000,
+  headersTimeoutMs: 10_000,
+  bodyTimeoutMs: 10_000,
+  maxRetries: 2,
+  retryBaseDelayMs: 50,
+  connections: 64,
+  maxResponseBytes: 16 * 1024 * 1024,
+};
+
+const BASE_PATH = '/external/v1';
+const RETRYABLE_STATUS = new Set([502, 503, 504]);
+const CONNECTION_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+const TIMEOUT_ERRORS = new Set([
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+type Decoder<T> = (data: unknown, paging: unknown) => T;
+
+export class MerchantWalletClient {
+  private readonly pool: Pool;
+  private readonly options: UpstreamClientOptions;
+  private readonly pathPrefix: string;
+
+  constructor(options: UpstreamClientOptions) {
+    this.options = options;
+    const url = new URL(options.baseURL);
+    this.pathPrefix = url.pathname.replace(/\/$/, '') + BASE_PATH;
+    this.pool = new Pool(url.origin, {
+      connections: options.connections,
+      connectTimeout: options.connectTimeoutMs,
+      headersTimeout: options.headersTimeoutMs,
+      bodyTimeout: options.bodyTimeoutMs,
+      keepAliveTimeout: 30_000,
+      maxResponseSize: options.maxResponseBytes,
+    });
+  }
+
+  listWallets(auth: string, params: ListParams): Promise<Page<WalletDTO>> {
+    return this.get(auth, `/wallets${query(params)}`, decodePage<WalletDTO>);
+  }
+
+  /** The wallet, or null when the REST API answers 404 for this merchant. */
+  getWallet(auth: string, id: string): Promise<WalletDTO | null> {
+    return this.getOrNull(auth, `/wallets/${encodeURIComponent(id)}`);
+  }
+
+  listDeposits(auth: string, params: ListParams): Promise<Page<DepositDTO>> {
+    return this.get(auth, `/deposits${query(params)}`, decodePage<DepositDTO>);
+  }
+
+  getDeposit(auth: string, id: string): Promise<DepositDTO | null> {
+    return this.getOrNull(auth, `/deposits/${encodeURIComponent(id)}`);
+  }
+
+  listWithdrawalIntents(auth: string, params: ListParams): Promise<Page<WithdrawalIntentDTO>> {
+    return this.get(auth, `/withdrawal-intents${query(params)}`, decodePage<WithdrawalIntentDTO>);
+  }
+
+  getWithdrawalIntent(auth: string, id: string): Promise<WithdrawalIntentDTO | null> {
+    return this.getOrNull(auth, `/withdrawal-intents/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * POST /withdrawal-intents. Never retried: a second attempt could move money twice. When the
+   * request may have reached the REST API and no answer came back (timeout, reset, 5xx), this
+   * throws OUTCOME_UNKNOWN; a 4xx is a definite refusal and throws the mapped GatewayError.
+   */
+  async createWithdrawalIntent(
+    auth: string,
+    body: CreateWithdrawalIntentBody,
+    idempotencyKey: string | null,
+  ): Promise<WithdrawalIntentDTO> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
+    let response: RawResponse;
+    try {
+      response = await this.send('POST', '/withdrawal-intents', auth, headers, JSON.stringify(body));
+    } catch (error) {
+      throw outcomeUnknown(idempotencyKey, error);
+    }
+    if (response.status >= 500) {
+      throw outcomeUnknown(idempotencyKey, null, { status: response.status, code: errorCode(response.json) });
+    }
+    return decodeResponse(response, decodeOne<WithdrawalIntentDTO>);
+  }
+
+  /** Whether the REST API answers HTTP at all; a keyless probe gets a 401, which counts. */
+  async ping(): Promise<boolean> {
+    const response = await this.pool.request({ method: 'GET', path: `${this.pathPrefix}/wallets` });
+    await response.body.dump();
+    return response.statusCode < 500;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+
+  private async getOrNull<T extends { id: string }>(auth: string, path: string): Promise<T | null> {
+    try {
+      return await this.get(auth, path, decodeOne<T>);
+    } catch (error) {
+      if ((error as GatewayError).code === 'NOT_FOUND') return null;
+      throw error;
+    }
+  }
+
+  /** A GET with bounded, jittered retries on connection errors and 502/503/504. */
+  private async get<T>(auth: string, path: string, decode: Decoder<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt >= this.options.maxRetries;
+      let response: RawResponse;
+      try {
+        response = await this.send('GET', path, auth, {}, undefined);
+      } catch (error) {
+        if (!last && CONNECTION_ERRORS.has(errorCodeOf(error))) {
+          await this.backoff(attempt);
+          continue;
+        }
+        throw transportError(error);
+      }
+      if (!last && RETRYABLE_STATUS.has(response.status)) {
+        await this.backoff(attempt);
+        continue;
+      }
+      return decodeResponse(response, decode);
+    }
+  }
+
+  private backoff(attempt: number): Promise<void> {
+    const ceiling = this.options.retryBaseDelayMs * 2 ** attempt;
+    return sleep(Math.random() * ceiling);
+  }
+
+  private async send(
+    method: 'GET' | 'POST',
+    path: string,
+    auth: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+  ): Promise<RawResponse> {
+    const response = await this.pool.request({
+      method,
+      path: this.pathPrefix + path,
+      headers: { accept: 'application/json', authorization: auth, ...headers },
+      body,
+    });
+    const text = await response.body.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: response.statusCode, json };
+  }
+}
+
+interface RawResponse {
+  status: number;
+  /** The parsed body, or undefined when it was not JSON. */
+  json: unknown;
+}
+
+function query(params: ListParams): string {
+  const search = new URLSearchParams({ page: String(params.page), size: String(params.size) });
+  if (params.statusIn?.length) search.set('statusIn', params.statusIn.join(','));
+  return `?${search.toString().replace(/%2C/g, ',')}`;
+}
+
+function decodeResponse<T>(response: RawResponse, decode: Decoder<T>): T {
+  const { status, json } = response;
+  if (status < 200 || status >= 300) {
+    const envelope = isObject(json) ? json : {};
+    const code = typeof envelope.code === 'string' ? envelope.code : null;
+    const message = typeof envelope.message === 'string' ? envelope.message : null;
+    throw fromUpstreamStatus(status, code, message);
+  }
+  if (!isObject(json)) throw upstreamMalformed(status, 'not a JSON object');
+  if (json.code !== 'ok') throw upstreamMalformed(status, 'envelope code is not "ok"');
+  return decode(json.data, json.paging);
+}
+
+function decodeOne<T extends { id: string }>(data: unknown): T {
+  if (!isObject(data) || typeof data.id !== 'string') throw upstreamMalformed(200, 'data is not a resource');
+  return data as unknown as T;
+}
+
+function decodePage<T extends { id: string }>(data: unknown, paging: unknown): Page<T> {
+  if (!Array.isArray(data)) throw upstreamMalformed(200, 'data is not a list');
+  if (!isPaging(paging)) throw upstreamMalformed(200, 'paging is missing or malformed');
+  for (const item of data) decodeOne<T>(item);
+  return { items: data as T[], paging };
+}
+
+function isPaging(value: unknown): value is PagingDTO {
+  if (!isObject(value)) return false;
+  return ['size', 'page', 'count', 'limit', 'totalCount', 'totalPages'].every((k) =>
+    Number.isSafeInteger(value[k]),
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function errorCode(json: unknown): string | null {
+  return isObject(json) && typeof json.code === 'string' ? json.code : null;
+}
+
+function errorCodeOf(error: unknown): string {
+  const code = (error as { code?: unknown })?.code ?? (error as { cause?: { code?: unknown } })?.cause?.code;
+  return typeof code === 'string' ? code : '';
+}
+
+function transportError(error: unknown): GatewayError {
+  const code = errorCodeOf(error);
+  if (TIMEOUT_ERRORS.has(code)) return upstreamTimeout(error);
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return upstreamMalformed(200, 'body over the size cap');
+  if (CONNECTION_ERRORS.has(code)) return upstreamUnavailable(error);
+  return upstreamUnavailable(error);
+}
