@@ -120,7 +120,8 @@ export class ListScan<T extends { id: string; wallet: { id: string } }> {
    */
   async itemsFor(walletId: string, needed: number): Promise<T[]> {
     while ((this.byWallet.get(walletId)?.length ?? 0) < needed && !this.exhausted) {
-      this.pending ??= this.fetchNext().finally(() => {
+      const wantAll = needed === Number.POSITIVE_INFINITY;
+      this.pending ??= this.fetchNext(wantAll).finally(() => {
         this.pending = null;
       });
       await this.pending;
@@ -128,14 +129,24 @@ export class ListScan<T extends { id: string; wallet: { id: string } }> {
     return this.byWallet.get(walletId) ?? [];
   }
 
-  private async fetchNext(): Promise<void> {
-    // Pages must tile the list: the small first page is page 1 of its size; after it, pages of
-    // SCAN_PAGE_SIZE start at a multiple of SCAN_PAGE_SIZE, so the overlap with the first page
-    // is skipped by position.
-    const request =
-      this.fetched === 0
-        ? { page: 1, size: FIRST_SCAN_PAGE_SIZE }
-        : { page: Math.floor(this.fetched / SCAN_PAGE_SIZE) + 1, size: SCAN_PAGE_SIZE };
+  /**
+   * The next page to read. Pages must tile the list, so a page of size s can start only at a
+   * multiple of s. Walking on for a window, the scan doubles its page size (100, 100, 200, 400,
+   * 800, ...: always a divisor of what it has read); walking the whole list, it reads pages of
+   * 1000 and skips the part it already has.
+   */
+  private nextRequest(wantAll: boolean): { page: number; size: number } {
+    if (this.fetched === 0) return { page: 1, size: wantAll ? SCAN_PAGE_SIZE : FIRST_SCAN_PAGE_SIZE };
+    if (!wantAll) {
+      for (let size = Math.min(this.fetched, SCAN_PAGE_SIZE); size >= FIRST_SCAN_PAGE_SIZE; size--) {
+        if (this.fetched % size === 0) return { page: this.fetched / size + 1, size };
+      }
+    }
+    return { page: Math.floor(this.fetched / SCAN_PAGE_SIZE) + 1, size: SCAN_PAGE_SIZE };
+  }
+
+  private async fetchNext(wantAll: boolean): Promise<void> {
+    const request = this.nextRequest(wantAll);
     const page = await this.fetchPage(request);
     const pageStart = (request.page - 1) * request.size;
     const fresh = page.items.slice(this.fetched - pageStart);

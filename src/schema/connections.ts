@@ -98,14 +98,23 @@ export async function resolveScanConnection<T extends { id: string; wallet: { id
     resolved = resolveWindow(scope, args, items.length);
     if ('needsTotal' in resolved) throw new Error('window unresolved with a known total');
   } else {
-    items = await scan.itemsFor(walletId, resolved.window.end + 1);
+    items = await scan.itemsFor(walletId, resolved.window.end);
   }
   const { window } = resolved;
   const slice = items.slice(window.start, window.end);
-  // Until the scan is exhausted, all we know is whether one more item exists.
-  const knownTotal = scan.exhausted ? items.length : Math.max(items.length, window.end + 1);
+  const connection = shape(scope, window, slice, items.length);
   return {
-    ...shape(scope, window, slice, knownTotal),
+    ...connection,
+    pageInfo: {
+      ...connection.pageInfo,
+      // One more item than the window tells whether a next page exists; the scan reads on for it
+      // only when the field is resolved. GraphQL awaits a promise in place of the boolean.
+      get hasNextPage(): boolean {
+        return scan
+          .itemsFor(walletId, window.end + 1)
+          .then((more) => more.length > window.end) as unknown as boolean;
+      },
+    },
     totalCount: async () => (await scan.itemsFor(walletId, Number.POSITIVE_INFINITY)).length,
   };
 }

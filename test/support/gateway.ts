@@ -1,0 +1,89 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { print } from 'graphql';
+import { pino } from 'pino';
+import { SandboxStore } from '../../src/sandbox/store.ts';
+import {
+  DEFAULT_UPSTREAM_OPTIONS,
+  MerchantWalletClient,
+  type UpstreamClientOptions,
+} from '../../src/upstream/client.ts';
+import { createGateway } from '../../src/yoga.ts';
+import { startTestSandbox } from './sandbox.ts';
+
+export interface GraphQLResponse<T = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: test bodies are asserted structurally
+  body: { data?: T | null; errors?: any[]; [key: string]: unknown };
+}
+
+/**
+ * A gateway (through `yoga.fetch`, no socket) in front of a real sandbox on port 0, with helpers
+ * to run operations as a merchant and to count the upstream calls they made.
+ */
+export async function startTestGateway(
+  options: { store?: SandboxStore; upstream?: Partial<UpstreamClientOptions> } = {},
+) {
+  const sandbox = await startTestSandbox(options.store ?? new SandboxStore());
+  const client = new MerchantWalletClient({
+    ...DEFAULT_UPSTREAM_OPTIONS,
+    retryBaseDelayMs: 1,
+    ...options.upstream,
+    baseURL: sandbox.url,
+  });
+  const logs: string[] = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
+  const gateway = createGateway({ client, logger, graphiql: { defaultQuery: '{ __typename }' } });
+
+  async function request(
+    query: string,
+    variables: Record<string, unknown> = {},
+    options: { key?: string | null; headers?: Record<string, string>; path?: string } = {},
+  ): Promise<GraphQLResponse> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
+    if (options.key) headers.authorization = `Bearer ${options.key}`;
+    const response = await gateway.fetch(`http://gateway.test${options.path ?? '/graphql'}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ query, variables }),
+    });
+    return { status: response.status, headers: response.headers, body: await response.json() };
+  }
+
+  /** Runs a typed document (from test/generated) as the merchant owning `key`. */
+  async function run<R, V>(
+    document: TypedDocumentNode<R, V>,
+    variables: V,
+    key: string | null,
+  ): Promise<GraphQLResponse<R>> {
+    return request(print(document), variables as Record<string, unknown>, { key }) as Promise<
+      GraphQLResponse<R>
+    >;
+  }
+
+  /** Upstream calls seen by the sandbox since the last reset, as "METHOD path". */
+  function upstreamCalls(): string[] {
+    return sandbox.sandbox.requests.map((r) => `${r.method} ${r.path}`);
+  }
+
+  function resetCalls(): void {
+    sandbox.sandbox.requests.length = 0;
+  }
+
+  return {
+    sandbox,
+    client,
+    gateway,
+    logs,
+    request,
+    run,
+    upstreamCalls,
+    resetCalls,
+    async close() {
+      await client.close();
+      await sandbox.close();
+    },
+  };
+}
+
+export type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
