@@ -42,14 +42,16 @@ describe('N+1 freedom, by counted upstream calls', () => {
   });
 
   it('a single distinct wallet is fetched by id, once', async () => {
-    await gw.request(
-      `{ deposits(first: 1) { nodes { wallet { address } } } again: deposits(first: 1) { nodes { wallet { id } } } }`,
+    const { body } = await gw.request(
+      `{ deposits(first: 1) { nodes { wallet { address } walletRestId } } again: deposits(first: 1) { nodes { wallet { id } } } }`,
       {},
       { key },
     );
+    const walletId = (body.data as { deposits: { nodes: { walletRestId: string }[] } }).deposits.nodes[0]
+      ?.walletRestId;
     expect(gw.upstreamCalls()).toEqual([
       'GET /external/v1/deposits?page=1&size=1',
-      `GET /external/v1/wallets/${walletIds[299 % 20]}`,
+      `GET /external/v1/wallets/${walletId}`,
     ]);
   });
 
