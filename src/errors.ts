@@ -53,9 +53,11 @@ export class GatewayError extends GraphQLError {
         ...(options.upstream && { upstream: options.upstream }),
         ...options.extensions,
       },
-      originalError: options.cause instanceof Error ? options.cause : undefined,
     });
     this.name = 'GatewayError';
+    // Kept as `cause`, not `originalError`: Yoga masks any error whose originalError chain holds a
+    // non-GraphQL error, and the cause (an undici error) is for logs only.
+    if (options.cause !== undefined) this.cause = options.cause;
     this.code = code;
     this.upstream = options.upstream;
   }

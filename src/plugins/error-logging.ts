@@ -20,7 +20,7 @@ export function useErrorLogging(): Plugin<GatewayContext> {
             const path = error.path?.join('.');
             if (isGatewayError(original)) {
               if (original.code.startsWith('UPSTREAM') || original.code === 'OUTCOME_UNKNOWN') {
-                const cause = original.originalError;
+                const cause = original.cause as (Error & { code?: string }) | undefined;
                 logger.warn(
                   {
                     code: original.code,
