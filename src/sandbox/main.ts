@@ -14,19 +14,28 @@ import { startAutoAdvance } from './auto-advance.ts';
 import { DEFAULT_WORLD, DEMO_KEYS, seedWorld } from './seed.ts';
 import { DEFAULT_ADMIN_TOKEN, startSandbox } from './server.ts';
 
-const { values } = parseArgs({
-  options: {
-    port: { type: 'string' },
-    host: { type: 'string', default: '127.0.0.1' },
-    'auto-advance': { type: 'string' },
-    wallets: { type: 'string' },
-    deposits: { type: 'string' },
-    withdrawals: { type: 'string' },
-    latency: { type: 'string', default: '0' },
-  },
-  allowNegative: false,
-  strict: true,
-});
+function parseOptions() {
+  try {
+    return parseArgs({
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string', default: '127.0.0.1' },
+        'auto-advance': { type: 'string' },
+        wallets: { type: 'string' },
+        deposits: { type: 'string' },
+        withdrawals: { type: 'string' },
+        latency: { type: 'string', default: '0' },
+      },
+      allowNegative: false,
+      strict: true,
+    });
+  } catch (error) {
+    console.error(`Invalid sandbox options: ${(error as Error).message}`);
+    process.exit(2);
+  }
+}
+
+const { values } = parseOptions();
 
 const problems: string[] = [];
 function integer(name: string, raw: string | undefined, fallback: number, min = 0): number {

@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_KEYS } from '../../src/sandbox/seed.ts';
+import { startProcess } from '../support/process.ts';
+
+type Started = Awaited<ReturnType<typeof startProcess>>;
+
+describe('npm start: the gateway in front of the embedded sandbox', () => {
+  let app: Started;
+  let sandboxURL: string;
+
+  beforeAll(async () => {
+    app = await startProcess(
+      'src/main.ts',
+      [],
+      { PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: 'development' },
+      /gateway: (http:\/\/\S+)\/graphql/,
+    );
+    sandboxURL = /embedded sandbox at (http:\/\/\S+)\/external\/v1/.exec(app.output())?.[1] ?? '';
+  });
+  afterAll(() => {
+    if (app.child.exitCode === null) app.child.kill('SIGKILL');
+  });
+
+  const graphql = (query: string, variables: Record<string, unknown> = {}) =>
+    fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
+      body: JSON.stringify({ query, variables }),
+    }).then(async (r) => ({ status: r.status, body: await r.json() }));
+
+  it('prints the GraphiQL URL, the embedded sandbox and a demo key', () => {
+    expect(app.output()).toContain(`Demo key (Acme Coffee, read-write): ${DEMO_KEYS.acmeReadWrite}`);
+    expect(sandboxURL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('answers the seeded world with the demo key', async () => {
+    const { status, body } = await graphql('{ wallets(first: 20) { totalCount nodes { address } } }');
+    expect(status).toBe(200);
+    expect(body.data.wallets.totalCount).toBe(4);
+  });
+
+  it('creates a withdrawal with the demo key', async () => {
+    const { body: wallets } = await graphql('{ wallets(first: 1) { nodes { id } } }');
+    const { body } = await graphql(
+      `mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) {
+        __typename ... on CreateWithdrawalIntentSuccess { withdrawalIntent { status amountGross } } } }`,
+      {
+        input: {
+          walletId: wallets.data.wallets.nodes[0].id,
+          serviceFeeMode: 'EXCLUSIVE',
+          currencyCode: 'USDT',
+          amount: '5.00',
+          destination: { type: 'crypto', rail: 'tron', identifier: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7' },
+        },
+      },
+    );
+    expect(body.data.createWithdrawalIntent).toEqual({
+      __typename: 'CreateWithdrawalIntentSuccess',
+      withdrawalIntent: { status: 'PREPARING', amountGross: '6.5000000000000000' },
+    });
+  });
+
+  it('serves GraphiQL from local assets, with the example operations and the demo key', async () => {
+    const response = await fetch(`${app.url}/graphql`, { headers: { accept: 'text/html' } });
+    expect(response.status).toBe(200);
+    const html = await response.text();
+    expect(html).toContain('Merchant Wallet GraphQL');
+    expect(html).toContain('query Dashboard');
+    expect(html).toContain(DEMO_KEYS.acmeReadWrite);
+    expect(html).not.toMatch(/https?:\/\/(unpkg\.com|cdn\.jsdelivr\.net|esm\.sh)/);
+  });
+
+  it('has liveness and readiness endpoints', async () => {
+    expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${app.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready' });
+  });
+
+  it('drains an in-flight request on SIGTERM, then exits 0', async () => {
+    const fault = await fetch(`${sandboxURL}/sandbox/v1/faults`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sandbox-admin-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ path: '/external/v1/deposits', latencyMs: 500, times: 1 }),
+    });
+    expect(fault.status).toBe(201);
+    const inFlight = graphql('{ deposits(first: 1) { totalCount } }');
+    // The sandbox has the request once its log shows it; only then is it in flight.
+    for (;;) {
+      const log = await fetch(`${sandboxURL}/sandbox/v1/requests`, {
+        headers: { authorization: 'Bearer sandbox-admin-token' },
+      });
+      const entries = (await log.json()).data as { path: string }[];
+      if (entries.some((e) => e.path.startsWith('/external/v1/deposits'))) break;
+    }
+    app.child.kill('SIGTERM');
+    const { status, body } = await inFlight;
+    expect(status).toBe(200);
+    expect(body.data.deposits.totalCount).toBeGreaterThan(0);
+    expect(await app.exited).toBe(0);
+  });
+});
+
+describe('npm run sandbox', () => {
+  it('serves the REST API with the printed demo key', async () => {
+    const sandbox = await startProcess(
+      'src/sandbox/main.ts',
+      ['--port', '0'],
+      { LOG_LEVEL: 'warn' },
+      /Try: curl .* (http:\/\/\S+)\/external\/v1\/wallets/,
+    );
+    try {
+      const response = await fetch(`${sandbox.url}/external/v1/wallets`, {
+        headers: { authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
+      });
+      expect(response.status).toBe(200);
+      const body = await response.json();
+      expect(body.paging.totalCount).toBe(4);
+    } finally {
+      sandbox.child.kill('SIGTERM');
+      expect(await sandbox.exited).toBe(0);
+    }
+  });
+
+  it('refuses bad options with every problem listed', async () => {
+    await expect(
+      startProcess('src/sandbox/main.ts', ['--port', 'x', '--deposits=-5'], {}, /never/),
+    ).rejects.toThrow(/--port must be an integer >= 0; received "x"[\s\S]*--deposits/);
+    await expect(startProcess('src/sandbox/main.ts', ['--colour', 'red'], {}, /never/)).rejects.toThrow(
+      /Invalid sandbox options: Unknown option '--colour'/,
+    );
+  });
+});
+
+describe('npm start with bad configuration', () => {
+  it('fails fast listing every problem', async () => {
+    await expect(
+      startProcess('src/main.ts', [], { PORT: 'x', UPSTREAM_URL: 'nope' }, /never/),
+    ).rejects.toThrow(/Invalid configuration:[\s\S]*PORT[\s\S]*UPSTREAM_URL/);
+  });
+});

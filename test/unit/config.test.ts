@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../../src/config.ts';
+
+describe('configuration', () => {
+  it('has working defaults: embedded sandbox, GraphiQL on outside production', () => {
+    const config = parseConfig({});
+    expect(config).toMatchObject({ port: 4000, host: '127.0.0.1', upstreamURL: undefined, graphiql: true });
+    expect(config.upstream.headersTimeoutMs).toBe(10_000);
+    expect(parseConfig({ NODE_ENV: 'production' }).graphiql).toBe(false);
+    expect(parseConfig({ NODE_ENV: 'production', GRAPHIQL: 'true' }).graphiql).toBe(true);
+  });
+
+  it('lists every problem at once', () => {
+    try {
+      parseConfig({ PORT: 'eighty', UPSTREAM_URL: 'ftp://x', UPSTREAM_RETRIES: '99', GRAPHIQL: 'maybe' });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const problems = (error as ConfigError).problems;
+      expect(problems).toHaveLength(4);
+      expect(problems.map((p) => p.split(':')[0]).sort()).toEqual([
+        'GRAPHIQL',
+        'PORT',
+        'UPSTREAM_RETRIES',
+        'UPSTREAM_URL',
+      ]);
+    }
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import {
+  BalanceInsufficientError,
+  ConfigIncompleteError,
+  DailyLimitExceededError,
+  DataInvalidError,
+  DestinationInternalError,
+  DestinationInvalidError,
+  fromUpstreamStatus,
+  IdempotencyKeyReusedError,
+  MonthlyLimitExceededError,
+  ServiceFeeNotCoveredError,
+  toWithdrawalUserError,
+} from '../../src/errors.ts';
+
+describe('REST status and code to GraphQL error', () => {
+  it.each([
+    [400, 'bad_request', 'BAD_USER_INPUT'],
+    [400, 'data_invalid', 'BAD_USER_INPUT'],
+    [401, 'unauthorized', 'UNAUTHENTICATED'],
+    [403, 'forbidden', 'FORBIDDEN'],
+    [404, 'not_found', 'NOT_FOUND'],
+    [409, 'idempotency_key_reused', 'BAD_USER_INPUT'],
+    [429, null, 'RATE_LIMITED'],
+    [500, 'internal_error', 'UPSTREAM_ERROR'],
+    [502, null, 'UPSTREAM_UNAVAILABLE'],
+    [503, null, 'UPSTREAM_UNAVAILABLE'],
+    [504, null, 'UPSTREAM_TIMEOUT'],
+  ])('%i %s becomes %s, with extensions.upstream', (status, code, expected) => {
+    const error = fromUpstreamStatus(status, code, 'spec message');
+    expect(error.extensions).toEqual({ code: expected, upstream: { status, code } });
+  });
+
+  it('passes only the spec message field on, and only for 4xx', () => {
+    expect(fromUpstreamStatus(400, 'bad_request', 'size must be at most 1000').message).toBe(
+      'size must be at most 1000',
+    );
+    expect(fromUpstreamStatus(500, 'x', 'secret internals').message).toBe(
+      'The REST API failed to answer the request.',
+    );
+    expect(fromUpstreamStatus(401, 'unauthorized', 'key abc revoked').message).toBe(
+      'The API key was not accepted.',
+    );
+  });
+});
+
+describe('withdrawal business codes to typed results', () => {
+  it.each([
+    ['data_invalid', DataInvalidError],
+    ['withdrawal_intent.config_incomplete', ConfigIncompleteError],
+    ['withdrawal_intent.destination_invalid', DestinationInvalidError],
+    ['withdrawal_intent.destination_internal', DestinationInternalError],
+    ['withdrawal_intent.service_fee_not_covered', ServiceFeeNotCoveredError],
+    ['withdrawal_intent.balance_insufficient', BalanceInsufficientError],
+    ['withdrawal_intent.daily_limit_exceeded', DailyLimitExceededError],
+    ['withdrawal_intent.monthly_limit_exceeded', MonthlyLimitExceededError],
+    ['idempotency_key_reused', IdempotencyKeyReusedError],
+  ])('%s', (code, ErrorClass) => {
+    const typed = toWithdrawalUserError(
+      fromUpstreamStatus(code === 'idempotency_key_reused' ? 409 : 400, code, 'msg'),
+    );
+    expect(typed).toBeInstanceOf(ErrorClass);
+    expect(typed?.code).toBe(code);
+    expect(typed?.message).toBe('msg');
+  });
+
+  it('leaves other codes as GraphQL errors', () => {
+    expect(toWithdrawalUserError(fromUpstreamStatus(403, 'forbidden', null))).toBeNull();
+    expect(toWithdrawalUserError(fromUpstreamStatus(400, 'bad_request', null))).toBeNull();
+  });
+});
