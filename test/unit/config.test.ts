@@ -6,8 +6,10 @@ describe('configuration', () => {
     const config = parseConfig({});
     expect(config).toMatchObject({ port: 4000, host: '127.0.0.1', upstreamURL: undefined, graphiql: true });
     expect(config.upstream.headersTimeoutMs).toBe(10_000);
-    expect(parseConfig({ NODE_ENV: 'production' }).graphiql).toBe(false);
-    expect(parseConfig({ NODE_ENV: 'production', GRAPHIQL: 'true' }).graphiql).toBe(true);
+    const upstream = { UPSTREAM_URL: 'https://api.example.com' };
+    expect(parseConfig({ NODE_ENV: 'production', ...upstream }).graphiql).toBe(false);
+    expect(parseConfig({ NODE_ENV: 'production', GRAPHIQL: 'true', ...upstream }).graphiql).toBe(true);
+    expect(() => parseConfig({ NODE_ENV: 'production' })).toThrow(/UPSTREAM_URL: required when NODE_ENV=production/);
   });
 
   it('lists every problem at once', () => {
