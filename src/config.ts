@@ -70,7 +70,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   }
   const c = result.data;
   if (c.NODE_ENV === 'production' && !c.UPSTREAM_URL) {
-    throw new ConfigError(['UPSTREAM_URL: required when NODE_ENV=production (the embedded sandbox is for development)']);
+    throw new ConfigError([
+      'UPSTREAM_URL: required when NODE_ENV=production (the embedded sandbox is for development)',
+    ]);
   }
   return {
     env: c.NODE_ENV,

@@ -9,7 +9,9 @@ describe('configuration', () => {
     const upstream = { UPSTREAM_URL: 'https://api.example.com' };
     expect(parseConfig({ NODE_ENV: 'production', ...upstream }).graphiql).toBe(false);
     expect(parseConfig({ NODE_ENV: 'production', GRAPHIQL: 'true', ...upstream }).graphiql).toBe(true);
-    expect(() => parseConfig({ NODE_ENV: 'production' })).toThrow(/UPSTREAM_URL: required when NODE_ENV=production/);
+    expect(() => parseConfig({ NODE_ENV: 'production' })).toThrow(
+      /UPSTREAM_URL: required when NODE_ENV=production/,
+    );
   });
 
   it('lists every problem at once', () => {

@@ -120,7 +120,7 @@ describe('createWithdrawalIntent', () => {
     );
     expect(body.errors).toBeUndefined();
     expect(body.data?.createWithdrawalIntent).toMatchObject({ __typename: typename, code });
-    expect((body.data?.createWithdrawalIntent as { message: string }).message.length).toBeGreaterThan(0);
+    expect(body.data?.createWithdrawalIntent).toHaveProperty('message', expect.stringMatching(/\w/));
     const rest = await gw.sandbox.call('GET', `/external/v1/wallets/${wallet.id}`, { key: merchant.key });
     expect(usdt(rest.body.data).lockedAmount).toBe('0.0000000000000000');
   });
@@ -242,7 +242,8 @@ describe('createWithdrawalIntent', () => {
     const first = await gw.run(CreateWithdrawalDocument, variables, merchant.key);
     const second = await gw.run(CreateWithdrawalDocument, variables, merchant.key);
     const id = (r: typeof first) =>
-      (r.body.data?.createWithdrawalIntent as { withdrawalIntent: { id: string } }).withdrawalIntent.id;
+      (r.body.data?.createWithdrawalIntent as { withdrawalIntent?: { id: string } } | undefined)
+        ?.withdrawalIntent?.id;
     expect(id(second)).toBe(id(first));
     const reused = await gw.run(
       CreateWithdrawalDocument,
