@@ -266,6 +266,52 @@ describe('error mapping', () => {
     await client.close();
   });
 
+  it('masks an unexpected error as "Unexpected error." and logs it with the request id', async () => {
+    const { body: list } = await gw.request(
+      '{ wallets(first: 1) { nodes { restId } } }',
+      {},
+      { key: acme.key },
+    );
+    const walletId = (list.data as { wallets: { nodes: { restId: string }[] } }).wallets.nodes[0]?.restId;
+    // An envelope that passes decoding but lacks fields a resolver reads.
+    await fault({
+      method: 'GET',
+      path: `/external/v1/wallets/${walletId}`,
+      status: 200,
+      body: JSON.stringify({ code: 'ok', message: 'OK', data: { id: walletId } }),
+    });
+    const response = await gw.request(
+      `{ wallet(id: "${walletId}") { restId address } }`,
+      {},
+      {
+        key: acme.key,
+        headers: { 'x-request-id': 'req-unexpected-1' },
+      },
+    );
+    expect(response.headers.get('x-request-id')).toBe('req-unexpected-1');
+    expect(response.body.errors).toEqual([
+      {
+        message: 'Unexpected error.',
+        locations: [{ line: 1, column: 63 }],
+        path: ['wallet', 'address'],
+        extensions: { code: 'INTERNAL_SERVER_ERROR' },
+      },
+    ]);
+    const logged = gw.logs.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'unexpected error');
+    expect(logged).toMatchObject({
+      requestId: 'req-unexpected-1',
+      path: 'wallet.address',
+      err: { type: 'TypeError' },
+    });
+  });
+
+  it('never writes a key to the logs', () => {
+    const logs = gw.logs.join('\n');
+    expect(logs.length).toBeGreaterThan(0);
+    for (const key of [acme.key, acme.readOnlyKey, globex.key, globex.readOnlyKey])
+      expect(logs).not.toContain(key);
+  });
+
   it('maps a slow upstream to UPSTREAM_TIMEOUT', async () => {
     const slow = await startTestGateway({ upstream: { headersTimeoutMs: 100, maxRetries: 0 } });
     const merchant = await slow.sandbox.world.merchant();
