@@ -1,5 +1,7 @@
+import type { ObjectRef } from '@pothos/core';
 import type { ListScan } from '../loaders.ts';
 import type { Page } from '../upstream/types.ts';
+import { builder } from './builder.ts';
 import {
   type ConnectionArgs,
   encodeCursor,
@@ -117,4 +119,25 @@ export async function resolveScanConnection<T extends { id: string; wallet: { id
     },
     totalCount: async () => (await scan.itemsFor(walletId, Number.POSITIVE_INFINITY)).length,
   };
+}
+
+type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer S> ? S : never;
+
+/**
+ * `<Name>Connection` and `<Name>Edge` for a node type, with `totalCount` resolved from the lazy
+ * total every connection result carries (so it costs upstream calls only when selected).
+ */
+export function connectionType<T>(type: ObjectRef<BuilderTypes, T>, name: string) {
+  return builder.connectionObject(
+    {
+      type,
+      name: `${name}Connection`,
+      fields: (t) => ({
+        totalCount: t.int({
+          resolve: (connection) => (connection as unknown as ConnectionShape<T>).totalCount(),
+        }),
+      }),
+    },
+    { name: `${name}Edge` },
+  );
 }

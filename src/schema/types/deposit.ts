@@ -1,10 +1,10 @@
 import type { DepositDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
-import { resolvePagedConnection, resolveScanConnection } from '../connections.ts';
+import { connectionType, resolvePagedConnection, resolveScanConnection } from '../connections.ts';
 import { DepositStatus, statusFilter } from '../enums.ts';
 import { restIdOf } from '../node-ids.ts';
 import { Transaction } from './transaction.ts';
-import { type Counted, shallowCopy, Wallet } from './wallet.ts';
+import { shallowCopy, Wallet } from './wallet.ts';
 
 export const Deposit = builder.objectRef<DepositDTO>('Deposit');
 
@@ -43,16 +43,7 @@ builder.node(Deposit, {
   }),
 });
 
-export const DepositConnection = builder.connectionObject(
-  {
-    type: Deposit,
-    name: 'DepositConnection',
-    fields: (t) => ({
-      totalCount: t.int({ resolve: (connection) => (connection as unknown as Counted).totalCount() }),
-    }),
-  },
-  { name: 'DepositEdge' },
-);
+export const DepositConnection = connectionType(Deposit, 'Deposit');
 
 builder.queryFields((t) => ({
   deposit: t.field({

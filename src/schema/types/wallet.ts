@@ -1,6 +1,6 @@
 import type { WalletAssetDTO, WalletDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
-import { resolvePagedConnection } from '../connections.ts';
+import { connectionType, resolvePagedConnection } from '../connections.ts';
 import { WalletStatus } from '../enums.ts';
 import { restIdOf } from '../node-ids.ts';
 
@@ -73,21 +73,7 @@ builder.node(Wallet, {
   }),
 });
 
-export const WalletConnection = builder.connectionObject(
-  {
-    type: Wallet,
-    name: 'WalletConnection',
-    fields: (t) => ({
-      totalCount: t.int({ resolve: (connection) => (connection as unknown as Counted).totalCount() }),
-    }),
-  },
-  { name: 'WalletEdge' },
-);
-
-/** Connection results carry a lazy total (see connections.ts). */
-export interface Counted {
-  totalCount: () => Promise<number>;
-}
+export const WalletConnection = connectionType(Wallet, 'Wallet');
 
 export function shallowCopy<T extends object>(value: T | null): T | null {
   return value && { ...value };

@@ -15,11 +15,11 @@ import {
 import type { WithdrawalIntentDTO } from '../../upstream/types.ts';
 import { isTronAddress } from '../../validation/tron.ts';
 import { builder } from '../builder.ts';
-import { resolvePagedConnection, resolveScanConnection } from '../connections.ts';
+import { connectionType, resolvePagedConnection, resolveScanConnection } from '../connections.ts';
 import { ServiceFeeMode, statusFilter, WithdrawalIntentStatus } from '../enums.ts';
 import { restIdOf } from '../node-ids.ts';
 import { Transaction } from './transaction.ts';
-import { type Counted, shallowCopy, Wallet } from './wallet.ts';
+import { shallowCopy, Wallet } from './wallet.ts';
 
 export const WithdrawalIntent = builder.objectRef<WithdrawalIntentDTO>('WithdrawalIntent');
 
@@ -75,16 +75,7 @@ builder.node(WithdrawalIntent, {
   }),
 });
 
-export const WithdrawalIntentConnection = builder.connectionObject(
-  {
-    type: WithdrawalIntent,
-    name: 'WithdrawalIntentConnection',
-    fields: (t) => ({
-      totalCount: t.int({ resolve: (connection) => (connection as unknown as Counted).totalCount() }),
-    }),
-  },
-  { name: 'WithdrawalIntentEdge' },
-);
+export const WithdrawalIntentConnection = connectionType(WithdrawalIntent, 'WithdrawalIntent');
 
 builder.queryFields((t) => ({
   withdrawalIntent: t.field({
