@@ -27,6 +27,8 @@ const schema = z.object({
   UPSTREAM_RETRIES: integer(2, 0, 10),
   UPSTREAM_CONNECTIONS: integer(64, 1, 10_000),
   UPSTREAM_MAX_RESPONSE_BYTES: integer(16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  UPSTREAM_CACHE_TTL_MS: integer(1_000, 0, 3_600_000),
+  UPSTREAM_CACHE_MAX_BYTES: integer(32 * 1024 * 1024, 1024, 8 * 1024 * 1024 * 1024),
   GRAPHIQL: flag,
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 0, 600_000),
   SANDBOX_PORT: integer(0, 0, 65_535),
@@ -48,6 +50,8 @@ export interface Config {
     maxRetries: number;
     connections: number;
     maxResponseBytes: number;
+    cacheTtlMs: number;
+    cacheMaxBytes: number;
   };
   graphiql: boolean;
   shutdownTimeoutMs: number;
@@ -87,6 +91,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       maxRetries: c.UPSTREAM_RETRIES,
       connections: c.UPSTREAM_CONNECTIONS,
       maxResponseBytes: c.UPSTREAM_MAX_RESPONSE_BYTES,
+      cacheTtlMs: c.UPSTREAM_CACHE_TTL_MS,
+      cacheMaxBytes: c.UPSTREAM_CACHE_MAX_BYTES,
     },
     graphiql: c.GRAPHIQL ?? c.NODE_ENV !== 'production',
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,

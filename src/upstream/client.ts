@@ -8,6 +8,7 @@ import {
   upstreamTimeout,
   upstreamUnavailable,
 } from '../errors.ts';
+import { type CachedResponse, ResponseCache } from './cache.ts';
 import type {
   CreateWithdrawalIntentBody,
   DepositDTO,
@@ -35,6 +36,9 @@ export interface UpstreamClientOptions {
   retryBaseDelayMs: number;
   connections: number;
   maxResponseBytes: number;
+  /** Micro-cache TTL for 2xx GETs, per caller key; 0 disables it (coalescing stays on). */
+  cacheTtlMs: number;
+  cacheMaxBytes: number;
 }
 
 export const DEFAULT_UPSTREAM_OPTIONS: Omit<UpstreamClientOptions, 'baseURL'> = {
@@ -45,6 +49,8 @@ export const DEFAULT_UPSTREAM_OPTIONS: Omit<UpstreamClientOptions, 'baseURL'> = 
   retryBaseDelayMs: 50,
   connections: 64,
   maxResponseBytes: 16 * 1024 * 1024,
+  cacheTtlMs: 1_000,
+  cacheMaxBytes: 32 * 1024 * 1024,
 };
 
 const BASE_PATH = '/external/v1';
@@ -71,9 +77,15 @@ export class MerchantWalletClient {
   private readonly pool: Pool;
   private readonly options: UpstreamClientOptions;
   private readonly pathPrefix: string;
+  private readonly cache: ResponseCache;
 
-  constructor(options: UpstreamClientOptions) {
+  constructor(options: UpstreamClientOptions, clock?: () => number) {
     this.options = options;
+    this.cache = new ResponseCache({
+      ttlMs: options.cacheTtlMs,
+      maxBytes: options.cacheMaxBytes,
+      now: clock,
+    });
     const url = new URL(options.baseURL);
     this.pathPrefix = url.pathname.replace(/\/$/, '') + BASE_PATH;
     this.pool = new Pool(url.origin, {
@@ -132,7 +144,10 @@ export class MerchantWalletClient {
     if (response.status >= 500) {
       throw outcomeUnknown(idempotencyKey, null, { status: response.status, code: errorCode(response.json) });
     }
-    return decodeResponse(response, decodeOne<WithdrawalIntentDTO>);
+    const intent = decodeResponse(response, decodeOne<WithdrawalIntentDTO>);
+    // Balances moved: this caller's next reads must not come from the micro-cache.
+    this.cache.invalidate(auth);
+    return intent;
   }
 
   /** Whether the REST API answers HTTP at all; a keyless probe gets a 401, which counts. */
@@ -155,8 +170,14 @@ export class MerchantWalletClient {
     }
   }
 
-  /** A GET with bounded, jittered retries on connection errors and 502/503/504. */
+  /** A GET through the micro-cache and coalescing, then decoded. */
   private async get<T>(auth: string, path: string, decode: Decoder<T>): Promise<T> {
+    const response = await this.cache.get(auth, path, () => this.getWithRetries(auth, path));
+    return decodeResponse(response, decode);
+  }
+
+  /** One GET with bounded, jittered retries on connection errors and 502/503/504. */
+  private async getWithRetries(auth: string, path: string): Promise<CachedResponse> {
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= this.options.maxRetries;
       let response: RawResponse;
@@ -173,7 +194,7 @@ export class MerchantWalletClient {
         await this.backoff(attempt);
         continue;
       }
-      return decodeResponse(response, decode);
+      return response;
     }
   }
 
@@ -188,7 +209,7 @@ export class MerchantWalletClient {
     auth: string,
     headers: Record<string, string>,
     body: string | undefined,
-  ): Promise<RawResponse> {
+  ): Promise<CachedResponse> {
     const response = await this.pool.request({
       method,
       path: this.pathPrefix + path,
@@ -202,15 +223,12 @@ export class MerchantWalletClient {
     } catch {
       json = undefined;
     }
-    return { status: response.statusCode, json };
+    return { status: response.statusCode, json, bytes: text.length };
   }
 }
 
-interface RawResponse {
-  status: number;
-  /** The parsed body, or undefined when it was not JSON. */
-  json: unknown;
-}
+/** `json` is the parsed body, or undefined when it was not JSON. */
+type RawResponse = CachedResponse;
 
 function query(params: ListParams): string {
   const search = new URLSearchParams({ page: String(params.page), size: String(params.size) });

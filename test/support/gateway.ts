@@ -22,15 +22,20 @@ export interface GraphQLResponse<T = Record<string, unknown>> {
  * to run operations as a merchant and to count the upstream calls they made.
  */
 export async function startTestGateway(
-  options: { store?: SandboxStore; upstream?: Partial<UpstreamClientOptions> } = {},
+  options: { store?: SandboxStore; upstream?: Partial<UpstreamClientOptions>; clock?: () => number } = {},
 ) {
   const sandbox = await startTestSandbox(options.store ?? new SandboxStore());
-  const client = new MerchantWalletClient({
-    ...DEFAULT_UPSTREAM_OPTIONS,
-    retryBaseDelayMs: 1,
-    ...options.upstream,
-    baseURL: sandbox.url,
-  });
+  const client = new MerchantWalletClient(
+    {
+      ...DEFAULT_UPSTREAM_OPTIONS,
+      retryBaseDelayMs: 1,
+      // Tests change the sandbox between reads; the micro-cache has its own tests with TTL on.
+      cacheTtlMs: 0,
+      ...options.upstream,
+      baseURL: sandbox.url,
+    },
+    options.clock,
+  );
   const logs: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
   const gateway = createGateway({ client, logger, graphiql: { defaultQuery: '{ __typename }' } });

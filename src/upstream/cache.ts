@@ -1,0 +1,90 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+
+/**
+ * The upstream client's shared memory across requests: a per-merchant micro-cache of successful GET
+ * responses, and coalescing of identical GETs in flight. Every key starts with an HMAC of the
+ * caller's Authorization value under a per-process secret, so an entry can only ever answer the
+ * same key that fetched it, and the key itself is never stored.
+ */
+
+export interface CachedResponse {
+  status: number;
+  json: unknown;
+  /** Size of the body as received; the cache is bounded by the sum of these. */
+  bytes: number;
+}
+
+export interface ResponseCacheOptions {
+  /** How long a 2xx GET response is served from memory; 0 disables caching (coalescing stays on). */
+  ttlMs: number;
+  /** Upper bound on the bytes of cached bodies; least recently used entries go first. */
+  maxBytes: number;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+export class ResponseCache {
+  private readonly secret = randomBytes(32);
+  private readonly entries: LRUCache<string, CachedResponse> | null;
+  private readonly inFlight = new Map<string, Promise<CachedResponse>>();
+  /**
+   * Invalidation bumps a scope's generation, which is part of every key: older entries (and GETs
+   * still in flight when a withdrawal succeeded) become unreachable and age out. Bounded; a scope
+   * forgotten here restarts at 0, by which time its old entries are far past their TTL.
+   */
+  private readonly generations = new LRUCache<string, number>({ max: 100_000 });
+
+  constructor(options: ResponseCacheOptions) {
+    this.entries =
+      options.ttlMs > 0
+        ? new LRUCache<string, CachedResponse>({
+            maxSize: options.maxBytes,
+            sizeCalculation: (entry) => Math.max(1, entry.bytes),
+            ttl: options.ttlMs,
+            // A test clock must be read on every access, not memoised between timer ticks.
+            ...(options.now && { perf: { now: options.now }, ttlResolution: 0 }),
+          })
+        : null;
+  }
+
+  /**
+   * The response for GET `path` as `auth`: from the cache, from an identical call already in
+   * flight, or from `fetch` (whose 2xx answer is then cached).
+   */
+  async get(auth: string, path: string, fetch: () => Promise<CachedResponse>): Promise<CachedResponse> {
+    const key = this.key(auth, path);
+    const cached = this.entries?.get(key);
+    if (cached) return cached;
+    const pending = this.inFlight.get(key);
+    if (pending) return pending;
+    const call = fetch()
+      .then((response) => {
+        if (response.status >= 200 && response.status < 300) this.entries?.set(key, response);
+        return response;
+      })
+      .finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, call);
+    return call;
+  }
+
+  /** Forgets everything cached for this caller, e.g. after it created a withdrawal. */
+  invalidate(auth: string): void {
+    const scope = this.scope(auth);
+    this.generations.set(scope, (this.generations.get(scope) ?? 0) + 1);
+  }
+
+  /** Bytes currently cached (for tests and metrics). */
+  get size(): number {
+    return this.entries?.calculatedSize ?? 0;
+  }
+
+  private scope(auth: string): string {
+    return createHmac('sha256', this.secret).update(auth).digest('base64url');
+  }
+
+  private key(auth: string, path: string): string {
+    const scope = this.scope(auth);
+    return `${scope}:${this.generations.get(scope) ?? 0}:GET:${path}`;
+  }
+}
