@@ -4,6 +4,7 @@ import type { Page } from '../upstream/types.ts';
 import { builder } from './builder.ts';
 import {
   type ConnectionArgs,
+  type CursorAnchor,
   encodeCursor,
   MAX_PAGE_SIZE,
   type PageRequest,
@@ -14,7 +15,7 @@ import {
 } from './pagination.ts';
 
 /** What connection fields return; Pothos derives `nodes` from `edges`. */
-export interface ConnectionShape<T> {
+export interface ConnectionShape<T extends { id: string }> {
   edges: { cursor: string; node: T }[];
   pageInfo: {
     hasNextPage: boolean;
@@ -25,13 +26,13 @@ export interface ConnectionShape<T> {
   totalCount: () => Promise<number>;
 }
 
-function shape<T>(
+function shape<T extends { id: string }>(
   scope: string,
   window: Window,
   items: T[],
   total: number,
 ): Omit<ConnectionShape<T>, 'totalCount'> {
-  const edges = items.map((node, i) => ({ cursor: encodeCursor(scope, window.start + i), node }));
+  const edges = items.map((node, i) => ({ cursor: encodeCursor(scope, window.start + i, node.id), node }));
   return {
     edges,
     pageInfo: {
@@ -43,49 +44,106 @@ function shape<T>(
   };
 }
 
+type Resolved = { window: Window; anchor: CursorAnchor | null };
+
+/** Fetched REST pages, readable by list position. */
+class Positions<T> {
+  private readonly byPosition = new Map<number, T>();
+  total: number | undefined;
+
+  add(request: PageRequest, page: Page<T>): void {
+    const offset = pageOffset(request);
+    page.items.forEach((item, i) => this.byPosition.set(offset + i, item));
+    this.total = page.paging.totalCount;
+  }
+
+  at(position: number): T | undefined {
+    return this.byPosition.get(position);
+  }
+
+  /** Where an item with this id is among what was fetched. */
+  find(id: string): number | undefined {
+    for (const [position, item] of this.byPosition) if ((item as { id: string }).id === id) return position;
+    return undefined;
+  }
+
+  slice(window: Window): T[] {
+    const items: T[] = [];
+    for (let p = window.start; p < window.end; p++) {
+      const item = this.byPosition.get(p);
+      if (item === undefined) break;
+      items.push(item);
+    }
+    return items;
+  }
+}
+
 /**
  * A connection over a REST list: the window the arguments ask for, fetched with the fewest pages
  * (planPages). `fetchPage` should go through the request's page loader, so a page fetched twice
  * in one request (for example the probe for `last` without `before`) costs one call.
+ *
+ * Stable cursors: a cursor carries its item's id. The fetch includes the cursor's own position;
+ * when another item is there (newer items arrived and pushed the list down, or items left it),
+ * the gateway looks for the cursor's item among what it fetched and shifts the window by the
+ * difference, so a client paging on sees every item once. One or two extra calls in that case;
+ * when the item is not within 1000 positions after its old one (it left the list, or more than
+ * 1000 items arrived), the old position is used.
  */
-export async function resolvePagedConnection<T>(
+export async function resolvePagedConnection<T extends { id: string }>(
   scope: string,
   args: ConnectionArgs,
   fetchPage: (request: PageRequest) => Promise<Page<T>>,
 ): Promise<ConnectionShape<T>> {
+  const positions = new Positions<T>();
+  const fetchWindow = async (window: Window) => {
+    const requests = planPages(window);
+    const pages = await Promise.all(requests.map(fetchPage));
+    requests.forEach((request, i) => positions.add(request, pages[i] as Page<T>));
+  };
+
   let resolved = resolveWindow(scope, args);
-  let total: number | undefined;
   if ('needsTotal' in resolved) {
     // `last` without `before`: the first page of the same size tells the total (and, for short
     // lists, already holds the answer).
-    const probe = await fetchPage({ page: 1, size: Math.min(Math.max(args.last ?? 1, 1), MAX_PAGE_SIZE) });
-    total = probe.paging.totalCount;
-    resolved = resolveWindow(scope, args, total);
-    if ('needsTotal' in resolved) throw new Error('window unresolved with a known total');
+    const request = { page: 1, size: Math.min(Math.max(args.last ?? 1, 1), MAX_PAGE_SIZE) };
+    positions.add(request, await fetchPage(request));
+    resolved = resolveWindow(scope, args, positions.total);
   }
-  const { window } = resolved;
-  const requests = planPages(window);
+  let { window, anchor } = resolved as Resolved;
+  await fetchWindow(withAnchor(window, anchor));
+  if (anchor && positions.at(anchor.offset)?.id !== anchor.id) {
+    let found = positions.find(anchor.id);
+    if (found === undefined) {
+      // Newer items pushed it further than this window: look through the next 1000 positions.
+      await fetchWindow({ start: anchor.offset + 1, end: anchor.offset + 1 + MAX_PAGE_SIZE });
+      found = positions.find(anchor.id);
+    }
+    if (found !== undefined) {
+      ({ window, anchor } = resolveWindow(scope, args, positions.total, found - anchor.offset) as Resolved);
+      await fetchWindow(window);
+    }
+  }
   // An empty window still needs the total for pageInfo and totalCount: one smallest call.
-  const pages = await Promise.all(
-    (requests.length ? requests : total === undefined ? [{ page: 1, size: 1 }] : []).map(fetchPage),
-  );
-  total ??= pages[0]?.paging.totalCount ?? 0;
-  const items: T[] = [];
-  requests.forEach((request, i) => {
-    const offset = pageOffset(request);
-    (pages[i]?.items ?? []).forEach((item, j) => {
-      const position = offset + j;
-      if (position >= window.start && position < window.end) items[position - window.start] = item;
-    });
-  });
-  const known = total;
-  return { ...shape(scope, window, items.filter(Boolean), known), totalCount: async () => known };
+  if (positions.total === undefined)
+    positions.add({ page: 1, size: 1 }, await fetchPage({ page: 1, size: 1 }));
+  const total = positions.total ?? 0;
+  return { ...shape(scope, window, positions.slice(window), total), totalCount: async () => total };
+}
+
+/** The window, widened by one position to include the cursor's item when that is cheap. */
+function withAnchor(window: Window, anchor: CursorAnchor | null): Window {
+  if (!anchor || window.end - window.start >= MAX_PAGE_SIZE) return window;
+  if (anchor.offset === window.start - 1) return { start: anchor.offset, end: window.end };
+  if (anchor.offset === window.end) return { start: window.start, end: anchor.offset + 1 };
+  return window;
 }
 
 /**
  * A connection over one wallet's items of a merchant-wide list (the REST API has no wallet
- * filter): the request's shared scan walks pages only until this window, plus one item to know
- * hasNextPage, is filled. totalCount walks the whole list, so it runs only when selected.
+ * filter): the request's shared scan walks pages only until this window is filled. hasNextPage
+ * (one item past the window) and totalCount (the whole list) read further only when selected.
+ * Cursors realign by id as in resolvePagedConnection, within what the scan has read.
  */
 export async function resolveScanConnection<T extends { id: string; wallet: { id: string } }>(
   scope: string,
@@ -98,13 +156,18 @@ export async function resolveScanConnection<T extends { id: string; wallet: { id
   if ('needsTotal' in resolved) {
     items = await scan.itemsFor(walletId, Number.POSITIVE_INFINITY);
     resolved = resolveWindow(scope, args, items.length);
-    if ('needsTotal' in resolved) throw new Error('window unresolved with a known total');
-  } else {
-    items = await scan.itemsFor(walletId, resolved.window.end);
   }
-  const { window } = resolved;
-  const slice = items.slice(window.start, window.end);
-  const connection = shape(scope, window, slice, items.length);
+  let { window, anchor } = resolved as Resolved;
+  items = await scan.itemsFor(walletId, Math.max(window.end, anchor ? anchor.offset + 1 : 0));
+  if (anchor && items[anchor.offset]?.id !== anchor.id) {
+    const found = items.findIndex((item) => item.id === anchor?.id);
+    if (found >= 0) {
+      ({ window, anchor } = resolveWindow(scope, args, undefined, found - anchor.offset) as Resolved);
+      items = await scan.itemsFor(walletId, window.end);
+    }
+  }
+  const { start, end } = window;
+  const connection = shape(scope, window, items.slice(start, end), items.length);
   return {
     ...connection,
     pageInfo: {
@@ -112,9 +175,7 @@ export async function resolveScanConnection<T extends { id: string; wallet: { id
       // One more item than the window tells whether a next page exists; the scan reads on for it
       // only when the field is resolved. GraphQL awaits a promise in place of the boolean.
       get hasNextPage(): boolean {
-        return scan
-          .itemsFor(walletId, window.end + 1)
-          .then((more) => more.length > window.end) as unknown as boolean;
+        return scan.itemsFor(walletId, end + 1).then((more) => more.length > end) as unknown as boolean;
       },
     },
     totalCount: async () => (await scan.itemsFor(walletId, Number.POSITIVE_INFINITY)).length,
@@ -134,7 +195,7 @@ export function connectionType<T>(type: ObjectRef<BuilderTypes, T>, name: string
       name: `${name}Connection`,
       fields: (t) => ({
         totalCount: t.int({
-          resolve: (connection) => (connection as unknown as ConnectionShape<T>).totalCount(),
+          resolve: (connection) => (connection as unknown as ConnectionShape<{ id: string }>).totalCount(),
         }),
       }),
     },

@@ -29,21 +29,29 @@ export interface PageRequest {
   size: number;
 }
 
-const CURSOR_VERSION = 'c1';
+const CURSOR_VERSION = 'c2';
+
+/** Where a cursor points: the item's position when it was issued, and the item itself. */
+export interface CursorAnchor {
+  offset: number;
+  id: string;
+}
 
 /**
  * A cursor is opaque to clients: a version, a hash of the connection's scope (which list, which
- * filters) and the item's position. A cursor from another connection or other filters does not
- * decode, so it cannot silently page through the wrong list.
+ * filters), the item's position and the item's id. A cursor from another connection or other
+ * filters does not decode, so it cannot silently page through the wrong list; the id lets the
+ * gateway find the item again after newer items pushed it further down the list.
  */
-export function encodeCursor(scope: string, offset: number): string {
-  return Buffer.from(`${CURSOR_VERSION}:${scopeHash(scope)}:${offset}`).toString('base64url');
+export function encodeCursor(scope: string, offset: number, id: string): string {
+  return Buffer.from(`${CURSOR_VERSION}:${scopeHash(scope)}:${offset}:${id}`).toString('base64url');
 }
 
-export function decodeCursor(scope: string, cursor: string, argument: 'after' | 'before'): number {
-  const parts = Buffer.from(cursor, 'base64url').toString('utf8').split(':');
-  const [version, hash, offsetText] = parts;
-  if (parts.length !== 3 || version !== CURSOR_VERSION || !offsetText || !/^\d{1,9}$/.test(offsetText)) {
+export function decodeCursor(scope: string, cursor: string, argument: 'after' | 'before'): CursorAnchor {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const [version, hash, offsetText, ...idParts] = text.split(':');
+  const id = idParts.join(':');
+  if (version !== CURSOR_VERSION || !offsetText || !/^\d{1,9}$/.test(offsetText) || !id) {
     throw badUserInput(`${argument} is not a cursor this API issued: "${truncate(cursor)}"`, [argument]);
   }
   if (hash !== scopeHash(scope)) {
@@ -52,7 +60,7 @@ export function decodeCursor(scope: string, cursor: string, argument: 'after' | 
       [argument],
     );
   }
-  return Number(offsetText);
+  return { offset: Number(offsetText), id };
 }
 
 function scopeHash(scope: string): string {
@@ -63,16 +71,21 @@ function scopeHash(scope: string): string {
  * The window the arguments ask for, following the Relay spec's algorithm: after/before narrow the
  * list, then first takes from the start and last from the end. `total` is needed only for `last`
  * without `before`; when it is unknown the result says so and the caller must learn it first.
+ * `shift` moves the cursors' positions, once the caller found their item elsewhere (realignment);
+ * `anchor` is the cursor item (after, else before) to look for at its expected position.
  */
 export function resolveWindow(
   scope: string,
   args: ConnectionArgs,
   total?: number,
-): { window: Window } | { needsTotal: true } {
+  shift = 0,
+): { window: Window; anchor: CursorAnchor | null } | { needsTotal: true } {
   const first = checkCount(args.first, 'first');
   const last = checkCount(args.last, 'last');
-  let start = args.after ? decodeCursor(scope, args.after, 'after') + 1 : 0;
-  let end = args.before ? decodeCursor(scope, args.before, 'before') : Number.POSITIVE_INFINITY;
+  const after = args.after ? decodeCursor(scope, args.after, 'after') : null;
+  const before = args.before ? decodeCursor(scope, args.before, 'before') : null;
+  let start = after ? after.offset + shift + 1 : 0;
+  let end = before ? before.offset + shift : Number.POSITIVE_INFINITY;
   if (total !== undefined) end = Math.min(end, total);
   if (first === undefined && last === undefined) end = Math.min(end, start + DEFAULT_WINDOW);
   if (first !== undefined) end = Math.min(end, start + first);
@@ -81,7 +94,8 @@ export function resolveWindow(
     start = Math.max(start, end - last);
   }
   if (end < start) end = start;
-  return { window: { start, end } };
+  const anchor = after ?? before;
+  return { window: { start, end }, anchor: anchor && { offset: anchor.offset + shift, id: anchor.id } };
 }
 
 function checkCount(value: number | null | undefined, name: 'first' | 'last'): number | undefined {

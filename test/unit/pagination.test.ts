@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.ts';
 import { decodeCursor, encodeCursor, planPages, resolveWindow } from '../../src/schema/pagination.ts';
 
-const cursor = (offset: number, scope = 'deposits|') => encodeCursor(scope, offset);
+const cursor = (offset: number, scope = 'deposits|') => encodeCursor(scope, offset, `id-${offset}`);
 
 describe('planPages', () => {
   it.each([
@@ -41,23 +41,33 @@ describe('planPages', () => {
 
 describe('resolveWindow', () => {
   it('follows the Relay algorithm for first/after and last/before', () => {
-    expect(resolveWindow('deposits|', {})).toEqual({ window: { start: 0, end: 20 } });
-    expect(resolveWindow('deposits|', { first: 10 })).toEqual({ window: { start: 0, end: 10 } });
+    const w = (args: Parameters<typeof resolveWindow>[1], total?: number) => {
+      const resolved = resolveWindow('deposits|', args, total);
+      return 'window' in resolved ? resolved.window : resolved;
+    };
+    expect(w({})).toEqual({ start: 0, end: 20 });
+    expect(w({ first: 10 })).toEqual({ start: 0, end: 10 });
+    expect(w({ first: 10, after: cursor(9) })).toEqual({ start: 10, end: 20 });
+    expect(w({ last: 5, before: cursor(15) })).toEqual({ start: 10, end: 15 });
+    expect(w({ last: 50, before: cursor(15) })).toEqual({ start: 0, end: 15 });
+    expect(w({ first: 10, after: cursor(2), before: cursor(6) })).toEqual({ start: 3, end: 6 });
+    expect(w({ last: 5 })).toEqual({ needsTotal: true });
+    expect(w({ last: 5 }, 42)).toEqual({ start: 37, end: 42 });
+    expect(w({ first: 0 })).toEqual({ start: 0, end: 0 });
+  });
+
+  it('names the cursor item to verify, and shifts the window once it was found elsewhere', () => {
     expect(resolveWindow('deposits|', { first: 10, after: cursor(9) })).toEqual({
       window: { start: 10, end: 20 },
+      anchor: { offset: 9, id: 'id-9' },
     });
-    expect(resolveWindow('deposits|', { last: 5, before: cursor(15) })).toEqual({
-      window: { start: 10, end: 15 },
+    expect(resolveWindow('deposits|', { first: 10, after: cursor(9) }, undefined, 3)).toEqual({
+      window: { start: 13, end: 23 },
+      anchor: { offset: 12, id: 'id-9' },
     });
-    expect(resolveWindow('deposits|', { last: 50, before: cursor(15) })).toEqual({
-      window: { start: 0, end: 15 },
+    expect(resolveWindow('deposits|', { last: 5, before: cursor(15) }, undefined, 2)).toMatchObject({
+      window: { start: 12, end: 17 },
     });
-    expect(resolveWindow('deposits|', { first: 10, after: cursor(2), before: cursor(6) })).toEqual({
-      window: { start: 3, end: 6 },
-    });
-    expect(resolveWindow('deposits|', { last: 5 })).toEqual({ needsTotal: true });
-    expect(resolveWindow('deposits|', { last: 5 }, 42)).toEqual({ window: { start: 37, end: 42 } });
-    expect(resolveWindow('deposits|', { first: 0 })).toEqual({ window: { start: 0, end: 0 } });
   });
 
   it.each([[{ first: 1001 }], [{ last: 1001 }], [{ first: -1 }], [{ first: 1.5 }]])(
@@ -75,11 +85,14 @@ describe('resolveWindow', () => {
 
 describe('cursors', () => {
   it('round-trip within their scope', () => {
-    expect(decodeCursor('deposits|pending', encodeCursor('deposits|pending', 123), 'after')).toBe(123);
+    expect(decodeCursor('deposits|pending', encodeCursor('deposits|pending', 123, 'a:b'), 'after')).toEqual({
+      offset: 123,
+      id: 'a:b',
+    });
   });
 
   it('are refused in another scope, and when forged', () => {
-    const foreign = encodeCursor('deposits|pending', 3);
+    const foreign = encodeCursor('deposits|pending', 3, 'x');
     expect(() => decodeCursor('deposits|', foreign, 'after')).toThrow(/another connection or other filters/);
     for (const forged of [
       '',

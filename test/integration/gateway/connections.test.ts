@@ -170,3 +170,60 @@ describe('Relay connections over page/size', () => {
     expect(second?.pageInfo.hasNextPage).toBe(false);
   });
 });
+
+describe('stable cursors', () => {
+  it('sees every deposit exactly once while new ones arrive between pages', async () => {
+    const merchant = await gw.sandbox.world.merchant();
+    const wallet = await gw.sandbox.world.wallet(merchant.id);
+    for (let i = 0; i < 30; i++) await gw.sandbox.world.deposit(wallet.id, { amount: `${i + 1}` });
+    const before = await gw.sandbox.call('GET', '/external/v1/deposits?size=1000', { key: merchant.key });
+    const original: string[] = before.body.data.map((d: { id: string }) => d.id);
+
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (let page = 0; page < 10; page++) {
+      const { body } = await gw.request(QUERY, { first: 7, after }, { key: merchant.key });
+      const conn = (body.data as { deposits: Conn }).deposits;
+      seen.push(...conn.nodes.map((n) => n.restId));
+      if (!conn.pageInfo.hasNextPage) break;
+      after = conn.pageInfo.endCursor;
+      // Three new deposits land at the head of the list before the client asks for the next page.
+      for (let i = 0; i < 3; i++) await gw.sandbox.world.deposit(wallet.id, { amount: '0.01' });
+    }
+    expect(seen).toEqual(original);
+    expect(new Set(seen).size).toBe(seen.length);
+  });
+
+  it('realigns backward paging too, and wallet-scoped cursors', async () => {
+    const merchant = await gw.sandbox.world.merchant();
+    const wallet = await gw.sandbox.world.wallet(merchant.id);
+    for (let i = 0; i < 12; i++) await gw.sandbox.world.deposit(wallet.id, { amount: `${i + 1}` });
+    const all = await gw.sandbox.call('GET', '/external/v1/deposits?size=1000', { key: merchant.key });
+    const original: string[] = all.body.data.map((d: { id: string }) => d.id);
+
+    const { body: firstPage } = await gw.request(QUERY, { first: 10 }, { key: merchant.key });
+    const before = (firstPage.data as { deposits: Conn }).deposits.edges[8]?.cursor;
+    const scoped = await gw.request(
+      `query($id: ID!) { wallet(id: $id) { deposits(first: 4) { pageInfo { endCursor } } } }`,
+      { id: wallet.id },
+      { key: merchant.key },
+    );
+    const scopedAfter = (scoped.body.data as { wallet: { deposits: Conn } }).wallet.deposits.pageInfo
+      .endCursor;
+
+    for (let i = 0; i < 2; i++) await gw.sandbox.world.deposit(wallet.id, { amount: '0.01' });
+
+    const { body } = await gw.request(QUERY, { last: 3, before }, { key: merchant.key });
+    expect((body.data as { deposits: Conn }).deposits.nodes.map((n) => n.restId)).toEqual(
+      original.slice(5, 8),
+    );
+    const next = await gw.request(
+      `query($id: ID!, $after: String) { wallet(id: $id) { deposits(first: 4, after: $after) { nodes { restId } } } }`,
+      { id: wallet.id, after: scopedAfter },
+      { key: merchant.key },
+    );
+    expect(
+      (next.body.data as { wallet: { deposits: Conn } }).wallet.deposits.nodes.map((n) => n.restId),
+    ).toEqual(original.slice(4, 8));
+  });
+});
