@@ -53,7 +53,7 @@ class Positions<T> {
 
   add(request: PageRequest, page: Page<T>): void {
     const offset = pageOffset(request);
-    page.items.forEach((item, i) => this.byPosition.set(offset + i, item));
+    for (const [i, item] of page.items.entries()) this.byPosition.set(offset + i, item);
     this.total = page.paging.totalCount;
   }
 
@@ -99,7 +99,7 @@ export async function resolvePagedConnection<T extends { id: string }>(
   const fetchWindow = async (window: Window) => {
     const requests = planPages(window);
     const pages = await Promise.all(requests.map(fetchPage));
-    requests.forEach((request, i) => positions.add(request, pages[i] as Page<T>));
+    for (const [i, request] of requests.entries()) positions.add(request, pages[i] as Page<T>);
   };
 
   let resolved = resolveWindow(scope, args);
