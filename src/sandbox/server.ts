@@ -95,6 +95,8 @@ export class Sandbox {
   readonly store: SandboxStore;
   readonly faults: Fault[] = [];
   readonly requests: LoggedRequest[] = [];
+  /** Every /external request since start (the log above keeps only the latest 10,000). */
+  externalRequests = 0;
   latencyMs: number;
   private readonly adminTokenHash: Buffer;
   private readonly logger: Logger | undefined;
@@ -147,6 +149,7 @@ export class Sandbox {
     const { req, url } = ctx;
     const path = url.pathname + url.search;
     const entry: LoggedRequest = { method: req.method ?? 'GET', path, merchantId: null, status: 0 };
+    this.externalRequests++;
     if (this.requests.length >= MAX_LOGGED_REQUESTS) this.requests.shift();
     this.requests.push(entry);
 
@@ -465,6 +468,11 @@ export class Sandbox {
         },
       },
       { method: 'GET', pattern: /^\/sandbox\/v1\/requests$/, handler: () => ok(this.requests) },
+      {
+        method: 'GET',
+        pattern: /^\/sandbox\/v1\/stats$/,
+        handler: () => ok({ externalRequests: this.externalRequests, memoryRss: process.memoryUsage().rss }),
+      },
       {
         method: 'DELETE',
         pattern: /^\/sandbox\/v1\/requests$/,
