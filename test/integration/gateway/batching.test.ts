@@ -73,39 +73,39 @@ describe('N+1 freedom, by counted upstream calls', () => {
     }
     expect(gw.upstreamCalls()).toEqual([
       'GET /external/v1/wallets?page=1&size=20',
-      'GET /external/v1/deposits?page=1&size=100',
+      'GET /external/v1/deposits?page=1&size=250',
     ]);
   });
 
-  it('the wallet screen is 4 calls: the wallet, two deposit scan pages (5 per 100 here), one withdrawal page', async () => {
+  it('the wallet screen is 3 calls: the wallet, one deposit scan page, one withdrawal scan page', async () => {
     const { body } = await gw.run(WalletScreenDocument, { id: walletIds[3] as string }, key);
     expect(body.errors).toBeUndefined();
     expect(body.data?.wallet?.deposits.nodes).toHaveLength(10);
     expect(gw.upstreamCalls().sort()).toEqual(
       [
         `GET /external/v1/wallets/${walletIds[3]}`,
-        'GET /external/v1/deposits?page=1&size=100',
-        'GET /external/v1/deposits?page=2&size=100',
-        'GET /external/v1/withdrawal-intents?page=1&size=100',
+        'GET /external/v1/deposits?page=1&size=250',
+        'GET /external/v1/withdrawal-intents?page=1&size=250',
       ].sort(),
     );
   });
 
   it('a wallet scan reads on only as far as the window needs, and for hasNextPage only when selected', async () => {
+    // Wallet 0 has 15 deposits, 12 of them among the latest 250.
     const query = (extra: string) =>
-      `{ wallet(id: "${walletIds[0]}") { deposits(first: 5) { nodes { amount } ${extra} } } }`;
+      `{ wallet(id: "${walletIds[0]}") { deposits(first: 12) { nodes { amount } ${extra} } } }`;
     await gw.request(query(''), {}, { key });
     expect(gw.upstreamCalls()).toEqual([
       `GET /external/v1/wallets/${walletIds[0]}`,
-      'GET /external/v1/deposits?page=1&size=100',
+      'GET /external/v1/deposits?page=1&size=250',
     ]);
     gw.resetCalls();
     const { body } = await gw.request(query('pageInfo { hasNextPage }'), {}, { key });
     expect(body.data).toMatchObject({ wallet: { deposits: { pageInfo: { hasNextPage: true } } } });
     expect(gw.upstreamCalls()).toEqual([
       `GET /external/v1/wallets/${walletIds[0]}`,
-      'GET /external/v1/deposits?page=1&size=100',
-      'GET /external/v1/deposits?page=2&size=100',
+      'GET /external/v1/deposits?page=1&size=250',
+      'GET /external/v1/deposits?page=1&size=1000',
     ]);
   });
 
@@ -127,7 +127,7 @@ describe('N+1 freedom, by counted upstream calls', () => {
     );
     expect(gw.upstreamCalls()).toEqual([
       `GET /external/v1/wallets/${walletIds[0]}`,
-      'GET /external/v1/deposits?page=1&size=100',
+      'GET /external/v1/deposits?page=1&size=250',
       'GET /external/v1/deposits?page=1&size=1000',
     ]);
   });

@@ -1,0 +1,304 @@
+/**
+ * `npm run bench` (`-- --quick` for a run under a minute): the gateway against a hand-written
+ * optimal REST client, side by side in one run, on the same sandbox world, at 0 ms and 5 ms of
+ * injected upstream latency. Each is its own process: sandbox, gateway, optimal client; autocannon
+ * drives them from this one. Writes test/bench/results/latest.{json,md}.
+ *
+ * The gateway runs with its micro-cache off (UPSTREAM_CACHE_TTL_MS=0) so that both sides really
+ * call the REST API for every operation; coalescing of identical in-flight GETs stays on, as in
+ * production, and shows as fewer than one call per operation where it applies.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+
+const { values } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, connections: { type: 'string', default: '10' } },
+});
+const quick = values.quick ?? false;
+const duration = quick ? 1 : 10;
+const warmup = quick ? 100 : 500;
+const connections = Number(values.connections);
+const latencies = [0, 5];
+const KEY = 'Bearer mw_sandbox_demo_acme_read_write';
+const ADMIN = 'Bearer sandbox-admin-token';
+const root = new URL('../..', import.meta.url).pathname;
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+}
+
+function start(
+  entry: string,
+  args: string[],
+  env: Record<string, string>,
+  pattern: RegExp,
+): Promise<Started> {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = pattern.exec(output);
+      if (match?.[1]) resolve({ child, url: match[1] });
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code}:\n${output}`)));
+  });
+}
+
+async function stop(process: ChildProcess): Promise<void> {
+  if (process.exitCode !== null) return;
+  const exited = new Promise((resolve) => process.once('exit', resolve));
+  process.kill('SIGTERM');
+  await exited;
+}
+
+async function upstreamCount(sandboxURL: string): Promise<number> {
+  const response = await fetch(`${sandboxURL}/sandbox/v1/stats`, { headers: { authorization: ADMIN } });
+  return ((await response.json()) as { data: { externalRequests: number } }).data.externalRequests;
+}
+
+/** Peak resident set size of a process, from Linux's /proc (VmHWM), in MiB. */
+async function peakRssMiB(pid: number | undefined): Promise<number | null> {
+  if (!pid) return null;
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const match = /VmHWM:\s+(\d+) kB/.exec(status);
+  return match?.[1] ? Math.round(Number(match[1]) / 1024) : null;
+}
+
+interface Measurement {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  /** Measured one operation at a time, so that no two operations share (coalesce) a call. */
+  upstreamCallsPerOperation: number;
+  /** Under load, where identical concurrent GETs coalesce. */
+  upstreamCallsPerOperationUnderLoad: number;
+  errors: number;
+}
+
+async function measure(sandboxURL: string, options: autocannon.Options): Promise<Measurement> {
+  const sequential = 20;
+  const start = await upstreamCount(sandboxURL);
+  const alone = await autocannon({ ...options, connections: 1, amount: sequential });
+  const before = await upstreamCount(sandboxURL);
+  const result = await autocannon({ ...options, connections, duration });
+  const after = await upstreamCount(sandboxURL);
+  const operations = result.requests.total;
+  return {
+    requestsPerSecond: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    upstreamCallsPerOperation: Number(((before - start) / alone.requests.total).toFixed(2)),
+    upstreamCallsPerOperationUnderLoad: operations ? Number(((after - before) / operations).toFixed(2)) : 0,
+    errors: result.errors + result.non2xx + alone.errors + alone.non2xx,
+  };
+}
+
+const graphql = (query: string, variables: Record<string, unknown> = {}) =>
+  JSON.stringify({ query, variables });
+
+async function main() {
+  const rows: Record<string, unknown>[] = [];
+  let gatewayPeakRss: number | null = null;
+  for (const latency of latencies) {
+    const sandbox = await start(
+      'src/sandbox/main.ts',
+      [
+        '--port',
+        '0',
+        '--wallets',
+        '20',
+        '--deposits',
+        '100000',
+        '--withdrawals',
+        '10000',
+        '--latency',
+        String(latency),
+      ],
+      {},
+      /Try: curl .* (http:\/\/\S+)\/external\/v1\/wallets/,
+    );
+    const gateway = await start(
+      'src/main.ts',
+      [],
+      {
+        UPSTREAM_URL: sandbox.url,
+        PORT: '0',
+        UPSTREAM_CACHE_TTL_MS: '0',
+        NODE_ENV: 'production',
+        GRAPHIQL: 'false',
+      },
+      /gateway: (http:\/\/\S+)\/graphql/,
+    );
+    const optimal = await start(
+      'test/bench/optimal-server.ts',
+      [],
+      { UPSTREAM_URL: sandbox.url },
+      /optimal client at (http:\/\/\S+)/,
+    );
+    try {
+      const wallets = await fetch(`${sandbox.url}/external/v1/wallets?size=20`, {
+        headers: { authorization: KEY },
+      });
+      const walletIds = ((await wallets.json()) as { data: { id: string }[] }).data.map((w) => w.id);
+      const walletId = walletIds[0] ?? '';
+      const withdrawal = {
+        senderWalletId: walletId,
+        serviceFeeMode: 'exclusive',
+        currencyCode: 'USDT',
+        amount: '0.01',
+        destination: { type: 'crypto', rail: 'tron', identifier: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7' },
+      };
+      const post = (url: string, body: string) => ({
+        url,
+        method: 'POST' as const,
+        headers: { authorization: KEY, 'content-type': 'application/json' },
+        body,
+      });
+      const scenarios: [string, autocannon.Options, autocannon.Options][] = [
+        [
+          'S1 dashboard: wallets(first: 20) with balances',
+          post(
+            `${gateway.url}/graphql`,
+            graphql(
+              '{ wallets(first: 20) { nodes { id address assets { currencyCode balance { availableAmount lockedAmount } } } } }',
+            ),
+          ),
+          { url: `${optimal.url}/s1`, headers: { authorization: KEY } },
+        ],
+        [
+          'S2 activity feed: deposits(first: 50) with wallet address',
+          post(
+            `${gateway.url}/graphql`,
+            graphql('{ deposits(first: 50) { nodes { id amount status createdAt wallet { address } } } }'),
+          ),
+          { url: `${optimal.url}/s2`, headers: { authorization: KEY } },
+        ],
+        [
+          'S3 wallet screen: wallet, latest 10 deposits and 10 withdrawals',
+          post(
+            `${gateway.url}/graphql`,
+            graphql(
+              'query($id: ID!) { wallet(id: $id) { address assets { currencyCode balance { availableAmount } } deposits(first: 10) { nodes { id amount status } } withdrawalIntents(first: 10) { nodes { id amount status } } } }',
+              { id: walletId },
+            ),
+          ),
+          { url: `${optimal.url}/s3?wallet=${walletId}`, headers: { authorization: KEY } },
+        ],
+        [
+          'S4 createWithdrawalIntent',
+          post(
+            `${gateway.url}/graphql`,
+            graphql(
+              'mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }',
+              {
+                input: {
+                  walletId,
+                  serviceFeeMode: 'EXCLUSIVE',
+                  currencyCode: 'USDT',
+                  amount: '0.01',
+                  destination: withdrawal.destination,
+                },
+              },
+            ),
+          ),
+          post(`${optimal.url}/s4`, JSON.stringify(withdrawal)),
+        ],
+      ];
+      for (const [name, gatewayOptions, optimalOptions] of scenarios) {
+        // Warm both (JIT, keep-alive pools, Yoga's document cache) before measuring.
+        await autocannon({ ...gatewayOptions, connections, amount: warmup });
+        await autocannon({ ...optimalOptions, connections, amount: warmup });
+        const g = await measure(sandbox.url, gatewayOptions);
+        const o = await measure(sandbox.url, optimalOptions);
+        const row = {
+          scenario: name,
+          upstreamLatencyMs: latency,
+          gateway: g,
+          optimal: o,
+          ratio: {
+            requestsPerSecond: ratio(g.requestsPerSecond, o.requestsPerSecond),
+            p50: ratio(g.p50, o.p50),
+            p99: ratio(g.p99, o.p99),
+            upstreamCalls: ratio(g.upstreamCallsPerOperation, o.upstreamCallsPerOperation),
+          },
+        };
+        rows.push(row);
+        console.log(JSON.stringify(row));
+      }
+      gatewayPeakRss = Math.max(gatewayPeakRss ?? 0, (await peakRssMiB(gateway.child.pid)) ?? 0);
+    } finally {
+      await stop(optimal.child);
+      await stop(gateway.child);
+      await stop(sandbox.child);
+    }
+  }
+  const machine = `${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${process.platform} ${os.release()}, Node ${process.version}`;
+  const report = {
+    date: new Date().toISOString(),
+    machine,
+    mode: quick ? 'quick' : 'full',
+    durationSecondsPerRun: duration,
+    connections,
+    gatewayPeakRssMiB: gatewayPeakRss,
+    rows,
+  };
+  const outDir = new URL('./results/', import.meta.url);
+  await mkdir(outDir, { recursive: true });
+  await writeFile(new URL('latest.json', outDir), `${JSON.stringify(report, null, 2)}\n`);
+  const markdown = toMarkdown(report);
+  await writeFile(new URL('latest.md', outDir), markdown);
+  console.log(`\n${markdown}`);
+}
+
+function ratio(a: number, b: number): number | null {
+  return b ? Number((a / b).toFixed(2)) : null;
+}
+
+function toMarkdown(report: {
+  date: string;
+  machine: string;
+  mode: string;
+  durationSecondsPerRun: number;
+  connections: number;
+  gatewayPeakRssMiB: number | null;
+  rows: Record<string, unknown>[];
+}): string {
+  const lines = [
+    `Benchmark (${report.mode}, ${report.durationSecondsPerRun} s per run, ${report.connections} connections), ${report.date}`,
+    `Machine: ${report.machine}. Gateway peak RSS: ${report.gatewayPeakRssMiB ?? '?'} MiB.`,
+    '',
+    '| Scenario | Upstream latency | Gateway req/s | Optimal req/s | Ratio | Gateway p50 / p99 ms | Optimal p50 / p99 ms | p50 ratio | p99 ratio | Upstream calls/op, gateway / optimal (one at a time) | Under load |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const row of report.rows as {
+    scenario: string;
+    upstreamLatencyMs: number;
+    gateway: Measurement;
+    optimal: Measurement;
+    ratio: { requestsPerSecond: number; p50: number; p99: number };
+  }[]) {
+    const g = row.gateway;
+    const o = row.optimal;
+    lines.push(
+      `| ${row.scenario} | ${row.upstreamLatencyMs} ms | ${g.requestsPerSecond} | ${o.requestsPerSecond} | ${row.ratio.requestsPerSecond} | ${g.p50} / ${g.p99} | ${o.p50} / ${o.p99} | ${row.ratio.p50} | ${row.ratio.p99} | ${g.upstreamCallsPerOperation} / ${o.upstreamCallsPerOperation} | ${g.upstreamCallsPerOperationUnderLoad} / ${o.upstreamCallsPerOperationUnderLoad} |`,
+    );
+  }
+  const errors = (report.rows as { gateway: Measurement; optimal: Measurement }[]).some(
+    (r) => r.gateway.errors || r.optimal.errors,
+  );
+  if (errors) lines.push('', 'Some runs had errors or non-2xx answers: see latest.json.');
+  return `${lines.join('\n')}\n`;
+}
+
+await main();
