@@ -1,12 +1,14 @@
 import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { createLoaders, type Loaders } from './loaders.ts';
-import type { MerchantWalletClient } from './upstream/client.ts';
+import type { Caller, MerchantWalletClient } from './upstream/client.ts';
 
 /** What every resolver gets. Built fresh for each GraphQL request. */
 export interface GatewayContext {
   /** The caller's Authorization header value, forwarded unchanged upstream; null when absent or malformed. */
   auth: string | null;
+  /** `auth` prepared for the upstream client (cache scope computed once per request). */
+  caller: Caller;
   requestId: string;
   client: MerchantWalletClient;
   loaders: Loaders;
@@ -25,12 +27,19 @@ export function createContextFactory(deps: { client: MerchantWalletClient; logge
   return (initial: YogaInitialContext & { requestId?: string }): GatewayContext => {
     const auth = authorizationOf(initial.request);
     const requestId = initial.requestId ?? 'unknown';
+    const caller = deps.client.caller(auth ?? '');
+    let logger: Logger | undefined;
     return {
       auth,
+      caller,
       requestId,
       client: deps.client,
-      loaders: createLoaders(deps.client, auth ?? ''),
-      logger: deps.logger.child({ requestId }),
+      loaders: createLoaders(deps.client, caller),
+      // Most requests log nothing: the child logger is made on first use.
+      get logger() {
+        logger ??= deps.logger.child({ requestId });
+        return logger;
+      },
     };
   };
 }

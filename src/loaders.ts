@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import type { MerchantWalletClient } from './upstream/client.ts';
+import type { Caller, MerchantWalletClient } from './upstream/client.ts';
 import type { DepositDTO, ListParams, Page, WalletDTO, WithdrawalIntentDTO } from './upstream/types.ts';
 
 /**
@@ -33,7 +33,7 @@ export interface Loaders {
   scan<R extends ListResource>(resource: R, statusIn: readonly string[] | undefined): ListScan<Item<R>>;
 }
 
-export function createLoaders(client: MerchantWalletClient, auth: string): Loaders {
+export function createLoaders(client: MerchantWalletClient, auth: Caller): Loaders {
   const wallet: DataLoader<string, WalletDTO | null> = new DataLoader(async (ids) => {
     // One id: GET /wallets/{id}. Several: the wallet list (merchants have few wallets), which
     // answers every id in one or a few calls instead of N.

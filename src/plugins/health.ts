@@ -8,11 +8,15 @@ export function useHealthChecks(isReady: () => Promise<boolean>): Plugin {
   const json = (status: number, body: object) =>
     new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
   return {
-    async onRequest({ url, endResponse }) {
+    // Synchronous for every other path: this runs on every request.
+    onRequest({ url, endResponse }) {
       if (url.pathname === '/healthz') endResponse(json(200, { status: 'ok' }));
       else if (url.pathname === '/readyz') {
-        const ready = await isReady().catch(() => false);
-        endResponse(json(ready ? 200 : 503, { status: ready ? 'ready' : 'upstream unreachable' }));
+        return isReady()
+          .catch(() => false)
+          .then((ready) =>
+            endResponse(json(ready ? 200 : 503, { status: ready ? 'ready' : 'upstream unreachable' })),
+          );
       }
     },
   };

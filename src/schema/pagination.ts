@@ -63,8 +63,17 @@ export function decodeCursor(scope: string, cursor: string, argument: 'after' | 
   return { offset: Number(offsetText), id };
 }
 
+const scopeHashes = new Map<string, string>();
+
+/** Memoised: every edge of a connection needs it. Scopes are few (lists × filters × wallets). */
 function scopeHash(scope: string): string {
-  return createHash('sha256').update(scope).digest('base64url').slice(0, 10);
+  let hash = scopeHashes.get(scope);
+  if (hash === undefined) {
+    if (scopeHashes.size >= 10_000) scopeHashes.clear();
+    hash = createHash('sha256').update(scope).digest('base64url').slice(0, 10);
+    scopeHashes.set(scope, hash);
+  }
+  return hash;
 }
 
 /**

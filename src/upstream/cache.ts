@@ -49,11 +49,11 @@ export class ResponseCache {
   }
 
   /**
-   * The response for GET `path` as `auth`: from the cache, from an identical call already in
+   * The response for GET `path` in a caller's scope (scopeOf): from the cache, from an identical call already in
    * flight, or from `fetch` (whose 2xx answer is then cached).
    */
-  async get(auth: string, path: string, fetch: () => Promise<CachedResponse>): Promise<CachedResponse> {
-    const key = this.key(auth, path);
+  async get(scope: string, path: string, fetch: () => Promise<CachedResponse>): Promise<CachedResponse> {
+    const key = this.key(scope, path);
     const cached = this.entries?.get(key);
     if (cached) return cached;
     const pending = this.inFlight.get(key);
@@ -69,8 +69,7 @@ export class ResponseCache {
   }
 
   /** Forgets everything cached for this caller, e.g. after it created a withdrawal. */
-  invalidate(auth: string): void {
-    const scope = this.scope(auth);
+  invalidate(scope: string): void {
     this.generations.set(scope, (this.generations.get(scope) ?? 0) + 1);
   }
 
@@ -79,12 +78,12 @@ export class ResponseCache {
     return this.entries?.calculatedSize ?? 0;
   }
 
-  private scope(auth: string): string {
+  /** The cache scope of an Authorization value; computed once per GraphQL request (see Caller). */
+  scopeOf(auth: string): string {
     return createHmac('sha256', this.secret).update(auth).digest('base64url');
   }
 
-  private key(auth: string, path: string): string {
-    const scope = this.scope(auth);
+  private key(scope: string, path: string): string {
     return `${scope}:${this.generations.get(scope) ?? 0}:GET:${path}`;
   }
 }

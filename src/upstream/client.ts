@@ -73,6 +73,15 @@ const TIMEOUT_ERRORS = new Set([
 
 type Decoder<T> = (data: unknown, paging: unknown) => T;
 
+/**
+ * Who a call is made for: the caller's Authorization value, forwarded unchanged, and its cache
+ * scope (an HMAC of it), computed once per GraphQL request by `client.caller()`.
+ */
+export interface Caller {
+  readonly authorization: string;
+  readonly cacheScope: string;
+}
+
 export class MerchantWalletClient {
   private readonly pool: Pool;
   private readonly options: UpstreamClientOptions;
@@ -98,28 +107,32 @@ export class MerchantWalletClient {
     });
   }
 
-  listWallets(auth: string, params: ListParams): Promise<Page<WalletDTO>> {
+  caller(authorization: string): Caller {
+    return { authorization, cacheScope: this.cache.scopeOf(authorization) };
+  }
+
+  listWallets(auth: Caller, params: ListParams): Promise<Page<WalletDTO>> {
     return this.get(auth, `/wallets${query(params)}`, decodePage<WalletDTO>);
   }
 
   /** The wallet, or null when the REST API answers 404 for this merchant. */
-  getWallet(auth: string, id: string): Promise<WalletDTO | null> {
+  getWallet(auth: Caller, id: string): Promise<WalletDTO | null> {
     return this.getOrNull(auth, `/wallets/${encodeURIComponent(id)}`);
   }
 
-  listDeposits(auth: string, params: ListParams): Promise<Page<DepositDTO>> {
+  listDeposits(auth: Caller, params: ListParams): Promise<Page<DepositDTO>> {
     return this.get(auth, `/deposits${query(params)}`, decodePage<DepositDTO>);
   }
 
-  getDeposit(auth: string, id: string): Promise<DepositDTO | null> {
+  getDeposit(auth: Caller, id: string): Promise<DepositDTO | null> {
     return this.getOrNull(auth, `/deposits/${encodeURIComponent(id)}`);
   }
 
-  listWithdrawalIntents(auth: string, params: ListParams): Promise<Page<WithdrawalIntentDTO>> {
+  listWithdrawalIntents(auth: Caller, params: ListParams): Promise<Page<WithdrawalIntentDTO>> {
     return this.get(auth, `/withdrawal-intents${query(params)}`, decodePage<WithdrawalIntentDTO>);
   }
 
-  getWithdrawalIntent(auth: string, id: string): Promise<WithdrawalIntentDTO | null> {
+  getWithdrawalIntent(auth: Caller, id: string): Promise<WithdrawalIntentDTO | null> {
     return this.getOrNull(auth, `/withdrawal-intents/${encodeURIComponent(id)}`);
   }
 
@@ -129,7 +142,7 @@ export class MerchantWalletClient {
    * throws OUTCOME_UNKNOWN; a 4xx is a definite refusal and throws the mapped GatewayError.
    */
   async createWithdrawalIntent(
-    auth: string,
+    auth: Caller,
     body: CreateWithdrawalIntentBody,
     idempotencyKey: string | null,
   ): Promise<WithdrawalIntentDTO> {
@@ -146,7 +159,7 @@ export class MerchantWalletClient {
     }
     const intent = decodeResponse(response, decodeOne<WithdrawalIntentDTO>);
     // Balances moved: this caller's next reads must not come from the micro-cache.
-    this.cache.invalidate(auth);
+    this.cache.invalidate(auth.cacheScope);
     return intent;
   }
 
@@ -161,7 +174,7 @@ export class MerchantWalletClient {
     await this.pool.close();
   }
 
-  private async getOrNull<T extends { id: string }>(auth: string, path: string): Promise<T | null> {
+  private async getOrNull<T extends { id: string }>(auth: Caller, path: string): Promise<T | null> {
     try {
       return await this.get(auth, path, decodeOne<T>);
     } catch (error) {
@@ -171,13 +184,13 @@ export class MerchantWalletClient {
   }
 
   /** A GET through the micro-cache and coalescing, then decoded. */
-  private async get<T>(auth: string, path: string, decode: Decoder<T>): Promise<T> {
-    const response = await this.cache.get(auth, path, () => this.getWithRetries(auth, path));
+  private async get<T>(auth: Caller, path: string, decode: Decoder<T>): Promise<T> {
+    const response = await this.cache.get(auth.cacheScope, path, () => this.getWithRetries(auth, path));
     return decodeResponse(response, decode);
   }
 
   /** One GET with bounded, jittered retries on connection errors and 502/503/504. */
-  private async getWithRetries(auth: string, path: string): Promise<CachedResponse> {
+  private async getWithRetries(auth: Caller, path: string): Promise<CachedResponse> {
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= this.options.maxRetries;
       let response: RawResponse;
@@ -206,14 +219,14 @@ export class MerchantWalletClient {
   private async send(
     method: 'GET' | 'POST',
     path: string,
-    auth: string,
+    auth: Caller,
     headers: Record<string, string>,
     body: string | undefined,
   ): Promise<CachedResponse> {
     const response = await this.pool.request({
       method,
       path: this.pathPrefix + path,
-      headers: { accept: 'application/json', authorization: auth, ...headers },
+      headers: { accept: 'application/json', authorization: auth.authorization, ...headers },
       body,
     });
     const text = await response.body.text();

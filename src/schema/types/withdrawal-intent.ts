@@ -265,7 +265,7 @@ builder.mutationField('createWithdrawalIntent', (t) =>
       }
       try {
         const intent = await ctx.client.createWithdrawalIntent(
-          ctx.auth ?? '',
+          ctx.caller,
           {
             senderWalletId: walletId,
             serviceFeeMode: input.serviceFeeMode,

@@ -149,7 +149,7 @@ describe('N+1 freedom, by counted upstream calls', () => {
   });
 
   it('list responses prime the by-id loaders: a listed item is not fetched again', async () => {
-    const loaders = createLoaders(gw.client, `Bearer ${key}`);
+    const loaders = createLoaders(gw.client, gw.client.caller(`Bearer ${key}`));
     const page = await loaders.depositsPage({ page: 1, size: 2 });
     const wallets = await loaders.walletsPage({ page: 1, size: 3 });
     const deposit = await loaders.deposit.load(page.items[1]?.id as string);
