@@ -6,9 +6,6 @@
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import { loadExampleOperations } from './operations.ts';
-import { startAutoAdvance } from './sandbox/auto-advance.ts';
-import { DEMO_KEYS, seedWorld } from './sandbox/seed.ts';
-import { startSandbox } from './sandbox/server.ts';
 import { listen } from './server.ts';
 import { DEFAULT_UPSTREAM_OPTIONS, MerchantWalletClient } from './upstream/client.ts';
 import { createGateway } from './yoga.ts';
@@ -31,7 +28,15 @@ const logger = pino({
 
 let upstreamURL = config.upstreamURL;
 let stopSandbox = async () => {};
+let demoKey: string | undefined;
 if (!upstreamURL) {
+  // Loaded only in sandbox mode: a gateway fronting the real API never loads the sandbox's code.
+  const [{ startAutoAdvance }, { DEMO_KEYS, seedWorld }, { startSandbox }] = await Promise.all([
+    import('./sandbox/auto-advance.ts'),
+    import('./sandbox/seed.ts'),
+    import('./sandbox/server.ts'),
+  ]);
+  demoKey = DEMO_KEYS.acmeReadWrite;
   const { store } = seedWorld();
   const sandbox = await startSandbox({
     store,
@@ -62,7 +67,7 @@ const gateway = createGateway({
   logger,
   graphiql: config.graphiql && {
     defaultQuery: loadExampleOperations(),
-    defaultAuthorization: sandboxMode ? `Bearer ${DEMO_KEYS.acmeReadWrite}` : undefined,
+    defaultAuthorization: demoKey && `Bearer ${demoKey}`,
   },
 });
 const running = await listen(gateway, { port: config.port, host: config.host, logger });
@@ -74,9 +79,9 @@ console.log(`
 Merchant Wallet GraphQL gateway: ${running.url}/graphql${config.graphiql ? '  (open it in a browser for GraphiQL)' : ''}
 Upstream: ${sandboxMode ? `embedded sandbox at ${upstreamURL}/external/v1` : upstreamURL}
 ${
-  sandboxMode
-    ? `Demo key (Acme Coffee, read-write): ${DEMO_KEYS.acmeReadWrite}
-Try: curl -H "Authorization: Bearer ${DEMO_KEYS.acmeReadWrite}" -H 'content-type: application/json' \\
+  demoKey
+    ? `Demo key (Acme Coffee, read-write): ${demoKey}
+Try: curl -H "Authorization: Bearer ${demoKey}" -H 'content-type: application/json' \\
        -d '{"query":"{ wallets(first: 5) { nodes { address assets { currencyCode balance { availableAmount } } } } }"}' \\
        ${running.url}/graphql
 `
