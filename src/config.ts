@@ -30,6 +30,10 @@ const schema = z.object({
   UPSTREAM_CACHE_TTL_MS: integer(1_000, 0, 3_600_000),
   UPSTREAM_CACHE_MAX_BYTES: integer(32 * 1024 * 1024, 1024, 8 * 1024 * 1024 * 1024),
   GRAPHIQL: flag,
+  INTROSPECTION: flag,
+  MAX_REQUEST_BYTES: integer(100_000, 1_024, 100 * 1024 * 1024),
+  QUERY_MAX_DEPTH: integer(12, 1, 1_000),
+  QUERY_MAX_COST: integer(20_000, 1, 100_000_000),
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 0, 600_000),
   SANDBOX_PORT: integer(0, 0, 65_535),
   SANDBOX_ADMIN_TOKEN: z.string().min(8).default('sandbox-admin-token'),
@@ -54,6 +58,9 @@ export interface Config {
     cacheMaxBytes: number;
   };
   graphiql: boolean;
+  introspection: boolean;
+  maxRequestBytes: number;
+  queryLimits: { maxDepth: number; maxCost: number };
   shutdownTimeoutMs: number;
   sandbox: { port: number; adminToken: string; autoAdvanceMs: number };
 }
@@ -95,6 +102,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       cacheMaxBytes: c.UPSTREAM_CACHE_MAX_BYTES,
     },
     graphiql: c.GRAPHIQL ?? c.NODE_ENV !== 'production',
+    introspection: c.INTROSPECTION ?? c.GRAPHIQL ?? c.NODE_ENV !== 'production',
+    maxRequestBytes: c.MAX_REQUEST_BYTES,
+    queryLimits: { maxDepth: c.QUERY_MAX_DEPTH, maxCost: c.QUERY_MAX_COST },
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
     sandbox: {
       port: c.SANDBOX_PORT,

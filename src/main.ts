@@ -65,6 +65,9 @@ const sandboxMode = !config.upstreamURL;
 const gateway = createGateway({
   client,
   logger,
+  introspection: config.introspection,
+  limits: config.queryLimits,
+  maxRequestBytes: config.maxRequestBytes,
   graphiql: config.graphiql && {
     defaultQuery: loadExampleOperations(),
     defaultAuthorization: demoKey && `Bearer ${demoKey}`,

@@ -1,3 +1,5 @@
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
@@ -5,6 +7,12 @@ import { createContextFactory, type GatewayContext } from './context.ts';
 import { useAuthentication, useRefuseKeyInURL } from './plugins/authentication.ts';
 import { useErrorLogging } from './plugins/error-logging.ts';
 import { useHealthChecks } from './plugins/health.ts';
+import {
+  DEFAULT_QUERY_LIMITS,
+  type QueryLimits,
+  useMaxRequestBytes,
+  useQueryLimits,
+} from './plugins/limits.ts';
 import { useOperationStatus } from './plugins/operation-status.ts';
 import { requestIdOf, useRequestId } from './plugins/request-id.ts';
 import { schema } from './schema/index.ts';
@@ -15,6 +23,10 @@ export interface GatewayDeps {
   logger: Logger;
   /** GraphiQL at /graphql for browsers; false turns it off. */
   graphiql: false | { defaultQuery?: string; defaultAuthorization?: string };
+  /** Schema introspection; off also hides field suggestions. Default: on. */
+  introspection?: boolean;
+  limits?: Partial<QueryLimits>;
+  maxRequestBytes?: number;
 }
 
 export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext>;
@@ -23,6 +35,8 @@ export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext
 export function createGateway(deps: GatewayDeps): Gateway {
   const createContext = createContextFactory(deps);
   const graphiql = deps.graphiql;
+  const introspection = deps.introspection ?? true;
+  const limits = { ...DEFAULT_QUERY_LIMITS, blockFieldSuggestions: !introspection, ...deps.limits };
   return createYoga<Record<string, unknown>, GatewayContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -44,10 +58,18 @@ export function createGateway(deps: GatewayDeps): Gateway {
         }
       : false,
     renderGraphiQL,
+    // One operation per request: batching would multiply every limit below.
+    batching: false,
     plugins: [
       useRefuseKeyInURL(),
+      useMaxRequestBytes(deps.maxRequestBytes ?? 100_000),
       useRequestId(),
       useHealthChecks(() => deps.client.ping()),
+      // Browsers may send "simple" requests (GET, form posts) cross-site without a preflight:
+      // those must carry a custom header. JSON POSTs are preflighted and pass.
+      useCSRFPrevention({ requestHeaders: ['x-graphql-csrf', 'x-graphql-yoga-csrf'] }),
+      ...(introspection ? [] : [useDisableIntrospection()]),
+      ...useQueryLimits(limits),
       useAuthentication(),
       useOperationStatus(),
       useErrorLogging(),

@@ -7,7 +7,7 @@ import {
   MerchantWalletClient,
   type UpstreamClientOptions,
 } from '../../src/upstream/client.ts';
-import { createGateway } from '../../src/yoga.ts';
+import { createGateway, type GatewayDeps } from '../../src/yoga.ts';
 import { startTestSandbox } from './sandbox.ts';
 
 export interface GraphQLResponse<T = Record<string, unknown>> {
@@ -22,7 +22,12 @@ export interface GraphQLResponse<T = Record<string, unknown>> {
  * to run operations as a merchant and to count the upstream calls they made.
  */
 export async function startTestGateway(
-  options: { store?: SandboxStore; upstream?: Partial<UpstreamClientOptions>; clock?: () => number } = {},
+  options: {
+    store?: SandboxStore;
+    upstream?: Partial<UpstreamClientOptions>;
+    clock?: () => number;
+    gateway?: Partial<Omit<GatewayDeps, 'client' | 'logger'>>;
+  } = {},
 ) {
   const sandbox = await startTestSandbox(options.store ?? new SandboxStore());
   const client = new MerchantWalletClient(
@@ -38,7 +43,12 @@ export async function startTestGateway(
   );
   const logs: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
-  const gateway = createGateway({ client, logger, graphiql: { defaultQuery: '{ __typename }' } });
+  const gateway = createGateway({
+    client,
+    logger,
+    graphiql: { defaultQuery: '{ __typename }' },
+    ...options.gateway,
+  });
 
   async function request(
     query: string,

@@ -1,0 +1,173 @@
+import { EnvelopArmor } from '@escape.tech/graphql-armor';
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  GraphQLError,
+  type GraphQLSchema,
+  getNamedType,
+  getOperationAST,
+  isCompositeType,
+  isInterfaceType,
+  isObjectType,
+  Kind,
+  type SelectionSetNode,
+  type ValueNode,
+  valueFromASTUntyped,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { DEFAULT_WINDOW } from '../schema/pagination.ts';
+
+/**
+ * Hostile documents are refused before any upstream call, with HTTP 400 and
+ * `extensions.code: QUERY_LIMIT_EXCEEDED`: depth, aliases, tokens and directives by GraphQL Armor,
+ * cost by this module (connections weighted by first/last), body size by the HTTP layer.
+ */
+
+export interface QueryLimits {
+  maxDepth: number;
+  maxAliases: number;
+  maxTokens: number;
+  maxDirectives: number;
+  /** Sum over fields of 1, with a connection's subtree counted first/last (default 20) times. */
+  maxCost: number;
+  /** Hide "Did you mean …?" suggestions (they leak the schema when introspection is off). */
+  blockFieldSuggestions: boolean;
+}
+
+export const DEFAULT_QUERY_LIMITS: QueryLimits = {
+  maxDepth: 12,
+  maxAliases: 20,
+  maxTokens: 3_000,
+  maxDirectives: 20,
+  maxCost: 20_000,
+  blockFieldSuggestions: false,
+};
+
+const CODE = 'QUERY_LIMIT_EXCEEDED';
+
+function tag(error: GraphQLError): void {
+  const extensions = error.extensions as Record<string, unknown>;
+  extensions.code = CODE;
+  extensions.http = { status: 400 };
+}
+
+export function useQueryLimits(limits: QueryLimits): Plugin[] {
+  const onReject = [(_context: unknown, error: GraphQLError) => tag(error)];
+  const armor = new EnvelopArmor({
+    maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, onReject },
+    maxAliases: { n: limits.maxAliases, onReject },
+    maxTokens: { n: limits.maxTokens, onReject },
+    maxDirectives: { n: limits.maxDirectives, onReject },
+    // Cost is ours: Armor's cost limit does not know connections.
+    costLimit: { enabled: false },
+    blockFieldSuggestion: { enabled: limits.blockFieldSuggestions },
+  });
+  return [...(armor.protect().plugins as Plugin[]), useCostLimit(limits.maxCost), useLimitStatus()];
+}
+
+/** Armor's token limit fails in the parser, where Yoga answers 200; a refused document is a 400. */
+function useLimitStatus(): Plugin {
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
+      if (!result.errors.some((e) => (e as GraphQLError).extensions?.code === CODE)) return;
+      setResult({ ...result, extensions: { ...result.extensions, http: { status: 400 } } });
+    },
+  };
+}
+
+/**
+ * Rejects an operation whose cost exceeds `maxCost` before it executes (variables are known only
+ * then). Every field costs 1; the subtree of a field returning a *Connection type counts
+ * `first`/`last` (or the default window) times, so `deposits(first: 1000) { nodes { wallet {
+ * deposits(first: 1000) … } } }` is refused while real screens pass.
+ */
+function useCostLimit(maxCost: number): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const cost = operationCost(args.schema, args.document, args.operationName, args.variableValues ?? {});
+      if (cost <= maxCost) return;
+      const error = new GraphQLError(
+        `The operation's cost ${cost} exceeds the limit of ${maxCost}: ask for fewer items per connection or nest fewer connections.`,
+        { extensions: { code: CODE, cost, maxCost, http: { status: 400 } } },
+      );
+      setResultAndStopExecution({ data: null, errors: [error] });
+    },
+  };
+}
+
+export function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown>,
+): number {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return 0;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const root = schema.getRootType(operation.operation);
+  const visiting = new Set<string>();
+
+  const count = (value: ValueNode | undefined): number | undefined => {
+    if (!value) return undefined;
+    const resolved = valueFromASTUntyped(value, variables);
+    return typeof resolved === 'number' && resolved >= 0 ? resolved : undefined;
+  };
+
+  const costOf = (set: SelectionSetNode, type: GraphQLCompositeType): number => {
+    let total = 0;
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD) {
+        const name = selection.name.value;
+        if (name.startsWith('__')) continue;
+        const field = isObjectType(type) || isInterfaceType(type) ? type.getFields()[name] : undefined;
+        const fieldType = field && getNamedType(field.type);
+        let cost = 1;
+        if (selection.selectionSet && fieldType && isCompositeType(fieldType)) {
+          const children = costOf(selection.selectionSet, fieldType);
+          const argument = (n: string) => selection.arguments?.find((a) => a.name.value === n)?.value;
+          const times = fieldType.name.endsWith('Connection')
+            ? (count(argument('first')) ?? count(argument('last')) ?? DEFAULT_WINDOW)
+            : 1;
+          cost += times * children;
+        }
+        total += cost;
+      } else {
+        const fragment =
+          selection.kind === Kind.INLINE_FRAGMENT ? selection : fragments.get(selection.name.value);
+        if (!fragment) continue;
+        const key = selection.kind === Kind.FRAGMENT_SPREAD ? selection.name.value : '';
+        if (key && visiting.has(key)) continue;
+        if (key) visiting.add(key);
+        const condition = fragment.typeCondition && schema.getType(fragment.typeCondition.name.value);
+        total += costOf(fragment.selectionSet, condition && isCompositeType(condition) ? condition : type);
+        if (key) visiting.delete(key);
+      }
+    }
+    return total;
+  };
+  return root ? costOf(operation.selectionSet, root) : 0;
+}
+
+/** Refuses request bodies over `maxBytes` by their Content-Length, before Yoga reads them. */
+export function useMaxRequestBytes(maxBytes: number): Plugin {
+  return {
+    onRequest({ request, endResponse }) {
+      const length = Number(request.headers.get('content-length') ?? 0);
+      if (length <= maxBytes) return;
+      const error = new GraphQLError(`Request bodies are limited to ${maxBytes} bytes; received ${length}.`, {
+        extensions: { code: 'REQUEST_TOO_LARGE' },
+      });
+      endResponse(
+        new Response(JSON.stringify({ errors: [error.toJSON()] }), {
+          status: 413,
+          headers: { 'content-type': 'application/json; charset=utf-8', connection: 'close' },
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,148 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+
+let gw: TestGateway;
+let key: string;
+let walletId: string;
+
+beforeAll(async () => {
+  gw = await startTestGateway();
+  const merchant = await gw.sandbox.world.merchant();
+  key = merchant.key;
+  walletId = (await gw.sandbox.world.wallet(merchant.id)).id;
+  await gw.sandbox.world.deposit(walletId, { amount: '5' });
+});
+beforeEach(() => gw.resetCalls());
+afterAll(() => gw.close());
+
+async function refused(query: string, variables: Record<string, unknown> = {}) {
+  const response = await gw.request(query, variables, { key });
+  expect(response.status).toBe(400);
+  expect(response.body.errors?.[0]?.extensions?.code).toBe('QUERY_LIMIT_EXCEEDED');
+  expect(gw.upstreamCalls()).toEqual([]);
+  return response.body.errors?.[0];
+}
+
+describe('hostile documents are refused before any upstream call', () => {
+  it('depth', async () => {
+    // deposits > nodes > wallet, four times over: depth 13.
+    let selection = 'address';
+    for (let i = 0; i < 4; i++) selection = `deposits(first: 1) { nodes { wallet { ${selection} } } }`;
+    const error = await refused(`{ ${selection} }`);
+    expect(error.message).toMatch(/depth/i);
+  });
+
+  it('aliases', async () => {
+    const fields = Array.from({ length: 21 }, (_, i) => `a${i}: wallets(first: 1) { totalCount }`).join(' ');
+    const error = await refused(`{ ${fields} }`);
+    expect(error.message).toMatch(/alias/i);
+  });
+
+  it('tokens', async () => {
+    const fields = Array.from({ length: 3_100 }, () => 'address').join(' ');
+    await refused(`{ wallets(first: 1) { nodes { ${fields} } } }`);
+  });
+
+  it('directives', async () => {
+    const fields = Array.from({ length: 21 }, () => '__typename @include(if: true)').join(' ');
+    await refused(`{ ${fields} wallets(first: 1) { totalCount } }`);
+  });
+
+  it('cost, with connections weighted by first/last (variables included)', async () => {
+    const error = await refused(
+      'query($n: Int!) { deposits(first: $n) { nodes { wallet { deposits(first: $n) { nodes { id amount } } } } } }',
+      { n: 1000 },
+    );
+    expect(error.message).toMatch(/cost \d+ exceeds the limit of 20000/);
+    expect(error.extensions).toMatchObject({ maxCost: 20_000 });
+  });
+
+  it('batched operations', async () => {
+    const response = await gw.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify([{ query: '{ wallets(first: 1) { totalCount } }' }, { query: '{ __typename }' }]),
+    });
+    expect(response.status).toBe(400);
+    expect(gw.upstreamCalls()).toEqual([]);
+  });
+
+  it('request bodies over the size cap (413)', async () => {
+    const response = await gw.request(
+      `{ wallets(first: 1) { totalCount } } # ${'x'.repeat(120_000)}`,
+      {},
+      { key },
+    );
+    expect(response.status).toBe(413);
+    expect(response.body.errors?.[0]?.extensions).toEqual({ code: 'REQUEST_TOO_LARGE' });
+    expect(gw.upstreamCalls()).toEqual([]);
+  });
+});
+
+describe('realistic documents pass', () => {
+  it('every example operation and the largest realistic screen', async () => {
+    const dir = new URL('../../../schema/operations/', import.meta.url);
+    for (const name of readdirSync(dir)) {
+      const query = readFileSync(new URL(name, dir), 'utf8');
+      const response = await gw.request(query, { id: walletId, input: null }, { key });
+      expect(
+        response.body.errors?.map((e: { extensions?: { code?: string } }) => e.extensions?.code) ?? [],
+      ).not.toContain('QUERY_LIMIT_EXCEEDED');
+    }
+    const screen = await gw.request(
+      `{ wallets(first: 20) { totalCount nodes { id restId address status createdAt
+          assets { currencyCode nickname balance { availableAmount lockedAmount } }
+          deposits(first: 10) { totalCount pageInfo { hasNextPage endCursor } nodes { id status amount amountFee amountNet currencyCode createdAt transaction { hash legs { type amount currencyCode } } } }
+          withdrawalIntents(first: 10) { totalCount nodes { id status amount amountGross amountFee amountNet destination { identifier } createdAt } } } }
+        deposits(first: 50) { nodes { id amount status wallet { address } } } }`,
+      {},
+      { key },
+    );
+    expect(screen.status).toBe(200);
+    expect(screen.body.errors).toBeUndefined();
+  });
+});
+
+describe('browsers and production', () => {
+  it('protects against CSRF: simple requests need a custom header', async () => {
+    const url = `http://gateway.test/graphql?query=${encodeURIComponent('{ wallets(first: 1) { totalCount } }')}`;
+    const bare = await gw.gateway.fetch(url, { headers: { authorization: `Bearer ${key}` } });
+    expect(bare.status).toBe(403);
+    const form = await gw.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query: '{ wallets(first: 1) { totalCount } }' }),
+    });
+    expect(form.status).toBe(403);
+    expect(gw.upstreamCalls()).toEqual([]);
+    const withHeader = await gw.gateway.fetch(url, {
+      headers: { authorization: `Bearer ${key}`, 'x-graphql-csrf': '1', accept: 'application/json' },
+    });
+    expect(withHeader.status).toBe(200);
+    expect(await withHeader.json()).toEqual({ data: { wallets: { totalCount: 1 } } });
+  });
+
+  it('turns introspection and field suggestions off when configured', async () => {
+    const closed = await startTestGateway({ gateway: { introspection: false, graphiql: false } });
+    try {
+      const merchant = await closed.sandbox.world.merchant();
+      const introspection = await closed.request(
+        '{ __schema { types { name } } }',
+        {},
+        { key: merchant.key },
+      );
+      expect(introspection.body.errors?.[0]).toMatchObject({
+        message:
+          'GraphQL introspection has been disabled, but the requested query contained the field "__schema".',
+        extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+      });
+      const typo = await closed.request('{ walets(first: 1) { totalCount } }', {}, { key: merchant.key });
+      expect(JSON.stringify(typo.body)).not.toMatch(/Did you mean/);
+      const open = await gw.request('{ walets(first: 1) { totalCount } }', {}, { key });
+      expect(JSON.stringify(open.body)).toMatch(/Did you mean/);
+    } finally {
+      await closed.close();
+    }
+  });
+});
