@@ -25,6 +25,7 @@ const schema = z.object({
   UPSTREAM_HEADERS_TIMEOUT_MS: integer(10_000, 1, 600_000),
   UPSTREAM_BODY_TIMEOUT_MS: integer(10_000, 1, 600_000),
   UPSTREAM_RETRIES: integer(2, 0, 10),
+  UPSTREAM_MAX_RETRY_AFTER_MS: integer(1_000, 0, 60_000),
   UPSTREAM_CONNECTIONS: integer(64, 1, 10_000),
   UPSTREAM_MAX_RESPONSE_BYTES: integer(16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   UPSTREAM_CACHE_TTL_MS: integer(1_000, 0, 3_600_000),
@@ -52,6 +53,7 @@ export interface Config {
     headersTimeoutMs: number;
     bodyTimeoutMs: number;
     maxRetries: number;
+    maxRetryAfterMs: number;
     connections: number;
     maxResponseBytes: number;
     cacheTtlMs: number;
@@ -96,6 +98,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       headersTimeoutMs: c.UPSTREAM_HEADERS_TIMEOUT_MS,
       bodyTimeoutMs: c.UPSTREAM_BODY_TIMEOUT_MS,
       maxRetries: c.UPSTREAM_RETRIES,
+      maxRetryAfterMs: c.UPSTREAM_MAX_RETRY_AFTER_MS,
       connections: c.UPSTREAM_CONNECTIONS,
       maxResponseBytes: c.UPSTREAM_MAX_RESPONSE_BYTES,
       cacheTtlMs: c.UPSTREAM_CACHE_TTL_MS,

@@ -84,6 +84,7 @@ export function fromUpstreamStatus(
   status: number,
   code: string | null,
   message: string | null,
+  retryAfterMs?: number,
 ): GatewayError {
   const upstream = { status, code };
   if (status === 401)
@@ -94,8 +95,15 @@ export function fromUpstreamStatus(
     });
   }
   if (status === 404) return new GatewayError('NOT_FOUND', 'Not found.', { upstream });
-  if (status === 429)
-    return new GatewayError('RATE_LIMITED', 'The REST API is rate limiting requests.', { upstream });
+  if (status === 429) {
+    // How long the client should wait, when the REST API said.
+    const extensions =
+      retryAfterMs === undefined ? {} : { retryAfterSeconds: Math.ceil(retryAfterMs / 1000) };
+    return new GatewayError('RATE_LIMITED', 'The REST API is rate limiting requests.', {
+      upstream,
+      extensions,
+    });
+  }
   if (status >= 400 && status < 500) {
     // The spec's message field is meant for humans and names the offending field; it is the only
     // upstream text a client sees.

@@ -168,13 +168,28 @@ export class Sandbox {
       }
       if (fault.status !== undefined) {
         entry.status = fault.status;
-        const body =
-          fault.body ?? JSON.stringify({ code: 'fault_injected', message: 'Injected fault.', data: null });
+        const body = Buffer.from(
+          fault.body ?? JSON.stringify({ code: 'fault_injected', message: 'Injected fault.', data: null }),
+        );
         res.writeHead(fault.status, {
           'content-type': 'application/json',
+          'content-length': body.length,
           'x-request-id': ctx.requestId,
           ...fault.headers,
         });
+        if (fault.truncate) {
+          res.write(body.subarray(0, Math.floor(body.length / 2)), () => req.socket.destroy());
+          return;
+        }
+        if (fault.dripMs !== undefined) {
+          for (const byte of body) {
+            if (res.destroyed) return;
+            res.write(Buffer.from([byte]));
+            await sleep(fault.dripMs);
+          }
+          res.end();
+          return;
+        }
         res.end(body);
         return;
       }

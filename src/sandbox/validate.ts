@@ -92,6 +92,10 @@ export const faultBody = z.strictObject({
   headers: z.record(z.string(), z.string()).default({}),
   reset: z.boolean().default(false),
   hang: z.boolean().default(false),
+  /** Declare the full Content-Length, send half the body, then cut the connection. */
+  truncate: z.boolean().default(false),
+  /** Send the body one byte every dripMs milliseconds. */
+  dripMs: z.number().int().min(1).max(60_000).optional(),
   times: z.number().int().positive().nullable().default(null),
 });
 export type FaultInput = z.infer<typeof faultBody>;

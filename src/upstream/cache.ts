@@ -13,6 +13,8 @@ export interface CachedResponse {
   json: unknown;
   /** Size of the body as received; the cache is bounded by the sum of these. */
   bytes: number;
+  /** The Retry-After header, in milliseconds, when the answer had one. */
+  retryAfterMs?: number;
 }
 
 export interface ResponseCacheOptions {

@@ -34,6 +34,8 @@ export interface UpstreamClientOptions {
   maxRetries: number;
   /** Base of the jittered exponential backoff between GET attempts. */
   retryBaseDelayMs: number;
+  /** A 429's Retry-After up to this long is waited out and the GET retried; longer ones are surfaced. */
+  maxRetryAfterMs: number;
   connections: number;
   maxResponseBytes: number;
   /** Micro-cache TTL for 2xx GETs, per caller key; 0 disables it (coalescing stays on). */
@@ -47,6 +49,7 @@ export const DEFAULT_UPSTREAM_OPTIONS: Omit<UpstreamClientOptions, 'baseURL'> = 
   bodyTimeoutMs: 10_000,
   maxRetries: 2,
   retryBaseDelayMs: 50,
+  maxRetryAfterMs: 1_000,
   connections: 64,
   maxResponseBytes: 16 * 1024 * 1024,
   cacheTtlMs: 1_000,
@@ -207,6 +210,11 @@ export class MerchantWalletClient {
         await this.backoff(attempt);
         continue;
       }
+      const wait = response.retryAfterMs;
+      if (!last && response.status === 429 && wait !== undefined && wait <= this.options.maxRetryAfterMs) {
+        await sleep(wait);
+        continue;
+      }
       return response;
     }
   }
@@ -236,7 +244,14 @@ export class MerchantWalletClient {
     } catch {
       json = undefined;
     }
-    return { status: response.statusCode, json, bytes: text.length };
+    const retryAfter = response.headers['retry-after'];
+    const retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+    return {
+      status: response.statusCode,
+      json,
+      bytes: text.length,
+      ...(retryAfterMs !== undefined && { retryAfterMs }),
+    };
   }
 }
 
@@ -249,13 +264,21 @@ function query(params: ListParams): string {
   return `?${search.toString().replace(/%2C/g, ',')}`;
 }
 
+/** Retry-After as delay-seconds or an HTTP date, in milliseconds from now. */
+function parseRetryAfter(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  if (/^\d{1,6}$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
 function decodeResponse<T>(response: RawResponse, decode: Decoder<T>): T {
   const { status, json } = response;
   if (status < 200 || status >= 300) {
     const envelope = isObject(json) ? json : {};
     const code = typeof envelope.code === 'string' ? envelope.code : null;
     const message = typeof envelope.message === 'string' ? envelope.message : null;
-    throw fromUpstreamStatus(status, code, message);
+    throw fromUpstreamStatus(status, code, message, response.retryAfterMs);
   }
   if (!isObject(json)) throw upstreamMalformed(status, 'not a JSON object');
   if (json.code !== 'ok') throw upstreamMalformed(status, 'envelope code is not "ok"');
