@@ -2,6 +2,7 @@ import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { createLoaders, type Loaders } from './loaders.ts';
 import type { Caller, MerchantWalletClient } from './upstream/client.ts';
+import type { WithdrawalService } from './withdrawals.ts';
 
 /** What every resolver gets. Built fresh for each GraphQL request. */
 export interface GatewayContext {
@@ -11,6 +12,7 @@ export interface GatewayContext {
   caller: Caller;
   requestId: string;
   client: MerchantWalletClient;
+  withdrawals: WithdrawalService;
   loaders: Loaders;
   logger: Logger;
 }
@@ -23,7 +25,11 @@ export function authorizationOf(request: Request): string | null {
   return header && BEARER.test(header) ? header : null;
 }
 
-export function createContextFactory(deps: { client: MerchantWalletClient; logger: Logger }) {
+export function createContextFactory(deps: {
+  client: MerchantWalletClient;
+  withdrawals: WithdrawalService;
+  logger: Logger;
+}) {
   return (initial: YogaInitialContext & { requestId?: string }): GatewayContext => {
     const auth = authorizationOf(initial.request);
     const requestId = initial.requestId ?? 'unknown';
@@ -34,6 +40,7 @@ export function createContextFactory(deps: { client: MerchantWalletClient; logge
       caller,
       requestId,
       client: deps.client,
+      withdrawals: deps.withdrawals,
       loaders: createLoaders(deps.client, caller),
       // Most requests log nothing: the child logger is made on first use.
       get logger() {

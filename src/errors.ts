@@ -205,9 +205,16 @@ const USER_ERRORS: Record<string, UserErrorClass> = {
   idempotency_key_reused: IdempotencyKeyReusedError,
 };
 
-/** The typed mutation result for a REST error code, or null when the code is not a business failure. */
-export function toWithdrawalUserError(error: GatewayError): WithdrawalUserError | null {
-  const code = error.upstream?.code;
+/** The typed mutation result for a REST business error code, or null for any other code. */
+export function withdrawalUserError(
+  code: string | null | undefined,
+  message: string,
+): WithdrawalUserError | null {
   const ErrorClass = code ? USER_ERRORS[code] : undefined;
-  return ErrorClass ? new ErrorClass(error.message) : null;
+  return ErrorClass ? new ErrorClass(message) : null;
+}
+
+/** The typed mutation result for a REST error, or null when it is not a business failure. */
+export function toWithdrawalUserError(error: GatewayError): WithdrawalUserError | null {
+  return withdrawalUserError(error.upstream?.code, error.message);
 }

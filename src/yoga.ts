@@ -4,6 +4,7 @@ import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { createContextFactory, type GatewayContext } from './context.ts';
+import { type IdempotencyStore, MemoryIdempotencyStore } from './idempotency.ts';
 import { useAuthentication, useRefuseKeyInURL } from './plugins/authentication.ts';
 import { useErrorLogging } from './plugins/error-logging.ts';
 import { useHealthChecks } from './plugins/health.ts';
@@ -17,6 +18,7 @@ import { useOperationStatus } from './plugins/operation-status.ts';
 import { requestIdOf, useRequestId } from './plugins/request-id.ts';
 import { schema } from './schema/index.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
+import { WithdrawalService } from './withdrawals.ts';
 
 export interface GatewayDeps {
   client: MerchantWalletClient;
@@ -27,13 +29,19 @@ export interface GatewayDeps {
   introspection?: boolean;
   limits?: Partial<QueryLimits>;
   maxRequestBytes?: number;
+  /** Where idempotency keys of createWithdrawalIntent are kept; default: this process's memory. */
+  idempotencyStore?: IdempotencyStore;
 }
 
 export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext>;
 
 /** The whole GraphQL gateway as one fetch-style handler; tests call `gateway.fetch` directly. */
 export function createGateway(deps: GatewayDeps): Gateway {
-  const createContext = createContextFactory(deps);
+  const withdrawals = new WithdrawalService(
+    deps.client,
+    deps.idempotencyStore ?? new MemoryIdempotencyStore(),
+  );
+  const createContext = createContextFactory({ ...deps, withdrawals });
   const graphiql = deps.graphiql;
   const introspection = deps.introspection ?? true;
   const limits = { ...DEFAULT_QUERY_LIMITS, blockFieldSuggestions: !introspection, ...deps.limits };

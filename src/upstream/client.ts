@@ -131,8 +131,17 @@ export class MerchantWalletClient {
     return this.getOrNull(auth, `/deposits/${encodeURIComponent(id)}`);
   }
 
-  listWithdrawalIntents(auth: Caller, params: ListParams): Promise<Page<WithdrawalIntentDTO>> {
-    return this.get(auth, `/withdrawal-intents${query(params)}`, decodePage<WithdrawalIntentDTO>);
+  /** `fresh` skips the micro-cache and coalescing: for reconciling a withdrawal, nothing stale will do. */
+  listWithdrawalIntents(
+    auth: Caller,
+    params: ListParams,
+    options: { fresh?: boolean } = {},
+  ): Promise<Page<WithdrawalIntentDTO>> {
+    const path = `/withdrawal-intents${query(params)}`;
+    if (options.fresh) {
+      return this.getWithRetries(auth, path).then((r) => decodeResponse(r, decodePage<WithdrawalIntentDTO>));
+    }
+    return this.get(auth, path, decodePage<WithdrawalIntentDTO>);
   }
 
   getWithdrawalIntent(auth: Caller, id: string): Promise<WithdrawalIntentDTO | null> {

@@ -6,10 +6,8 @@ import {
   DestinationInternalError,
   DestinationInvalidError,
   IdempotencyKeyReusedError,
-  isGatewayError,
   MonthlyLimitExceededError,
   ServiceFeeNotCoveredError,
-  toWithdrawalUserError,
   type WithdrawalUserError,
 } from '../../errors.ts';
 import type { WithdrawalIntentDTO } from '../../upstream/types.ts';
@@ -263,30 +261,25 @@ builder.mutationField('createWithdrawalIntent', (t) =>
           'destination.identifier must be a Tron address (base58check, version byte 0x41).',
         );
       }
-      try {
-        const intent = await ctx.client.createWithdrawalIntent(
-          ctx.caller,
-          {
-            senderWalletId: walletId,
-            serviceFeeMode: input.serviceFeeMode,
-            currencyCode: input.currencyCode,
-            amount: input.amount,
-            destination: {
-              type: input.destination.type,
-              rail: input.destination.rail,
-              identifier: input.destination.identifier,
-            },
+      const intent = await ctx.withdrawals.create(
+        ctx.caller,
+        {
+          senderWalletId: walletId,
+          serviceFeeMode: input.serviceFeeMode,
+          currencyCode: input.currencyCode,
+          amount: input.amount,
+          destination: {
+            type: input.destination.type,
+            rail: input.destination.rail,
+            identifier: input.destination.identifier,
           },
-          key,
-        );
-        // The wallet's balances changed: later reads in this request must not see the old ones.
-        ctx.loaders.wallet.clear(walletId);
-        ctx.loaders.withdrawalIntent.prime(intent.id, intent);
-        return { ...intent };
-      } catch (error) {
-        if (isGatewayError(error)) throw toWithdrawalUserError(error) ?? error;
-        throw error;
-      }
+        },
+        key,
+      );
+      // The wallet's balances changed: later reads in this request must not see the old ones.
+      ctx.loaders.wallet.clear(walletId);
+      ctx.loaders.withdrawalIntent.prime(intent.id, intent);
+      return { ...intent };
     },
   }),
 );
