@@ -203,6 +203,7 @@ export class Sandbox {
       return this.externalRoutes;
     });
     entry.status = reply.status;
+    if (fault?.respondAfterMs) await sleep(fault.respondAfterMs);
     send(res, reply, ctx.requestId);
   }
 

@@ -94,6 +94,8 @@ export const faultBody = z.strictObject({
   hang: z.boolean().default(false),
   /** Declare the full Content-Length, send half the body, then cut the connection. */
   truncate: z.boolean().default(false),
+  /** Process the request normally, then wait this long before answering (the work is done either way). */
+  respondAfterMs: z.number().int().min(0).max(600_000).optional(),
   /** Send the body one byte every dripMs milliseconds. */
   dripMs: z.number().int().min(1).max(60_000).optional(),
   times: z.number().int().positive().nullable().default(null),

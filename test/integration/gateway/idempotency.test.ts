@@ -1,0 +1,124 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CreateWithdrawalDocument, type CreateWithdrawalMutationVariables } from '../../generated/graphql.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startTestGateway({ upstream: { headersTimeoutMs: 400 } });
+});
+beforeEach(() => gw.resetCalls());
+afterEach(() => gw.sandbox.admin('DELETE', '/faults'));
+afterAll(() => gw.close());
+
+async function merchant() {
+  const m = await gw.sandbox.world.merchant();
+  const wallet = await gw.sandbox.world.wallet(m.id, { USDT: '10000', TRX: '0' });
+  const input = (overrides: Partial<CreateWithdrawalMutationVariables['input']> = {}) =>
+    ({
+      walletId: wallet.id,
+      serviceFeeMode: 'EXCLUSIVE',
+      currencyCode: 'USDT',
+      amount: '25.00',
+      destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
+      ...overrides,
+    }) as CreateWithdrawalMutationVariables['input'];
+  const create = (overrides: Partial<CreateWithdrawalMutationVariables['input']> = {}) =>
+    gw.run(CreateWithdrawalDocument, { input: input(overrides) }, m.key);
+  const intents = async () =>
+    (await gw.sandbox.call('GET', '/external/v1/withdrawal-intents?size=1000', { key: m.key })).body.data as {
+      id: string;
+    }[];
+  return { m, wallet, create, intents };
+}
+
+const intentId = (r: { body: { data?: unknown } }) =>
+  (r.body.data as { createWithdrawalIntent?: { withdrawalIntent?: { id: string } } } | null)
+    ?.createWithdrawalIntent?.withdrawalIntent?.id;
+const posts = () => gw.upstreamCalls().filter((c) => c.startsWith('POST'));
+
+describe('idempotent withdrawals', () => {
+  it('500 concurrent submissions with one key create exactly one intent', async () => {
+    const { create, intents } = await merchant();
+    const results = await Promise.all(
+      Array.from({ length: 500 }, () => create({ idempotencyKey: 'burst-1' })),
+    );
+    const ids = new Set(results.map(intentId));
+    expect(ids.size).toBe(1);
+    expect([...ids][0]).toMatch(/^[A-Za-z0-9+/=]+$/);
+    expect(posts()).toHaveLength(1);
+    expect(await intents()).toHaveLength(1);
+  });
+
+  it('replays the result later, and refuses the same key with another input, without calling upstream', async () => {
+    const { create, intents } = await merchant();
+    const first = await create({ idempotencyKey: 'k-replay' });
+    gw.resetCalls();
+    const again = await create({ idempotencyKey: 'k-replay' });
+    expect(intentId(again)).toBe(intentId(first));
+    const other = await create({ idempotencyKey: 'k-replay', amount: '26.00' });
+    expect(other.body.data?.createWithdrawalIntent).toMatchObject({
+      __typename: 'IdempotencyKeyReusedError',
+      code: 'idempotency_key_reused',
+    });
+    expect(gw.upstreamCalls()).toEqual([]);
+    expect(await intents()).toHaveLength(1);
+  });
+
+  it('replays a business refusal without calling upstream again', async () => {
+    const { create } = await merchant();
+    const refused = await create({ idempotencyKey: 'k-poor', amount: '99999.00' });
+    expect(refused.body.data?.createWithdrawalIntent).toMatchObject({
+      __typename: 'BalanceInsufficientError',
+    });
+    gw.resetCalls();
+    const again = await create({ idempotencyKey: 'k-poor', amount: '99999.00' });
+    expect(again.body.data?.createWithdrawalIntent).toEqual(refused.body.data?.createWithdrawalIntent);
+    expect(gw.upstreamCalls()).toEqual([]);
+  });
+
+  it('reconciles after a timeout that happened after the upstream created the intent: exactly one intent', async () => {
+    const { create, intents } = await merchant();
+    // An identical intent made earlier under another key must not be mistaken for this one.
+    const earlier = await create({ idempotencyKey: 'k-earlier' });
+    // The REST API takes longer than the gateway waits, then creates the intent anyway.
+    await gw.sandbox.admin('POST', '/faults', {
+      method: 'POST',
+      path: '/external/v1/withdrawal-intents',
+      respondAfterMs: 1_500,
+      times: 1,
+    });
+    const timedOut = await create({ idempotencyKey: 'k-timeout' });
+    expect(timedOut.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'OUTCOME_UNKNOWN',
+      idempotencyKey: 'k-timeout',
+    });
+    expect(await intents()).toHaveLength(2);
+    gw.resetCalls();
+    const replay = await create({ idempotencyKey: 'k-timeout' });
+    const created = (await intents()).map((i) => i.id);
+    expect(created).toHaveLength(2);
+    const replayed = replay.body.data?.createWithdrawalIntent as { withdrawalIntent: { restId: string } };
+    expect(created).toContain(replayed.withdrawalIntent.restId);
+    expect(intentId(replay)).not.toBe(intentId(earlier));
+    // Reconciled from the list: no second POST.
+    expect(posts()).toEqual([]);
+  });
+
+  it('without a key, an unknown outcome is never retried', async () => {
+    const { create, intents } = await merchant();
+    await gw.sandbox.admin('POST', '/faults', {
+      method: 'POST',
+      path: '/external/v1/withdrawal-intents',
+      respondAfterMs: 1_500,
+      times: 1,
+    });
+    const result = await create();
+    expect(result.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'OUTCOME_UNKNOWN',
+      idempotencyKey: null,
+    });
+    expect(posts()).toHaveLength(1);
+    expect(await intents()).toHaveLength(1);
+  });
+});
