@@ -29,11 +29,14 @@ export function createContextFactory(deps: {
   client: MerchantWalletClient;
   withdrawals: WithdrawalService;
   logger: Logger;
+  /** Time budget of one GraphQL request for all its upstream calls; undefined: none. */
+  requestDeadlineMs?: number;
 }) {
   return (initial: YogaInitialContext & { requestId?: string }): GatewayContext => {
     const auth = authorizationOf(initial.request);
     const requestId = initial.requestId ?? 'unknown';
-    const caller = deps.client.caller(auth ?? '');
+    const deadline = deps.requestDeadlineMs === undefined ? undefined : Date.now() + deps.requestDeadlineMs;
+    const caller = deps.client.caller(auth ?? '', deadline);
     let logger: Logger | undefined;
     return {
       auth,

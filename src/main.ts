@@ -68,6 +68,7 @@ const gateway = createGateway({
   introspection: config.introspection,
   limits: config.queryLimits,
   maxRequestBytes: config.maxRequestBytes,
+  requestDeadlineMs: config.requestDeadlineMs,
   graphiql: config.graphiql && {
     defaultQuery: loadExampleOperations(),
     defaultAuthorization: demoKey && `Bearer ${demoKey}`,

@@ -29,6 +29,8 @@ export interface GatewayDeps {
   introspection?: boolean;
   limits?: Partial<QueryLimits>;
   maxRequestBytes?: number;
+  /** Time budget of one GraphQL request for all its upstream calls, retries included. Default 15 s. */
+  requestDeadlineMs?: number;
   /** Where idempotency keys of createWithdrawalIntent are kept; default: this process's memory. */
   idempotencyStore?: IdempotencyStore;
 }
@@ -41,7 +43,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
     deps.client,
     deps.idempotencyStore ?? new MemoryIdempotencyStore(),
   );
-  const createContext = createContextFactory({ ...deps, withdrawals });
+  const createContext = createContextFactory({
+    ...deps,
+    withdrawals,
+    requestDeadlineMs: deps.requestDeadlineMs ?? 15_000,
+  });
   const graphiql = deps.graphiql;
   const introspection = deps.introspection ?? true;
   const limits = { ...DEFAULT_QUERY_LIMITS, blockFieldSuggestions: !introspection, ...deps.limits };

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import {
   fromUpstreamStatus,
   type GatewayError,
@@ -72,6 +72,8 @@ const TIMEOUT_ERRORS = new Set([
   'UND_ERR_HEADERS_TIMEOUT',
   'UND_ERR_BODY_TIMEOUT',
   'UND_ERR_CONNECT_TIMEOUT',
+  // The GraphQL request's own deadline (see Caller.deadline).
+  'DEADLINE',
 ]);
 
 type Decoder<T> = (data: unknown, paging: unknown) => T;
@@ -83,6 +85,8 @@ type Decoder<T> = (data: unknown, paging: unknown) => T;
 export interface Caller {
   readonly authorization: string;
   readonly cacheScope: string;
+  /** Epoch ms by which every upstream call of this GraphQL request must be done (retries included). */
+  readonly deadline?: number;
 }
 
 export class MerchantWalletClient {
@@ -110,8 +114,12 @@ export class MerchantWalletClient {
     });
   }
 
-  caller(authorization: string): Caller {
-    return { authorization, cacheScope: this.cache.scopeOf(authorization) };
+  caller(authorization: string, deadline?: number): Caller {
+    return {
+      authorization,
+      cacheScope: this.cache.scopeOf(authorization),
+      ...(deadline !== undefined && { deadline }),
+    };
   }
 
   listWallets(auth: Caller, params: ListParams): Promise<Page<WalletDTO>> {
@@ -204,7 +212,7 @@ export class MerchantWalletClient {
   /** One GET with bounded, jittered retries on connection errors and 502/503/504. */
   private async getWithRetries(auth: Caller, path: string): Promise<CachedResponse> {
     for (let attempt = 0; ; attempt++) {
-      const last = attempt >= this.options.maxRetries;
+      const last = attempt >= this.options.maxRetries || !this.hasTimeLeft(auth, attempt);
       let response: RawResponse;
       try {
         response = await this.send('GET', path, auth, {}, undefined);
@@ -233,6 +241,13 @@ export class MerchantWalletClient {
     return sleep(Math.random() * ceiling);
   }
 
+  /** Whether another attempt still fits before the caller's deadline. */
+  private hasTimeLeft(auth: Caller, attempt: number): boolean {
+    return (
+      auth.deadline === undefined || Date.now() + this.options.retryBaseDelayMs * 2 ** attempt < auth.deadline
+    );
+  }
+
   private async send(
     method: 'GET' | 'POST',
     path: string,
@@ -240,13 +255,28 @@ export class MerchantWalletClient {
     headers: Record<string, string>,
     body: string | undefined,
   ): Promise<CachedResponse> {
-    const response = await this.pool.request({
-      method,
-      path: this.pathPrefix + path,
-      headers: { accept: 'application/json', authorization: auth.authorization, ...headers },
-      body,
-    });
-    const text = await response.body.text();
+    const remaining = auth.deadline === undefined ? undefined : auth.deadline - Date.now();
+    if (remaining !== undefined && remaining <= 0)
+      throw Object.assign(new Error('request deadline passed'), { code: 'DEADLINE' });
+    const signal = remaining === undefined ? undefined : AbortSignal.timeout(remaining);
+    let response: Dispatcher.ResponseData;
+    let text: string;
+    try {
+      response = await this.pool.request({
+        method,
+        path: this.pathPrefix + path,
+        headers: { accept: 'application/json', authorization: auth.authorization, ...headers },
+        body,
+        ...(signal && { signal }),
+      });
+      text = await response.body.text();
+    } catch (error) {
+      // However undici words an abort, past the deadline it is the deadline.
+      if (signal?.aborted) {
+        throw Object.assign(new Error('request deadline passed', { cause: error }), { code: 'DEADLINE' });
+      }
+      throw error;
+    }
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -322,6 +352,8 @@ function errorCode(json: unknown): string | null {
 }
 
 function errorCodeOf(error: unknown): string {
+  // AbortSignal.timeout() aborts with a DOMException named TimeoutError: the request's deadline.
+  if ((error as { name?: unknown })?.name === 'TimeoutError') return 'DEADLINE';
   const code = (error as { code?: unknown })?.code ?? (error as { cause?: { code?: unknown } })?.cause?.code;
   return typeof code === 'string' ? code : '';
 }

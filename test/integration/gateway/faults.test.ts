@@ -110,3 +110,36 @@ describe('fault matrix (GETs)', () => {
     expect(body).toEqual({ data: { wallets: { totalCount: 1 }, deposits: { totalCount: 0 } } });
   });
 });
+
+describe('request deadline', () => {
+  it('bounds the whole GraphQL request, retries included', async () => {
+    const tight = await startTestGateway({
+      gateway: { requestDeadlineMs: 600 },
+      upstream: { headersTimeoutMs: 10_000, retryBaseDelayMs: 100, maxRetries: 10 },
+    });
+    try {
+      const m = await tight.sandbox.world.merchant();
+      // A slow upstream: the deadline, not the 10 s headers timeout, ends the call.
+      await tight.sandbox.admin('POST', '/faults', {
+        method: 'GET',
+        path: '/external/v1/wallets',
+        latencyMs: 5_000,
+        times: 1,
+      });
+      const slow = await tight.request('{ wallets(first: 1) { totalCount } }', {}, { key: m.key });
+      expect(slow.body.errors?.[0]).toMatchObject({ extensions: { code: 'UPSTREAM_TIMEOUT' } });
+      // A failing upstream: ten retries do not fit in 600 ms, so fewer are made.
+      tight.resetCalls();
+      await tight.sandbox.admin('POST', '/faults', {
+        method: 'GET',
+        path: '/external/v1/deposits',
+        status: 503,
+      });
+      const failing = await tight.request('{ deposits(first: 1) { totalCount } }', {}, { key: m.key });
+      expect(failing.body.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
+      expect(tight.upstreamCalls().length).toBeLessThan(11);
+    } finally {
+      await tight.close();
+    }
+  });
+});
