@@ -68,6 +68,16 @@ describe('hostile documents are refused before any upstream call', () => {
     expect(gw.upstreamCalls()).toEqual([]);
   });
 
+  it('malformed JSON', async () => {
+    const response = await gw.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: '{"query": "{ wallets(first: 1) { totalCount } }"',
+    });
+    expect(response.status).toBe(400);
+    expect(gw.upstreamCalls()).toEqual([]);
+  });
+
   it('request bodies over the size cap (413)', async () => {
     const response = await gw.request(
       `{ wallets(first: 1) { totalCount } } # ${'x'.repeat(120_000)}`,
