@@ -8,11 +8,12 @@
  * call the REST API for every operation; coalescing of identical in-flight GETs stays on, as in
  * production, and shows as fewer than one call per operation where it applies.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { startProcess } from '../support/process.ts';
 
 const { values } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, connections: { type: 'string', default: '10' } },
@@ -24,36 +25,6 @@ const connections = Number(values.connections);
 const latencies = [0, 5];
 const KEY = 'Bearer mw_sandbox_demo_acme_read_write';
 const ADMIN = 'Bearer sandbox-admin-token';
-const root = new URL('../..', import.meta.url).pathname;
-
-interface Started {
-  child: ChildProcess;
-  url: string;
-}
-
-function start(
-  entry: string,
-  args: string[],
-  env: Record<string, string>,
-  pattern: RegExp,
-): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
-    cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = pattern.exec(output);
-      if (match?.[1]) resolve({ child, url: match[1] });
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code}:\n${output}`)));
-  });
-}
 
 async function stop(process: ChildProcess): Promise<void> {
   if (process.exitCode !== null) return;
@@ -111,7 +82,7 @@ async function main() {
   const rows: Record<string, unknown>[] = [];
   let gatewayPeakRss: number | null = null;
   for (const latency of latencies) {
-    const sandbox = await start(
+    const sandbox = await startProcess(
       'src/sandbox/main.ts',
       [
         '--port',
@@ -125,13 +96,14 @@ async function main() {
         '--latency',
         String(latency),
       ],
-      {},
+      { LOG_LEVEL: 'warn' },
       /Try: curl .* (http:\/\/\S+)\/external\/v1\/wallets/,
     );
-    const gateway = await start(
+    const gateway = await startProcess(
       'src/main.ts',
       [],
       {
+        LOG_LEVEL: 'warn',
         UPSTREAM_URL: sandbox.url,
         PORT: '0',
         UPSTREAM_CACHE_TTL_MS: '0',
@@ -140,10 +112,10 @@ async function main() {
       },
       /gateway: (http:\/\/\S+)\/graphql/,
     );
-    const optimal = await start(
+    const optimal = await startProcess(
       'test/bench/optimal-server.ts',
       [],
-      { UPSTREAM_URL: sandbox.url },
+      { LOG_LEVEL: 'warn', UPSTREAM_URL: sandbox.url },
       /optimal client at (http:\/\/\S+)/,
     );
     try {

@@ -4,9 +4,10 @@
  * RSS and live heap every second. Reports growth after warm-up (the first fifth of the run):
  * the average of the last fifth against the average of the second fifth.
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { startProcess } from '../support/process.ts';
 
 const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' } } });
 const seconds = Math.max(30, Math.round(Number(values.minutes) * 60));
@@ -14,39 +15,12 @@ const root = new URL('../..', import.meta.url).pathname;
 const KEY = 'Bearer mw_sandbox_demo_acme_read_write';
 const ADMIN = { authorization: 'Bearer sandbox-admin-token', 'content-type': 'application/json' };
 
-function startSandbox(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'src/sandbox/main.ts',
-      '--port',
-      '0',
-      '--wallets',
-      '20',
-      '--deposits',
-      '20000',
-      '--withdrawals',
-      '2000',
-    ],
-    {
-      cwd: root,
-      env: { ...process.env, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  let output = '';
-  return new Promise((resolve) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /Try: curl .* (http:\/\/\S+)\/external\/v1\/wallets/.exec(output);
-      if (match?.[1]) resolve({ child, url: match[1] });
-    });
-  });
-}
-
-const sandbox = await startSandbox();
+const sandbox = await startProcess(
+  'src/sandbox/main.ts',
+  ['--port', '0', '--wallets', '20', '--deposits', '20000', '--withdrawals', '2000'],
+  { LOG_LEVEL: 'warn' },
+  /Try: curl .* (http:\/\/\S+)\/external\/v1\/wallets/,
+);
 const samples: { rss: number; heapUsed: number }[] = [];
 const gatewayChild = fork(new URL('./gateway-child.ts', import.meta.url).pathname, [], {
   cwd: root,
