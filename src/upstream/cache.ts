@@ -10,9 +10,10 @@ import { LRUCache } from 'lru-cache';
 
 export interface CachedResponse {
   status: number;
+  /** The parsed body, or undefined when it was not JSON. */
   json: unknown;
-  /** Size of the body as received; the cache is bounded by the sum of these. */
-  bytes: number;
+  /** The body as received. The cache keeps this, not `json`: its length is what the bound counts. */
+  text: string;
   /** The Retry-After header, in milliseconds, when the answer had one. */
   retryAfterMs?: number;
 }
@@ -28,7 +29,8 @@ export interface ResponseCacheOptions {
 
 export class ResponseCache {
   private readonly secret = randomBytes(32);
-  private readonly entries: LRUCache<string, CachedResponse> | null;
+  /** Bodies kept as text: the byte bound is then exact, and no parsed object is shared across requests. */
+  private readonly entries: LRUCache<string, { status: number; text: string }> | null;
   private readonly inFlight = new Map<string, Promise<CachedResponse>>();
   /**
    * Invalidation bumps a scope's generation, which is part of every key: older entries (and GETs
@@ -40,9 +42,9 @@ export class ResponseCache {
   constructor(options: ResponseCacheOptions) {
     this.entries =
       options.ttlMs > 0
-        ? new LRUCache<string, CachedResponse>({
+        ? new LRUCache<string, { status: number; text: string }>({
             maxSize: options.maxBytes,
-            sizeCalculation: (entry) => Math.max(1, entry.bytes),
+            sizeCalculation: (entry) => Math.max(1, entry.text.length),
             ttl: options.ttlMs,
             // A test clock must be read on every access, not memoised between timer ticks.
             ...(options.now && { perf: { now: options.now }, ttlResolution: 0 }),
@@ -57,12 +59,14 @@ export class ResponseCache {
   async get(scope: string, path: string, fetch: () => Promise<CachedResponse>): Promise<CachedResponse> {
     const key = this.key(scope, path);
     const cached = this.entries?.get(key);
-    if (cached) return cached;
+    if (cached) return { ...cached, json: JSON.parse(cached.text) };
     const pending = this.inFlight.get(key);
     if (pending) return pending;
     const call = fetch()
       .then((response) => {
-        if (response.status >= 200 && response.status < 300) this.entries?.set(key, response);
+        if (response.status >= 200 && response.status < 300 && response.json !== undefined) {
+          this.entries?.set(key, { status: response.status, text: response.text });
+        }
         return response;
       })
       .finally(() => this.inFlight.delete(key));

@@ -288,7 +288,7 @@ export class MerchantWalletClient {
     return {
       status: response.statusCode,
       json,
-      bytes: text.length,
+      text,
       ...(retryAfterMs !== undefined && { retryAfterMs }),
     };
   }
