@@ -37,6 +37,7 @@ const schema = z.object({
   QUERY_MAX_COST: integer(20_000, 1, 100_000_000),
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 0, 600_000),
   REQUEST_DEADLINE_MS: integer(15_000, 100, 600_000),
+  IDEMPOTENCY_MAX_KEYS: integer(100_000, 1, 10_000_000),
   SANDBOX_PORT: integer(0, 0, 65_535),
   SANDBOX_ADMIN_TOKEN: z.string().min(8).default('sandbox-admin-token'),
   SANDBOX_AUTO_ADVANCE_MS: integer(3_000, 0, 3_600_000),
@@ -66,6 +67,8 @@ export interface Config {
   queryLimits: { maxDepth: number; maxCost: number };
   shutdownTimeoutMs: number;
   requestDeadlineMs: number;
+  /** Bound on the createWithdrawalIntent idempotency keys kept in memory (least recently used go first). */
+  idempotencyMaxKeys: number;
   sandbox: { port: number; adminToken: string; autoAdvanceMs: number };
 }
 
@@ -112,6 +115,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     queryLimits: { maxDepth: c.QUERY_MAX_DEPTH, maxCost: c.QUERY_MAX_COST },
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
     requestDeadlineMs: c.REQUEST_DEADLINE_MS,
+    idempotencyMaxKeys: c.IDEMPOTENCY_MAX_KEYS,
     sandbox: {
       port: c.SANDBOX_PORT,
       adminToken: c.SANDBOX_ADMIN_TOKEN,

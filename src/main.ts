@@ -3,8 +3,9 @@
  * the embedded sandbox (seeded demo world, statuses advancing on a timer) on a free port and
  * fronts it. This is the only gateway file that knows the sandbox exists.
  */
-import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
+import { MemoryIdempotencyStore } from './idempotency.ts';
+import { createLogger } from './logger.ts';
 import { loadExampleOperations } from './operations.ts';
 import { listen } from './server.ts';
 import { DEFAULT_UPSTREAM_OPTIONS, MerchantWalletClient } from './upstream/client.ts';
@@ -21,10 +22,7 @@ try {
   throw error;
 }
 
-const logger = pino({
-  level: config.logLevel,
-  redact: { paths: ['req.headers.authorization', '*.authorization', 'authorization'], censor: '[redacted]' },
-});
+const logger = createLogger(config.logLevel);
 
 let upstreamURL = config.upstreamURL;
 let stopSandbox = async () => {};
@@ -69,6 +67,7 @@ const gateway = createGateway({
   limits: config.queryLimits,
   maxRequestBytes: config.maxRequestBytes,
   requestDeadlineMs: config.requestDeadlineMs,
+  idempotencyStore: new MemoryIdempotencyStore({ maxEntries: config.idempotencyMaxKeys }),
   graphiql: config.graphiql && {
     defaultQuery: loadExampleOperations(),
     defaultAuthorization: demoKey && `Bearer ${demoKey}`,

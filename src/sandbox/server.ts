@@ -153,10 +153,18 @@ export class Sandbox {
     if (this.requests.length >= MAX_LOGGED_REQUESTS) this.requests.shift();
     this.requests.push(entry);
 
-    if (this.latencyMs > 0) await sleep(this.latencyMs);
+    // Injected delays end when the client goes away, so no timer outlives its connection.
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    const wait = (ms: number) =>
+      sleep(ms, undefined, { signal: gone.signal }).then(
+        () => true,
+        () => false,
+      );
+    if (this.latencyMs > 0 && !(await wait(this.latencyMs))) return;
     const fault = this.takeFault(entry.method, path);
     if (fault) {
-      if (fault.latencyMs > 0) await sleep(fault.latencyMs);
+      if (fault.latencyMs > 0 && !(await wait(fault.latencyMs))) return;
       if (fault.hang) {
         entry.status = -1;
         return;
@@ -185,7 +193,7 @@ export class Sandbox {
           for (const byte of body) {
             if (res.destroyed) return;
             res.write(Buffer.from([byte]));
-            await sleep(fault.dripMs);
+            if (!(await wait(fault.dripMs))) return;
           }
           res.end();
           return;
@@ -203,7 +211,7 @@ export class Sandbox {
       return this.externalRoutes;
     });
     entry.status = reply.status;
-    if (fault?.respondAfterMs) await sleep(fault.respondAfterMs);
+    if (fault?.respondAfterMs && !(await wait(fault.respondAfterMs))) return;
     send(res, reply, ctx.requestId);
   }
 

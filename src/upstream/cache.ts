@@ -79,6 +79,11 @@ export class ResponseCache {
     this.generations.set(scope, (this.generations.get(scope) ?? 0) + 1);
   }
 
+  /** Distinct GETs in flight that identical calls would join. */
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
   /** Bytes currently cached (for tests and metrics). */
   get size(): number {
     return this.entries?.calculatedSize ?? 0;

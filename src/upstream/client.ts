@@ -94,6 +94,9 @@ export class MerchantWalletClient {
   private readonly options: UpstreamClientOptions;
   private readonly pathPrefix: string;
   private readonly cache: ResponseCache;
+  /** Upstream calls under way and timers pending (deadlines, backoffs), for activity(). */
+  private calls = 0;
+  private timers = 0;
 
   constructor(options: UpstreamClientOptions, clock?: () => number) {
     this.options = options;
@@ -194,6 +197,21 @@ export class MerchantWalletClient {
     await this.pool.close();
   }
 
+  /**
+   * What the client holds right now. Once every GraphQL request has settled, everything here is 0
+   * except the pool's idle keep-alive sockets (`connected`, `free`): the fault tests assert it, so
+   * a call or timer that outlives its request is caught.
+   */
+  activity() {
+    const { connected, free, pending, queued, running } = this.pool.stats;
+    return {
+      calls: this.calls,
+      timers: this.timers,
+      coalescing: this.cache.inFlightCount,
+      pool: { connected, free, pending, queued, running },
+    };
+  }
+
   private async getOrNull<T extends { id: string }>(auth: Caller, path: string): Promise<T | null> {
     try {
       return await this.get(auth, path, decodeOne<T>);
@@ -228,8 +246,14 @@ export class MerchantWalletClient {
         continue;
       }
       const wait = response.retryAfterMs;
-      if (!last && response.status === 429 && wait !== undefined && wait <= this.options.maxRetryAfterMs) {
-        await sleep(wait);
+      if (
+        !last &&
+        response.status === 429 &&
+        wait !== undefined &&
+        wait <= this.options.maxRetryAfterMs &&
+        (auth.deadline === undefined || Date.now() + wait < auth.deadline)
+      ) {
+        await this.sleep(wait);
         continue;
       }
       return response;
@@ -238,7 +262,16 @@ export class MerchantWalletClient {
 
   private backoff(attempt: number): Promise<void> {
     const ceiling = this.options.retryBaseDelayMs * 2 ** attempt;
-    return sleep(Math.random() * ceiling);
+    return this.sleep(Math.random() * ceiling);
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    this.timers++;
+    try {
+      await sleep(ms);
+    } finally {
+      this.timers--;
+    }
   }
 
   /** Whether another attempt still fits before the caller's deadline. */
@@ -258,7 +291,17 @@ export class MerchantWalletClient {
     const remaining = auth.deadline === undefined ? undefined : auth.deadline - Date.now();
     if (remaining !== undefined && remaining <= 0)
       throw Object.assign(new Error('request deadline passed'), { code: 'DEADLINE' });
-    const signal = remaining === undefined ? undefined : AbortSignal.timeout(remaining);
+    // A timer of our own rather than AbortSignal.timeout(): that one stays scheduled until it fires,
+    // up to REQUEST_DEADLINE_MS after the call ended; this one is cleared as soon as the call ends.
+    const deadline = remaining === undefined ? undefined : new AbortController();
+    const timer =
+      deadline &&
+      setTimeout(
+        () => deadline.abort(new DOMException('request deadline passed', 'TimeoutError')),
+        remaining,
+      );
+    if (timer) this.timers++;
+    this.calls++;
     let response: Dispatcher.ResponseData;
     let text: string;
     try {
@@ -267,15 +310,21 @@ export class MerchantWalletClient {
         path: this.pathPrefix + path,
         headers: { accept: 'application/json', authorization: auth.authorization, ...headers },
         body,
-        ...(signal && { signal }),
+        ...(deadline && { signal: deadline.signal }),
       });
       text = await response.body.text();
     } catch (error) {
       // However undici words an abort, past the deadline it is the deadline.
-      if (signal?.aborted) {
+      if (deadline?.signal.aborted) {
         throw Object.assign(new Error('request deadline passed', { cause: error }), { code: 'DEADLINE' });
       }
       throw error;
+    } finally {
+      this.calls--;
+      if (timer) {
+        clearTimeout(timer);
+        this.timers--;
+      }
     }
     let json: unknown;
     try {
@@ -352,7 +401,7 @@ function errorCode(json: unknown): string | null {
 }
 
 function errorCodeOf(error: unknown): string {
-  // AbortSignal.timeout() aborts with a DOMException named TimeoutError: the request's deadline.
+  // The request's deadline aborts with a DOMException named TimeoutError (see send()).
   if ((error as { name?: unknown })?.name === 'TimeoutError') return 'DEADLINE';
   const code = (error as { code?: unknown })?.code ?? (error as { cause?: { code?: unknown } })?.cause?.code;
   return typeof code === 'string' ? code : '';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../../src/sandbox/seed.ts';
 import { startProcess } from '../support/process.ts';
+import { captureProcessOutput } from '../support/suite-logs.ts';
 
 type Started = Awaited<ReturnType<typeof startProcess>>;
 
@@ -12,13 +13,15 @@ describe('npm start: the gateway in front of the embedded sandbox', () => {
     app = await startProcess(
       'src/main.ts',
       [],
-      { PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: 'development' },
+      // debug: every log line the process writes goes to the suite's key scan.
+      { PORT: '0', LOG_LEVEL: 'debug', NODE_ENV: 'development' },
       /gateway: (http:\/\/\S+)\/graphql/,
     );
     sandboxURL = /embedded sandbox at (http:\/\/\S+)\/external\/v1/.exec(app.output())?.[1] ?? '';
   });
   afterAll(() => {
     if (app.child.exitCode === null) app.child.kill('SIGKILL');
+    captureProcessOutput('npm start', app.output());
   });
 
   const graphql = (query: string, variables: Record<string, unknown> = {}) =>

@@ -2,8 +2,13 @@
  * The gateway as `npm run soak` runs it: the same wiring as src/main.ts in front of UPSTREAM_URL,
  * plus a memory sample sent to the parent over IPC every second (after a forced GC when the
  * process runs with --expose-gc, so heap figures are live data, not garbage).
+ *
+ * The idempotency store is bounded to SOAK_IDEMPOTENCY_KEYS (default 2 000) instead of the
+ * production 100 000, so it is full before warm-up ends and any growth after it is a leak, not a
+ * bounded structure filling up.
  */
 import { pino } from 'pino';
+import { MemoryIdempotencyStore } from '../../src/idempotency.ts';
 import { listen } from '../../src/server.ts';
 import { DEFAULT_UPSTREAM_OPTIONS, MerchantWalletClient } from '../../src/upstream/client.ts';
 import { createGateway } from '../../src/yoga.ts';
@@ -15,7 +20,15 @@ const client = new MerchantWalletClient({
   baseURL: upstreamURL,
   headersTimeoutMs: 2_000,
 });
-const gateway = createGateway({ client, logger: pino({ level: 'silent' }), graphiql: false });
+const idempotencyStore = new MemoryIdempotencyStore({
+  maxEntries: Number(process.env.SOAK_IDEMPOTENCY_KEYS ?? 2_000),
+});
+const gateway = createGateway({
+  client,
+  logger: pino({ level: 'silent' }),
+  graphiql: false,
+  idempotencyStore,
+});
 const running = await listen(gateway, { port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
 process.send?.({ type: 'ready', url: running.url });
 const timer = setInterval(() => {

@@ -1,6 +1,6 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
-import { pino } from 'pino';
+import { createLogger } from '../../src/logger.ts';
 import { SandboxStore } from '../../src/sandbox/store.ts';
 import {
   DEFAULT_UPSTREAM_OPTIONS,
@@ -9,6 +9,7 @@ import {
 } from '../../src/upstream/client.ts';
 import { createGateway, type GatewayDeps } from '../../src/yoga.ts';
 import { startTestSandbox } from './sandbox.ts';
+import { recordSuiteKey, suiteLogDestination } from './suite-logs.ts';
 
 export interface GraphQLResponse<T = Record<string, unknown>> {
   status: number;
@@ -42,7 +43,7 @@ export async function startTestGateway(
     options.clock,
   );
   const logs: string[] = [];
-  const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
+  const logger = createLogger('debug', suiteLogDestination(logs));
   const gateway = createGateway({
     client,
     logger,
@@ -56,7 +57,10 @@ export async function startTestGateway(
     options: { key?: string | null; headers?: Record<string, string>; path?: string } = {},
   ): Promise<GraphQLResponse> {
     const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
-    if (options.key) headers.authorization = `Bearer ${options.key}`;
+    if (options.key) {
+      recordSuiteKey(options.key);
+      headers.authorization = `Bearer ${options.key}`;
+    }
     const response = await gateway.fetch(`http://gateway.test${options.path ?? '/graphql'}`, {
       method: 'POST',
       headers,

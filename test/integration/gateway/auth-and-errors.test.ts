@@ -1,11 +1,15 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { expectClientSettled, expectNoHandlesAbove, handleCounts } from '../../support/leaks.ts';
 
 let gw: TestGateway;
 let acme: { id: string; key: string; readOnlyKey: string };
 let globex: { id: string; key: string; readOnlyKey: string };
 
+// No socket, server or timer may outlive this file, and no call or timer its request.
+let handlesBefore: Record<string, number>;
 beforeAll(async () => {
+  handlesBefore = handleCounts();
   gw = await startTestGateway();
   acme = await gw.sandbox.world.merchant();
   globex = await gw.sandbox.world.merchant();
@@ -15,8 +19,14 @@ beforeAll(async () => {
   }
 });
 beforeEach(() => gw.resetCalls());
-afterEach(() => gw.sandbox.admin('DELETE', '/faults'));
-afterAll(() => gw.close());
+afterEach(async () => {
+  await gw.sandbox.admin('DELETE', '/faults');
+  await expectClientSettled(gw.client);
+});
+afterAll(async () => {
+  await gw.close();
+  await expectNoHandlesAbove(handlesBefore);
+});
 
 const WALLETS = '{ wallets(first: 5) { nodes { restId } } }';
 
@@ -246,13 +256,18 @@ describe('error mapping', () => {
       '../../../src/upstream/client.ts'
     );
     const { createGateway } = await import('../../../src/yoga.ts');
-    const { pino } = await import('pino');
+    const { createLogger } = await import('../../../src/logger.ts');
+    const { suiteLogDestination } = await import('../../support/suite-logs.ts');
     const client = new MerchantWalletClient({
       ...DEFAULT_UPSTREAM_OPTIONS,
       retryBaseDelayMs: 1,
       baseURL: 'http://127.0.0.1:1',
     });
-    const gateway = createGateway({ client, logger: pino({ level: 'silent' }), graphiql: false });
+    const gateway = createGateway({
+      client,
+      logger: createLogger('debug', suiteLogDestination()),
+      graphiql: false,
+    });
     const response = await gateway.fetch('http://gateway.test/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${acme.key}` },
