@@ -73,8 +73,11 @@ export interface Config {
 }
 
 export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
+  readonly problems: string[];
+
+  constructor(problems: string[]) {
     super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.problems = problems;
     this.name = 'ConfigError';
   }
 }

@@ -158,11 +158,11 @@ export abstract class WithdrawalUserError extends Error {
 export class DataInvalidError extends WithdrawalUserError {
   readonly code = 'data_invalid';
   /** Path of the offending input field, e.g. ["input", "amount"]; null when the REST API did not say. */
-  constructor(
-    message: string,
-    readonly field: string[] | null = null,
-  ) {
+  readonly field: string[] | null;
+
+  constructor(message: string, field: string[] | null = null) {
     super(message);
+    this.field = field;
   }
 }
 

@@ -110,7 +110,11 @@ export class ListScan<T extends { id: string; wallet: { id: string } }> {
   private total = Number.POSITIVE_INFINITY;
   private pending: Promise<void> | null = null;
 
-  constructor(private readonly fetchPage: (params: { page: number; size: number }) => Promise<Page<T>>) {}
+  private readonly fetchPage: (params: { page: number; size: number }) => Promise<Page<T>>;
+
+  constructor(fetchPage: (params: { page: number; size: number }) => Promise<Page<T>>) {
+    this.fetchPage = fetchPage;
+  }
 
   get exhausted(): boolean {
     return this.fetched >= this.total;

@@ -34,11 +34,15 @@ export class WithdrawalService {
     { fingerprint: string; result: Promise<WithdrawalIntentDTO> }
   >();
 
-  constructor(
-    private readonly client: MerchantWalletClient,
-    private readonly store: IdempotencyStore,
-    private readonly now: () => number = Date.now,
-  ) {}
+  private readonly client: MerchantWalletClient;
+  private readonly store: IdempotencyStore;
+  private readonly now: () => number;
+
+  constructor(client: MerchantWalletClient, store: IdempotencyStore, now: () => number = Date.now) {
+    this.client = client;
+    this.store = store;
+    this.now = now;
+  }
 
   async create(
     caller: Caller,

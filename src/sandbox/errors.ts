@@ -3,14 +3,16 @@
  * `code` is the spec's machine-readable code; branch on it, never on the message.
  */
 export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
+  readonly status: number;
+  readonly code: string;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, code: string, message: string, headers: Record<string, string> = {}) {
     super(message);
     this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.headers = headers;
   }
 }
 

@@ -73,11 +73,15 @@ interface RequestContext {
 }
 
 class Reply {
-  constructor(
-    readonly status: number,
-    readonly body: string,
-    readonly headers: Record<string, string> = {},
-  ) {}
+  readonly status: number;
+  readonly body: string;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, body: string, headers: Record<string, string> = {}) {
+    this.status = status;
+    this.body = body;
+    this.headers = headers;
+  }
 }
 
 function ok(data: unknown, paging?: object): string {

@@ -3,7 +3,7 @@
  * the gateway (Node, one process), that serves each benchmark screen with the fewest REST calls
  * that return the same data. It knows the screens; the gateway does not.
  *
- *   UPSTREAM_URL=http://127.0.0.1:8080 node --import tsx test/bench/optimal-server.ts
+ *   UPSTREAM_URL=http://127.0.0.1:8080 node test/bench/optimal-server.ts
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

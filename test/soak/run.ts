@@ -25,7 +25,7 @@ const samples: { rss: number; heapUsed: number }[] = [];
 const gatewayChild = fork(new URL('./gateway-child.ts', import.meta.url).pathname, [], {
   cwd: root,
   env: { ...process.env, UPSTREAM_URL: sandbox.url },
-  execArgv: ['--import', 'tsx', '--expose-gc'],
+  execArgv: ['--expose-gc'],
 });
 const gatewayURL = await new Promise<string>((resolve) => {
   gatewayChild.on('message', (message: { type: string; url?: string; rss?: number; heapUsed?: number }) => {

@@ -10,7 +10,7 @@ export async function startProcess(
   env: Record<string, string>,
   urlPattern: RegExp,
 ): Promise<{ child: ChildProcess; url: string; output: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+  const child = spawn(process.execPath, [entry, ...args], {
     cwd: new URL('../..', import.meta.url).pathname,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
