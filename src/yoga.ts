@@ -72,6 +72,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
         }
       : false,
     renderGraphiQL,
+    // useMaxRequestBytes below enforces MAX_REQUEST_BYTES, chunked bodies included.
+    maxRequestBodySize: false,
     // One operation per request: batching would multiply every limit below.
     batching: false,
     plugins: [

@@ -153,21 +153,75 @@ export function operationCost(
   return root ? costOf(operation.selectionSet, root) : 0;
 }
 
-/** Refuses request bodies over `maxBytes` by their Content-Length, before Yoga reads them. */
+/**
+ * Refuses request bodies over `maxBytes` with 413 REQUEST_TOO_LARGE before anything runs: by their
+ * Content-Length when they have one (Node's parser then delivers exactly that many bytes), by
+ * counting while reading when they are chunked. Yoga's own body limit is turned off (yoga.ts): it
+ * pipes every body through a counting stream, Content-Length or not, which cost ~5 % of the CPU
+ * of a small query.
+ */
 export function useMaxRequestBytes(maxBytes: number): Plugin {
+  const tooLarge = (detail: string) =>
+    new GraphQLError(`Request bodies are limited to ${maxBytes} bytes; ${detail}.`, {
+      extensions: { code: 'REQUEST_TOO_LARGE', http: { status: 413, headers: { connection: 'close' } } },
+    });
   return {
     onRequest({ request, endResponse }) {
-      const length = Number(request.headers.get('content-length') ?? 0);
-      if (length <= maxBytes) return;
-      const error = new GraphQLError(`Request bodies are limited to ${maxBytes} bytes; received ${length}.`, {
-        extensions: { code: 'REQUEST_TOO_LARGE' },
-      });
+      const header = request.headers.get('content-length');
+      if (header === null || Number(header) <= maxBytes) return;
+      const error = tooLarge(`received ${header}`);
       endResponse(
-        new Response(JSON.stringify({ errors: [error.toJSON()] }), {
-          status: 413,
-          headers: { 'content-type': 'application/json; charset=utf-8', connection: 'close' },
-        }),
+        new Response(
+          JSON.stringify({ errors: [{ message: error.message, extensions: { code: 'REQUEST_TOO_LARGE' } }] }),
+          {
+            status: 413,
+            headers: { 'content-type': 'application/json; charset=utf-8', connection: 'close' },
+          },
+        ),
       );
     },
+    onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
+      if (request.headers.has('content-length') || !request.body || !requestParser) return;
+      const parse = requestParser;
+      setRequestParser(async (chunked) => {
+        const body = await readAtMost(chunked, maxBytes, () => tooLarge('the chunked body went past it'));
+        return parse(
+          new fetchAPI.Request(chunked.url, {
+            method: chunked.method,
+            headers: chunked.headers,
+            body,
+            signal: chunked.signal,
+          }),
+        );
+      });
+    },
   };
+}
+
+/** The whole body of a request without Content-Length, or `tooLarge()` thrown past `maxBytes`. */
+async function readAtMost(
+  request: Request,
+  maxBytes: number,
+  tooLarge: () => Error,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const reader = (request.body as ReadableStream<Uint8Array>).getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.byteLength;
+    if (length > maxBytes) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const body = new Uint8Array(new ArrayBuffer(length));
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
 }

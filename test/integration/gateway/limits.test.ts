@@ -88,6 +88,38 @@ describe('hostile documents are refused before any upstream call', () => {
     expect(response.body.errors?.[0]?.extensions).toEqual({ code: 'REQUEST_TOO_LARGE' });
     expect(gw.upstreamCalls()).toEqual([]);
   });
+
+  it('chunked request bodies (no Content-Length) over the size cap (413), counted while read', async () => {
+    const chunked = (text: string) => {
+      const bytes = new TextEncoder().encode(text);
+      return gw.gateway.fetch('http://gateway.test/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: new ReadableStream({
+          start(controller) {
+            // Several chunks, as a chunked upload arrives.
+            for (let i = 0; i < bytes.length; i += 16_384) controller.enqueue(bytes.subarray(i, i + 16_384));
+            controller.close();
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit);
+    };
+    const query = '{ wallets(first: 1) { totalCount } }';
+    const large = await chunked(JSON.stringify({ query: `${query} # ${'x'.repeat(120_000)}` }));
+    expect(large.status).toBe(413);
+    expect((await large.json()).errors).toEqual([
+      {
+        message: 'Request bodies are limited to 100000 bytes; the chunked body went past it.',
+        extensions: { code: 'REQUEST_TOO_LARGE' },
+      },
+    ]);
+    expect(gw.upstreamCalls()).toEqual([]);
+
+    const small = await chunked(JSON.stringify({ query }));
+    expect(small.status).toBe(200);
+    expect(await small.json()).toEqual({ data: { wallets: { totalCount: 1 } } });
+  });
 });
 
 describe('realistic documents pass', () => {
