@@ -31,13 +31,20 @@ export interface Loaders {
   depositsPage(params: ListParams): Promise<Page<DepositDTO>>;
   withdrawalIntentsPage(params: ListParams): Promise<Page<WithdrawalIntentDTO>>;
   scan<R extends ListResource>(resource: R, statusIn: readonly string[] | undefined): ListScan<Item<R>>;
+  /**
+   * Starts the wallet list call now, in parallel with whatever else the request is fetching, for
+   * a list of items whose wallets the query selects: the wallets then arrive with the items instead
+   * of one round trip after them. The wallet loader then answers even a single id from that list.
+   */
+  prefetchWallets(): void;
 }
 
 export function createLoaders(client: MerchantWalletClient, auth: Caller): Loaders {
+  let walletListStarted = false;
   const wallet: DataLoader<string, WalletDTO | null> = new DataLoader(async (ids) => {
     // One id: GET /wallets/{id}. Several: the wallet list (merchants have few wallets), which
     // answers every id in one or a few calls instead of N.
-    if (ids.length === 1) return [await client.getWallet(auth, ids[0] as string)];
+    if (ids.length === 1 && !walletListStarted) return [await client.getWallet(auth, ids[0] as string)];
     const byId = new Map<string, WalletDTO>();
     for (let page = 1; ; page++) {
       const result = await walletsPage({ page, size: SCAN_PAGE_SIZE });
@@ -96,6 +103,12 @@ export function createLoaders(client: MerchantWalletClient, auth: Caller): Loade
         scans.set(key, scan);
       }
       return scan as unknown as ListScan<Item<R>>;
+    },
+    prefetchWallets() {
+      if (walletListStarted) return;
+      walletListStarted = true;
+      // A failure here is not lost: the wallet loader awaits this same (deduplicated) page call.
+      walletsPage({ page: 1, size: SCAN_PAGE_SIZE }).catch(() => {});
     },
   };
 }

@@ -2,7 +2,9 @@ import type { DepositDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection, resolveScanConnection } from '../connections.ts';
 import { DepositStatus, statusFilter } from '../enums.ts';
+import { selectsItemWallets } from '../lookahead.ts';
 import { restIdOf } from '../node-ids.ts';
+import { DEFAULT_WINDOW } from '../pagination.ts';
 import { Transaction } from './transaction.ts';
 import { shallowCopy, Wallet } from './wallet.ts';
 
@@ -60,8 +62,11 @@ builder.queryFields((t) => ({
       args: {
         status: t.arg({ type: [DepositStatus.ref], required: false, description: 'Any of these statuses.' }),
       },
-      resolve: (_root, args, ctx) => {
+      resolve: (_root, args, ctx, info) => {
         const statusIn = statusFilter(args.status);
+        if ((args.first ?? args.last ?? DEFAULT_WINDOW) > 1 && selectsItemWallets(info)) {
+          ctx.loaders.prefetchWallets();
+        }
         return resolvePagedConnection(`deposits|${statusIn ?? ''}`, args, (request) =>
           ctx.loaders.depositsPage({ ...request, statusIn }),
         );

@@ -35,10 +35,33 @@ describe('N+1 freedom, by counted upstream calls', () => {
     const nodes = body.data?.deposits.edges.map((e) => e.node) ?? [];
     expect(nodes).toHaveLength(50);
     expect(new Set(nodes.map((n) => n.wallet?.address)).size).toBe(20);
-    expect(gw.upstreamCalls()).toEqual([
+    expect(gw.upstreamCalls().sort()).toEqual([
       'GET /external/v1/deposits?page=1&size=50',
       'GET /external/v1/wallets?page=1&size=1000',
     ]);
+  });
+
+  it('the wallet list of a feed is fetched in parallel with its page, not one round trip after it', async () => {
+    // The page fails at once: a gateway that waited for it would never ask for the wallets.
+    await gw.sandbox.admin('POST', '/faults', {
+      method: 'GET',
+      path: '/external/v1/withdrawal-intents',
+      status: 500,
+      times: 1,
+    });
+    const { body } = await gw.request(
+      `{ withdrawalIntents(first: 10) { edges { node { wallet { address } } } } }`,
+      {},
+      { key },
+    );
+    expect(body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_ERROR');
+    expect(gw.upstreamCalls().sort()).toEqual([
+      'GET /external/v1/wallets?page=1&size=1000',
+      'GET /external/v1/withdrawal-intents?page=1&size=10',
+    ]);
+    gw.resetCalls();
+    await gw.request(`{ deposits(first: 10) { nodes { amount walletRestId } } }`, {}, { key });
+    expect(gw.upstreamCalls()).toEqual(['GET /external/v1/deposits?page=1&size=10']);
   });
 
   it('a single distinct wallet is fetched by id, once', async () => {

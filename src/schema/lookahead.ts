@@ -1,0 +1,41 @@
+import { type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
+
+/**
+ * Whether the field being resolved selects `path` below it (field names, through inline fragments
+ * and fragment spreads; aliases do not matter). Used to start upstream calls early, in parallel,
+ * when the rest of the query will need them. @skip/@include are not evaluated: a skipped field
+ * still counts, which costs at most a call the query did not need.
+ */
+export function selects(info: GraphQLResolveInfo, path: readonly string[]): boolean {
+  let level: SelectionSetNode[] = info.fieldNodes.flatMap((node) =>
+    node.selectionSet ? [node.selectionSet] : [],
+  );
+  for (const [depth, name] of path.entries()) {
+    const next: SelectionSetNode[] = [];
+    let found = false;
+    const visit = (set: SelectionSetNode) => {
+      for (const selection of set.selections) {
+        if (selection.kind === Kind.FIELD) {
+          if (selection.name.value !== name) continue;
+          found = true;
+          if (selection.selectionSet) next.push(selection.selectionSet);
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          visit(selection.selectionSet);
+        } else {
+          const fragment = info.fragments[selection.name.value];
+          if (fragment) visit(fragment.selectionSet);
+        }
+      }
+    };
+    for (const set of level) visit(set);
+    if (!found) return false;
+    if (depth === path.length - 1) return true;
+    level = next;
+  }
+  return false;
+}
+
+/** Whether a connection field selects the wallet of its items, through nodes or edges. */
+export function selectsItemWallets(info: GraphQLResolveInfo): boolean {
+  return selects(info, ['nodes', 'wallet']) || selects(info, ['edges', 'node', 'wallet']);
+}
