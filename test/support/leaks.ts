@@ -1,12 +1,14 @@
+import { createHook } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { MerchantWalletClient } from '../../src/upstream/client.ts';
+import type { TestGateway } from './gateway.ts';
 
 /**
  * Leak checks for the fault tests. After a GraphQL request has answered, the upstream client must
  * hold no call, timer or coalesced GET, and its pool nothing running or queued; only idle
- * keep-alive sockets may stay. Polls briefly, because a socket the upstream reset closes on its
- * own tick.
+ * keep-alive sockets may stay. Polls for up to 500 ms, because a socket the upstream reset closes
+ * on its own tick.
  */
 export async function expectClientSettled(client: MerchantWalletClient): Promise<void> {
   const settled = () => {
@@ -14,30 +16,88 @@ export async function expectClientSettled(client: MerchantWalletClient): Promise
     return { calls, timers, coalescing, running: pool.running, pending: pool.pending, queued: pool.queued };
   };
   const idle = { calls: 0, timers: 0, coalescing: 0, running: 0, pending: 0, queued: 0 };
-  for (let i = 0; i < 100 && JSON.stringify(settled()) !== JSON.stringify(idle); i++) await sleep(20);
+  const until = Date.now() + 500;
+  while (JSON.stringify(settled()) !== JSON.stringify(idle) && Date.now() < until) await sleep(10);
   expect(settled()).toEqual(idle);
 }
 
-/** The process's handles that keep it alive (sockets, servers, timers), counted by type. */
-export function handleCounts(): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const type of process.getActiveResourcesInfo()) {
-    if (type === 'TCPSocketWrap' || type === 'TCPServerWrap' || type === 'Timeout') {
-      counts[type] = (counts[type] ?? 0) + 1;
-    }
-  }
-  return counts;
+/**
+ * Every live timer the code under test created, by async id, with where it was created. Tracked
+ * with an async hook rather than process.getActiveResourcesInfo(), which misses timers that share
+ * a duration list. Timers vitest and these checks make for themselves, and unref'd ones, are left
+ * out.
+ */
+const liveTimers = new Map<number, string>();
+createHook({
+  init(id, type, _trigger, resource) {
+    // Unref'd timers (Node's own socket timeouts among them) hold nothing open; leave them out.
+    if (type !== 'Timeout' || !(resource as NodeJS.Timeout).hasRef()) return;
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 40;
+    const frames = (new Error().stack ?? '').split('\n').slice(2);
+    Error.stackTraceLimit = limit;
+    if (frames.some((f) => f.includes('/node_modules/vitest/') || f.includes('/test/support/leaks.ts')))
+      return;
+    const site = frames.find((f) => !f.includes('(node:')) ?? frames.join(' < ');
+    liveTimers.set(id, site.trim());
+  },
+  destroy(id) {
+    liveTimers.delete(id);
+  },
+}).enable();
+
+interface Handles {
+  sockets: number;
+  servers: number;
+  timers: Set<number>;
+}
+
+function handles(): Handles {
+  const types = process.getActiveResourcesInfo();
+  return {
+    sockets: types.filter((t) => t === 'TCPSocketWrap').length,
+    servers: types.filter((t) => t === 'TCPServerWrap').length,
+    timers: new Set(liveTimers.keys()),
+  };
 }
 
 /**
- * After everything a test file started is closed, the process holds no more sockets, servers or
- * timers than before it started: nothing leaked.
+ * After everything a test file started is closed, the process holds no more sockets or servers
+ * than before it started, and no timer made since: nothing leaked.
  */
-export async function expectNoHandlesAbove(baseline: Record<string, number>): Promise<void> {
-  const above = () =>
-    Object.entries(handleCounts())
-      .filter(([type, count]) => count > (baseline[type] ?? 0))
-      .map(([type, count]) => `${type}: ${count} (was ${baseline[type] ?? 0})`);
-  for (let i = 0; i < 100 && above().length > 0; i++) await sleep(20);
+async function expectNoHandlesAbove(before: Handles): Promise<void> {
+  const above = () => {
+    const now = handles();
+    return [
+      ...(now.sockets > before.sockets ? [`sockets: ${now.sockets} (was ${before.sockets})`] : []),
+      ...(now.servers > before.servers ? [`servers: ${now.servers} (was ${before.servers})`] : []),
+      ...[...now.timers]
+        .filter((id) => !before.timers.has(id))
+        .map((id) => `timer from ${liveTimers.get(id)}`),
+    ];
+  };
+  // Long enough for closed sockets to go, short enough that a leaked timer of a second or more shows.
+  const until = Date.now() + 500;
+  while (above().length > 0 && Date.now() < until) await sleep(10);
   expect(above()).toEqual([]);
+}
+
+/**
+ * For a fault test file: call before the file's own beforeAll. After each test the faults are
+ * cleared and the client must have settled; after the file, the gateway is closed and the process
+ * must hold no more handles than before it began.
+ */
+export function closeWithoutLeaks(gateway: () => TestGateway): void {
+  let before: Handles = handles();
+  beforeAll(() => {
+    before = handles();
+  });
+  afterEach(async () => {
+    await gateway().sandbox.admin('DELETE', '/faults');
+    await expectClientSettled(gateway().client);
+  });
+  afterAll(async () => {
+    await gateway().close();
+    await expectNoHandlesAbove(before);
+  });
 }

@@ -1,15 +1,14 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { expectClientSettled, expectNoHandlesAbove, handleCounts } from '../../support/leaks.ts';
+import { closeWithoutLeaks } from '../../support/leaks.ts';
 
 let gw: TestGateway;
 let acme: { id: string; key: string; readOnlyKey: string };
 let globex: { id: string; key: string; readOnlyKey: string };
 
 // No socket, server or timer may outlive this file, and no call or timer its request.
-let handlesBefore: Record<string, number>;
+closeWithoutLeaks(() => gw);
 beforeAll(async () => {
-  handlesBefore = handleCounts();
   gw = await startTestGateway();
   acme = await gw.sandbox.world.merchant();
   globex = await gw.sandbox.world.merchant();
@@ -19,14 +18,6 @@ beforeAll(async () => {
   }
 });
 beforeEach(() => gw.resetCalls());
-afterEach(async () => {
-  await gw.sandbox.admin('DELETE', '/faults');
-  await expectClientSettled(gw.client);
-});
-afterAll(async () => {
-  await gw.close();
-  await expectNoHandlesAbove(handlesBefore);
-});
 
 const WALLETS = '{ wallets(first: 5) { nodes { restId } } }';
 

@@ -1,15 +1,14 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { expectClientSettled, expectNoHandlesAbove, handleCounts } from '../../support/leaks.ts';
+import { closeWithoutLeaks } from '../../support/leaks.ts';
 
 let gw: TestGateway;
 let key: string;
 const QUERY = '{ wallets(first: 1) { totalCount } deposits(first: 1) { totalCount } }';
 
 // No socket, server or timer may outlive this file, and no call or timer its request.
-let handlesBefore: Record<string, number>;
+closeWithoutLeaks(() => gw);
 beforeAll(async () => {
-  handlesBefore = handleCounts();
   // Short timeouts so the slow faults resolve quickly; bodies over 4 KiB are refused.
   gw = await startTestGateway({
     upstream: { bodyTimeoutMs: 150, headersTimeoutMs: 1_000, maxResponseBytes: 4_096, maxRetryAfterMs: 300 },
@@ -19,14 +18,6 @@ beforeAll(async () => {
   await gw.sandbox.world.wallet(merchant.id);
 });
 beforeEach(() => gw.resetCalls());
-afterEach(async () => {
-  await gw.sandbox.admin('DELETE', '/faults');
-  await expectClientSettled(gw.client);
-});
-afterAll(async () => {
-  await gw.close();
-  await expectNoHandlesAbove(handlesBefore);
-});
 
 const fault = (body: Record<string, unknown>) => gw.sandbox.admin('POST', '/faults', body);
 const depositCalls = () => gw.upstreamCalls().filter((c) => c.includes('/deposits'));

@@ -1,25 +1,16 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CreateWithdrawalDocument, type CreateWithdrawalMutationVariables } from '../../generated/graphql.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { expectClientSettled, expectNoHandlesAbove, handleCounts } from '../../support/leaks.ts';
+import { closeWithoutLeaks } from '../../support/leaks.ts';
 import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
 
 let gw: TestGateway;
 // No socket, server or timer may outlive this file, and no call or timer its request.
-let handlesBefore: Record<string, number>;
+closeWithoutLeaks(() => gw);
 beforeAll(async () => {
-  handlesBefore = handleCounts();
   gw = await startTestGateway({ upstream: { headersTimeoutMs: 400 } });
 });
 beforeEach(() => gw.resetCalls());
-afterEach(async () => {
-  await gw.sandbox.admin('DELETE', '/faults');
-  await expectClientSettled(gw.client);
-});
-afterAll(async () => {
-  await gw.close();
-  await expectNoHandlesAbove(handlesBefore);
-});
 
 async function merchant() {
   const m = await gw.sandbox.world.merchant();
