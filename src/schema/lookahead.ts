@@ -1,4 +1,5 @@
 import { type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
+import { DEFAULT_WINDOW } from './pagination.ts';
 
 /**
  * Whether the field being resolved selects `path` below it (field names, through inline fragments
@@ -35,7 +36,17 @@ export function selects(info: GraphQLResolveInfo, path: readonly string[]): bool
   return false;
 }
 
-/** Whether a connection field selects the wallet of its items, through nodes or edges. */
-export function selectsItemWallets(info: GraphQLResolveInfo): boolean {
-  return selects(info, ['nodes', 'wallet']) || selects(info, ['edges', 'node', 'wallet']);
+/**
+ * Whether a list connection should start the wallet list call alongside its page: its window holds
+ * more than one item and it selects their wallets, through nodes or edges. (One item's wallet is
+ * cheaper by id, after the page.)
+ */
+export function wantsItemWallets(
+  args: { first?: number | null; last?: number | null },
+  info: GraphQLResolveInfo,
+): boolean {
+  return (
+    (args.first ?? args.last ?? DEFAULT_WINDOW) > 1 &&
+    (selects(info, ['nodes', 'wallet']) || selects(info, ['edges', 'node', 'wallet']))
+  );
 }

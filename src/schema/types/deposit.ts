@@ -2,9 +2,8 @@ import type { DepositDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection, resolveScanConnection } from '../connections.ts';
 import { DepositStatus, statusFilter } from '../enums.ts';
-import { selectsItemWallets } from '../lookahead.ts';
+import { wantsItemWallets } from '../lookahead.ts';
 import { restIdOf } from '../node-ids.ts';
-import { DEFAULT_WINDOW } from '../pagination.ts';
 import { Transaction } from './transaction.ts';
 import { shallowCopy, Wallet } from './wallet.ts';
 
@@ -64,9 +63,7 @@ builder.queryFields((t) => ({
       },
       resolve: (_root, args, ctx, info) => {
         const statusIn = statusFilter(args.status);
-        if ((args.first ?? args.last ?? DEFAULT_WINDOW) > 1 && selectsItemWallets(info)) {
-          ctx.loaders.prefetchWallets();
-        }
+        if (wantsItemWallets(args, info)) ctx.loaders.prefetchWallets();
         return resolvePagedConnection(`deposits|${statusIn ?? ''}`, args, (request) =>
           ctx.loaders.depositsPage({ ...request, statusIn }),
         );

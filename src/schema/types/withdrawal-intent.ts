@@ -15,9 +15,8 @@ import { isTronAddress } from '../../validation/tron.ts';
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection, resolveScanConnection } from '../connections.ts';
 import { ServiceFeeMode, statusFilter, WithdrawalIntentStatus } from '../enums.ts';
-import { selectsItemWallets } from '../lookahead.ts';
+import { wantsItemWallets } from '../lookahead.ts';
 import { restIdOf } from '../node-ids.ts';
-import { DEFAULT_WINDOW } from '../pagination.ts';
 import { Transaction } from './transaction.ts';
 import { shallowCopy, Wallet } from './wallet.ts';
 
@@ -94,9 +93,7 @@ builder.queryFields((t) => ({
       args: { status: t.arg({ type: [WithdrawalIntentStatus.ref], required: false }) },
       resolve: (_root, args, ctx, info) => {
         const statusIn = statusFilter(args.status);
-        if ((args.first ?? args.last ?? DEFAULT_WINDOW) > 1 && selectsItemWallets(info)) {
-          ctx.loaders.prefetchWallets();
-        }
+        if (wantsItemWallets(args, info)) ctx.loaders.prefetchWallets();
         return resolvePagedConnection(`withdrawalIntents|${statusIn ?? ''}`, args, (request) =>
           ctx.loaders.withdrawalIntentsPage({ ...request, statusIn }),
         );

@@ -139,6 +139,22 @@ describe('request deadline', () => {
       const failing = await tight.request('{ deposits(first: 1) { totalCount } }', {}, { key: m.key });
       expect(failing.body.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
       expect(tight.upstreamCalls().length).toBeLessThan(11);
+      // A Retry-After the gateway would honour (1 s <= UPSTREAM_MAX_RETRY_AFTER_MS) but that ends
+      // past the deadline: surfaced at once, no wait, no second call.
+      tight.resetCalls();
+      await tight.sandbox.admin('DELETE', '/faults');
+      await tight.sandbox.admin('POST', '/faults', {
+        method: 'GET',
+        path: '/external/v1/deposits',
+        status: 429,
+        headers: { 'retry-after': '1' },
+      });
+      const limited = await tight.request('{ deposits(first: 1) { totalCount } }', {}, { key: m.key });
+      expect(limited.body.errors?.[0]?.extensions).toMatchObject({
+        code: 'RATE_LIMITED',
+        retryAfterSeconds: 1,
+      });
+      expect(tight.upstreamCalls()).toHaveLength(1);
     } finally {
       await tight.close();
     }
