@@ -14,7 +14,8 @@ export interface GatewayContext {
   client: MerchantWalletClient;
   withdrawals: WithdrawalService;
   loaders: Loaders;
-  logger: Logger;
+  /** This request's logger (with its request id), made on first call: most requests log nothing. */
+  logger(): Logger;
 }
 
 /** `Bearer <token>` with a token of URL-safe characters; anything else never reaches the REST API. */
@@ -45,8 +46,9 @@ export function createContextFactory(deps: {
       client: deps.client,
       withdrawals: deps.withdrawals,
       loaders: createLoaders(deps.client, caller),
-      // Most requests log nothing: the child logger is made on first use.
-      get logger() {
+      // A method, not a getter: Yoga merges this object into its context with Object.assign, which
+      // would call a getter and make the child logger for every request.
+      logger() {
         logger ??= deps.logger.child({ requestId });
         return logger;
       },

@@ -11,7 +11,7 @@ import { isGatewayError } from '../errors.ts';
 export function useErrorLogging(): Plugin<GatewayContext> {
   return {
     onExecute({ args }) {
-      const { logger } = args.contextValue;
+      const context = args.contextValue;
       return {
         onExecuteDone({ result }) {
           if (Symbol.asyncIterator in result) return;
@@ -21,7 +21,7 @@ export function useErrorLogging(): Plugin<GatewayContext> {
             if (isGatewayError(original)) {
               if (original.code.startsWith('UPSTREAM') || original.code === 'OUTCOME_UNKNOWN') {
                 const cause = original.cause as (Error & { code?: string }) | undefined;
-                logger.warn(
+                context.logger().warn(
                   {
                     code: original.code,
                     upstream: original.upstream,
@@ -33,7 +33,7 @@ export function useErrorLogging(): Plugin<GatewayContext> {
                 );
               }
             } else if (original && !(original instanceof GraphQLError)) {
-              logger.error({ err: original, path }, 'unexpected error');
+              context.logger().error({ err: original, path }, 'unexpected error');
             }
           }
         },

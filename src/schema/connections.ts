@@ -26,20 +26,41 @@ export interface ConnectionShape<T extends { id: string }> {
   totalCount: () => Promise<number>;
 }
 
+/** An edge whose cursor is encoded only if the query asks for it (most screens read `nodes`). */
+class Edge<T extends { id: string }> {
+  readonly node: T;
+  private readonly scope: string;
+  private readonly offset: number;
+
+  constructor(scope: string, offset: number, node: T) {
+    this.scope = scope;
+    this.offset = offset;
+    this.node = node;
+  }
+
+  get cursor(): string {
+    return encodeCursor(this.scope, this.offset, this.node.id);
+  }
+}
+
 function shape<T extends { id: string }>(
   scope: string,
   window: Window,
   items: T[],
   total: number,
 ): Omit<ConnectionShape<T>, 'totalCount'> {
-  const edges = items.map((node, i) => ({ cursor: encodeCursor(scope, window.start + i, node.id), node }));
+  const edges = items.map((node, i) => new Edge(scope, window.start + i, node));
   return {
     edges,
     pageInfo: {
       hasPreviousPage: window.start > 0 && total > 0,
       hasNextPage: window.start + items.length < total,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
+      get startCursor() {
+        return edges[0]?.cursor ?? null;
+      },
+      get endCursor() {
+        return edges.at(-1)?.cursor ?? null;
+      },
     },
   };
 }

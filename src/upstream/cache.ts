@@ -1,4 +1,5 @@
 import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
 
 /**
@@ -18,6 +19,21 @@ export interface CachedResponse {
   retryAfterMs?: number;
 }
 
+/**
+ * An upstream GET in flight, and the turn of the last request that joined it. Without turns, all
+ * the requests waiting on one answer would resume in the same tick and finish their GraphQL work
+ * back to back: a request arriving meanwhile would wait behind all of them before its own upstream
+ * call even started. Handing the answer out one event-loop turn (setImmediate) per waiter lets the
+ * server read new requests in between, so their upstream calls start while the others finish.
+ */
+interface InFlight {
+  call: Promise<CachedResponse>;
+  turn: Promise<void>;
+}
+
+const noop = () => {};
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export interface ResponseCacheOptions {
   /** How long a 2xx GET response is served from memory; 0 disables caching (coalescing stays on). */
   ttlMs: number;
@@ -25,6 +41,28 @@ export interface ResponseCacheOptions {
   maxBytes: number;
   /** Clock, for tests. */
   now?: () => number;
+  /** Whether to hand a coalesced answer out one turn per waiter; default: while the loop has idle time. */
+  staggerJoiners?: () => boolean;
+}
+
+/**
+ * True while the event loop was less than `threshold` busy over the last `windowMs` (event loop
+ * utilization, sampled at most once per window).
+ */
+export function loopHasIdleTime(threshold = 0.8, windowMs = 100): () => boolean {
+  let sample = performance.eventLoopUtilization();
+  let sampledAt = performance.now();
+  let idle = true;
+  return () => {
+    const now = performance.now();
+    if (now - sampledAt >= windowMs) {
+      const current = performance.eventLoopUtilization();
+      idle = performance.eventLoopUtilization(current, sample).utilization < threshold;
+      sample = current;
+      sampledAt = now;
+    }
+    return idle;
+  };
 }
 
 export class ResponseCache {
@@ -32,15 +70,17 @@ export class ResponseCache {
   private readonly secret = createSecretKey(randomBytes(32));
   /** Bodies kept as text: the byte bound is then exact, and no parsed object is shared across requests. */
   private readonly entries: LRUCache<string, { status: number; text: string }> | null;
-  private readonly inFlight = new Map<string, Promise<CachedResponse>>();
+  private readonly inFlight = new Map<string, InFlight>();
   /**
    * Invalidation bumps a scope's generation, which is part of every key: older entries (and GETs
    * still in flight when a withdrawal succeeded) become unreachable and age out. Bounded; a scope
    * forgotten here restarts at 0, by which time its old entries are far past their TTL.
    */
   private readonly generations = new LRUCache<string, number>({ max: 100_000 });
+  private readonly staggerJoiners: () => boolean;
 
   constructor(options: ResponseCacheOptions) {
+    this.staggerJoiners = options.staggerJoiners ?? loopHasIdleTime();
     this.entries =
       options.ttlMs > 0
         ? new LRUCache<string, { status: number; text: string }>({
@@ -62,7 +102,12 @@ export class ResponseCache {
     const cached = this.entries?.get(key);
     if (cached) return { ...cached, json: JSON.parse(cached.text) };
     const pending = this.inFlight.get(key);
-    if (pending) return pending;
+    if (pending) {
+      // Joiners get the answer one event-loop turn apart while the loop has time to spare (see InFlight).
+      if (!this.staggerJoiners()) return pending.call;
+      pending.turn = pending.turn.then(nextTurn);
+      return pending.turn.then(() => pending.call);
+    }
     const call = fetch()
       .then((response) => {
         if (response.status >= 200 && response.status < 300 && response.json !== undefined) {
@@ -71,7 +116,8 @@ export class ResponseCache {
         return response;
       })
       .finally(() => this.inFlight.delete(key));
-    this.inFlight.set(key, call);
+    // The first joiner's turn comes once the call has settled, either way.
+    this.inFlight.set(key, { call, turn: call.then(noop, noop) });
     return call;
   }
 

@@ -27,13 +27,17 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     connections: { type: 'string', default: '10' },
     'no-pin': { type: 'boolean', default: false },
+    /** Only the scenarios whose name starts with one of these, e.g. `--only S1 --only S3`. */
+    only: { type: 'string', multiple: true },
+    /** Only these upstream latencies (ms), e.g. `--latency 5`. */
+    latency: { type: 'string', multiple: true },
   },
 });
 const quick = values.quick ?? false;
 const duration = quick ? 1 : 10;
 const warmup = quick ? 100 : 500;
 const connections = Number(values.connections);
-const latencies = [0, 5];
+const latencies = values.latency?.map(Number) ?? [0, 5];
 const KEY = 'Bearer mw_sandbox_demo_acme_read_write';
 const ADMIN = 'Bearer sandbox-admin-token';
 
@@ -231,7 +235,10 @@ async function main() {
           post(`${optimal.url}/s4`, JSON.stringify(withdrawal)),
         ],
       ];
-      for (const [name, gatewayOptions, optimalOptions] of scenarios) {
+      const selected = scenarios.filter(
+        ([name]) => !values.only || values.only.some((o) => name.startsWith(o)),
+      );
+      for (const [name, gatewayOptions, optimalOptions] of selected) {
         // Warm both (JIT, keep-alive pools, Yoga's document cache) before measuring.
         await autocannon({ ...gatewayOptions, connections, amount: warmup });
         await autocannon({ ...optimalOptions, connections, amount: warmup });
@@ -272,9 +279,11 @@ async function main() {
   };
   const outDir = new URL('./results/', import.meta.url);
   await mkdir(outDir, { recursive: true });
-  await writeFile(new URL('latest.json', outDir), `${JSON.stringify(report, null, 2)}\n`);
+  // A run of some scenarios or latencies only does not replace the full table the README quotes.
+  const name = values.only || values.latency ? 'partial' : 'latest';
+  await writeFile(new URL(`${name}.json`, outDir), `${JSON.stringify(report, null, 2)}\n`);
   const markdown = toMarkdown(report);
-  await writeFile(new URL('latest.md', outDir), markdown);
+  await writeFile(new URL(`${name}.md`, outDir), markdown);
   console.log(`\n${markdown}`);
 }
 
