@@ -41,45 +41,59 @@ export interface Loaders {
 
 export function createLoaders(client: MerchantWalletClient, auth: Caller): Loaders {
   let walletListStarted = false;
-  const wallet: DataLoader<string, WalletDTO | null> = new DataLoader(async (ids) => {
-    // One id: GET /wallets/{id}. Several: the wallet list (merchants have few wallets), which
-    // answers every id in one or a few calls instead of N.
-    if (ids.length === 1 && !walletListStarted) return [await client.getWallet(auth, ids[0] as string)];
-    const byId = new Map<string, WalletDTO>();
-    for (let page = 1; ; page++) {
-      const result = await walletsPage({ page, size: SCAN_PAGE_SIZE });
-      for (const item of result.items) byId.set(item.id, item);
-      if (page >= result.paging.totalPages || ids.every((id) => byId.has(id))) break;
-    }
-    return ids.map((id) => byId.get(id) ?? null);
-  });
-  const deposit = new DataLoader<string, DepositDTO | null>((ids) =>
-    Promise.all(ids.map((id) => client.getDeposit(auth, id))),
+  // Each loader is built on first use: most requests need two or three of the six.
+  const wallet = once(
+    () =>
+      new DataLoader<string, WalletDTO | null>(async (ids) => {
+        // One id: GET /wallets/{id}. Several: the wallet list (merchants have few wallets), which
+        // answers every id in one or a few calls instead of N.
+        if (ids.length === 1 && !walletListStarted) return [await client.getWallet(auth, ids[0] as string)];
+        const byId = new Map<string, WalletDTO>();
+        for (let page = 1; ; page++) {
+          const result = await walletsPage({ page, size: SCAN_PAGE_SIZE });
+          for (const item of result.items) byId.set(item.id, item);
+          if (page >= result.paging.totalPages || ids.every((id) => byId.has(id))) break;
+        }
+        return ids.map((id) => byId.get(id) ?? null);
+      }),
   );
-  const withdrawalIntent = new DataLoader<string, WithdrawalIntentDTO | null>((ids) =>
-    Promise.all(ids.map((id) => client.getWithdrawalIntent(auth, id))),
+  const deposit = once(
+    () =>
+      new DataLoader<string, DepositDTO | null>((ids) =>
+        Promise.all(ids.map((id) => client.getDeposit(auth, id))),
+      ),
+  );
+  const withdrawalIntent = once(
+    () =>
+      new DataLoader<string, WithdrawalIntentDTO | null>((ids) =>
+        Promise.all(ids.map((id) => client.getWithdrawalIntent(auth, id))),
+      ),
   );
 
   const pageLoader = <T extends { id: string }>(
     fetch: (params: ListParams) => Promise<Page<T>>,
-    prime: DataLoader<string, T | null>,
+    prime: () => DataLoader<string, T | null>,
   ) => {
-    const loader = new DataLoader<ListParams, Page<T>, string>(
-      (keys) =>
-        Promise.all(
-          keys.map((params) =>
-            fetch(params).then(
-              (page) => {
-                for (const item of page.items) prime.prime(item.id, item);
-                return page;
-              },
-              (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+    const loader = once(
+      () =>
+        new DataLoader<ListParams, Page<T>, string>(
+          (keys) =>
+            Promise.all(
+              keys.map((params) =>
+                fetch(params).then(
+                  (page) => {
+                    const byId = prime();
+                    for (const item of page.items) byId.prime(item.id, item);
+                    return page;
+                  },
+                  (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+                ),
+              ),
             ),
-          ),
+          { cacheKeyFn: (p) => `${p.page}|${p.size}|${p.statusIn?.join(',') ?? ''}` },
         ),
-      { cacheKeyFn: (p) => `${p.page}|${p.size}|${p.statusIn?.join(',') ?? ''}` },
     );
-    return (params: ListParams) => loader.load(params);
+    return (params: ListParams) => loader().load(params);
   };
 
   const walletsPage = pageLoader((p) => client.listWallets(auth, p), wallet);
@@ -88,9 +102,15 @@ export function createLoaders(client: MerchantWalletClient, auth: Caller): Loade
 
   const scans = new Map<string, ListScan<DepositDTO | WithdrawalIntentDTO>>();
   return {
-    wallet,
-    deposit,
-    withdrawalIntent,
+    get wallet() {
+      return wallet();
+    },
+    get deposit() {
+      return deposit();
+    },
+    get withdrawalIntent() {
+      return withdrawalIntent();
+    },
     walletsPage,
     depositsPage,
     withdrawalIntentsPage,
@@ -110,6 +130,15 @@ export function createLoaders(client: MerchantWalletClient, auth: Caller): Loade
       // A failure here is not lost: the wallet loader awaits this same (deduplicated) page call.
       walletsPage({ page: 1, size: SCAN_PAGE_SIZE }).catch(() => {});
     },
+  };
+}
+
+/** `make()` on the first call, the same value on every later one. */
+function once<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => {
+    value ??= make();
+    return value;
   };
 }
 

@@ -1,6 +1,7 @@
 import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import {
   type DocumentNode,
+  type ExecutionArgs,
   type FragmentDefinitionNode,
   type GraphQLCompositeType,
   GraphQLError,
@@ -84,9 +85,24 @@ function useLimitStatus(): Plugin {
  * deposits(first: 1000) … } } }` is refused while real screens pass.
  */
 function useCostLimit(maxCost: number): Plugin {
+  // Without variables, an operation's cost depends on its document alone, and Yoga's parser cache
+  // hands out the same document object for the same text: such costs are computed once.
+  const fixedCosts = new WeakMap<DocumentNode, Map<string, number>>();
+  const costOf = (args: ExecutionArgs): number => {
+    const name = args.operationName ?? '';
+    const known = fixedCosts.get(args.document)?.get(name);
+    if (known !== undefined) return known;
+    const cost = operationCost(args.schema, args.document, args.operationName, args.variableValues ?? {});
+    if (!usesVariables(args.document)) {
+      const byName = fixedCosts.get(args.document) ?? new Map<string, number>();
+      byName.set(name, cost);
+      fixedCosts.set(args.document, byName);
+    }
+    return cost;
+  };
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const cost = operationCost(args.schema, args.document, args.operationName, args.variableValues ?? {});
+      const cost = costOf(args);
       if (cost <= maxCost) return;
       const error = new GraphQLError(
         `The operation's cost ${cost} exceeds the limit of ${maxCost}: ask for fewer items per connection or nest fewer connections.`,
@@ -95,6 +111,12 @@ function useCostLimit(maxCost: number): Plugin {
       setResultAndStopExecution({ data: null, errors: [error] });
     },
   };
+}
+
+function usesVariables(document: DocumentNode): boolean {
+  return document.definitions.some(
+    (d) => d.kind === Kind.OPERATION_DEFINITION && (d.variableDefinitions?.length ?? 0) > 0,
+  );
 }
 
 export function operationCost(

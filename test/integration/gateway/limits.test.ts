@@ -58,6 +58,37 @@ describe('hostile documents are refused before any upstream call', () => {
     expect(error.extensions).toMatchObject({ maxCost: 20_000 });
   });
 
+  it('cost, counted again for each request: other variables, another operation of the same document', async () => {
+    const nested =
+      'query($n: Int!) { deposits(first: $n) { nodes { wallet { deposits(first: $n) { nodes { id } } } } } }';
+    const small = await gw.request(nested, { n: 1 }, { key });
+    expect(small.body.errors).toBeUndefined();
+    gw.resetCalls();
+    await refused(nested, { n: 1000 });
+
+    const document =
+      'query Small { deposits(first: 1) { nodes { id } } } query Big { deposits(first: 1000) { nodes { wallet { deposits(first: 1000) { nodes { id } } } } } }';
+    for (let i = 0; i < 2; i++) {
+      const passed = await gw.gateway.fetch('http://gateway.test/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query: document, operationName: 'Small' }),
+      });
+      expect(passed.status).toBe(200);
+      gw.resetCalls();
+      const big = await gw.gateway.fetch('http://gateway.test/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query: document, operationName: 'Big' }),
+      });
+      expect(big.status).toBe(400);
+      expect(
+        ((await big.json()) as { errors: { extensions: { code: string } }[] }).errors[0]?.extensions.code,
+      ).toBe('QUERY_LIMIT_EXCEEDED');
+      expect(gw.upstreamCalls()).toEqual([]);
+    }
+  });
+
   it('batched operations', async () => {
     const response = await gw.gateway.fetch('http://gateway.test/graphql', {
       method: 'POST',
