@@ -21,17 +21,32 @@ export interface CachedResponse {
 
 /**
  * An upstream GET in flight, and the turn of the last request that joined it. Without turns, all
- * the requests waiting on one answer would resume in the same tick and finish their GraphQL work
- * back to back: a request arriving meanwhile would wait behind all of them before its own upstream
- * call even started. Handing the answer out one event-loop turn (setImmediate) per waiter lets the
- * server read new requests in between, so their upstream calls start while the others finish.
+ * the requests waiting on one answer resume in the same tick and finish their GraphQL work back to
+ * back: a request arriving meanwhile waits behind all of them before its own upstream call even
+ * starts. Handing the answer out one event-loop turn (setImmediate) per waiter lets the server read
+ * new requests in between, so their upstream calls start while the others finish.
+ *
+ * Turns spread the waiters out in time, and requests spread out coalesce less on their next call,
+ * so turns are only taken where that is cheap:
+ * - for small answers (≤ 32 KB, such as a wallet list): a call that brings a page of 250 deposits
+ *   costs the REST API and this process far more than the turns save, and must stay shared;
+ * - for no longer than the call itself took: past that, the remaining waiters get it at once;
+ * - never while the event loop is saturated: then nothing can start earlier, and every extra turn
+ *   is CPU taken from the requests.
  */
 interface InFlight {
   call: Promise<CachedResponse>;
   turn: Promise<void>;
+  startedAt: number;
+  /** When the call settled, how long it had taken, and whether its answer was small. */
+  settledAt: number;
+  took: number;
+  small: boolean;
 }
 
-const noop = () => {};
+/** Answers up to this size are handed out in turns (see InFlight). */
+const TURNS_MAX_BYTES = 32 * 1024;
+
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface ResponseCacheOptions {
@@ -103,9 +118,7 @@ export class ResponseCache {
     if (cached) return { ...cached, json: JSON.parse(cached.text) };
     const pending = this.inFlight.get(key);
     if (pending) {
-      // Joiners get the answer one event-loop turn apart while the loop has time to spare (see InFlight).
-      if (!this.staggerJoiners()) return pending.call;
-      pending.turn = pending.turn.then(nextTurn);
+      pending.turn = pending.turn.then(() => (this.takesTurns(pending) ? nextTurn() : undefined));
       return pending.turn.then(() => pending.call);
     }
     const call = fetch()
@@ -116,9 +129,28 @@ export class ResponseCache {
         return response;
       })
       .finally(() => this.inFlight.delete(key));
+    const entry: InFlight = {
+      call,
+      turn: Promise.resolve(),
+      startedAt: performance.now(),
+      settledAt: 0,
+      took: 0,
+      small: true,
+    };
     // The first joiner's turn comes once the call has settled, either way.
-    this.inFlight.set(key, { call, turn: call.then(noop, noop) });
+    const settled = (response?: CachedResponse) => {
+      entry.settledAt = performance.now();
+      entry.took = entry.settledAt - entry.startedAt;
+      entry.small = (response?.text.length ?? 0) <= TURNS_MAX_BYTES;
+    };
+    entry.turn = call.then(settled, () => settled());
+    this.inFlight.set(key, entry);
     return call;
+  }
+
+  /** Whether the next waiter of this call gets its own event-loop turn (see InFlight). */
+  private takesTurns(entry: InFlight): boolean {
+    return entry.small && performance.now() - entry.settledAt < entry.took && this.staggerJoiners();
   }
 
   /** Forgets everything cached for this caller, e.g. after it created a withdrawal. */

@@ -2,68 +2,96 @@ import { describe, expect, it } from 'vitest';
 import { type CachedResponse, loopHasIdleTime, ResponseCache } from '../../src/upstream/cache.ts';
 
 const OK: CachedResponse = { status: 200, json: { code: 'ok' }, text: '{"code":"ok"}' };
+const BIG_TEXT = JSON.stringify({ code: 'ok', data: 'x'.repeat(40 * 1024) });
+const BIG: CachedResponse = { status: 200, json: JSON.parse(BIG_TEXT), text: BIG_TEXT };
 
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
+function spin(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // busy: a waiter's GraphQL work
+  }
 }
 
 /**
- * Three identical GETs share one call. When the originator resumes, it schedules "other work" for
- * the next event-loop turn (as a newly arrived request would be read). Returns whether each joiner
- * resumed after that work had run.
+ * One GET and `joiners` identical ones sharing it; the upstream answers after `callMs`. Each waiter,
+ * when it resumes, works for `workMs` and then schedules other work for the next event-loop turn
+ * (as the server would read a newly arrived request). Returns, for each joiner, how many of those
+ * other pieces of work had run before it resumed.
  */
-async function joinersAfterOtherWork(stagger: boolean, outcome: 'resolve' | 'reject') {
+async function coalesce(options: {
+  stagger: boolean;
+  outcome?: 'resolve' | 'reject';
+  answer?: CachedResponse;
+  joiners?: number;
+  callMs?: number;
+  workMs?: number;
+}) {
+  const { stagger, outcome = 'resolve', answer = OK, joiners = 2, callMs = 30, workMs = 0 } = options;
   const cache = new ResponseCache({ ttlMs: 0, maxBytes: 1024, staggerJoiners: () => stagger });
-  const upstream = deferred<CachedResponse>();
   let fetches = 0;
   const fetch = () => {
     fetches++;
-    return upstream.promise;
+    return new Promise<CachedResponse>((resolve, reject) =>
+      setTimeout(
+        () => (outcome === 'resolve' ? resolve(answer) : reject(new Error('upstream down'))),
+        callMs,
+      ),
+    );
   };
-  let otherWorkRan = false;
-  const seen: boolean[] = [];
-  const originator = cache.get('scope', '/wallets', fetch).finally(() => {
+  let otherWork = 0;
+  const resumed = () => {
+    spin(workMs);
     setImmediate(() => {
-      otherWorkRan = true;
+      otherWork++;
     });
-  });
-  const joiners = [1, 2].map((i) =>
+  };
+  const seen: number[] = [];
+  const originator = cache.get('scope', '/wallets', fetch).finally(resumed);
+  const waiting = Array.from({ length: joiners }, (_, i) =>
     cache.get('scope', '/wallets', fetch).finally(() => {
-      seen[i - 1] = otherWorkRan;
+      seen[i] = otherWork;
+      resumed();
     }),
   );
-  if (outcome === 'resolve') upstream.resolve(OK);
-  else upstream.reject(new Error('upstream down'));
-  const settled = await Promise.allSettled([originator, ...joiners]);
+  const settled = await Promise.allSettled([originator, ...waiting]);
   return { fetches, seen, settled, inFlight: cache.inFlightCount };
 }
 
 describe('coalesced GETs', () => {
   it('hand the answer to their waiters one event-loop turn apart while the loop has idle time', async () => {
-    const { fetches, seen, settled, inFlight } = await joinersAfterOtherWork(true, 'resolve');
+    const { fetches, seen, settled, inFlight } = await coalesce({ stagger: true, joiners: 3 });
     expect(fetches).toBe(1);
-    // The second joiner resumes only after work that arrived meanwhile had its turn.
-    expect(seen).toEqual([false, true]);
+    // The first joiner resumes in the originator's turn, each later one a turn later: after the
+    // work that arrived meanwhile.
+    expect(seen).toEqual([0, 1, 2]);
     for (const result of settled) expect(result).toEqual({ status: 'fulfilled', value: OK });
     expect(inFlight).toBe(0);
   });
 
   it('hand it to every waiter at once when the loop is saturated', async () => {
-    const { fetches, seen, settled } = await joinersAfterOtherWork(false, 'resolve');
+    const { fetches, seen, settled } = await coalesce({ stagger: false, joiners: 3 });
     expect(fetches).toBe(1);
-    expect(seen).toEqual([false, false]);
+    expect(seen).toEqual([0, 0, 0]);
     for (const result of settled) expect(result).toEqual({ status: 'fulfilled', value: OK });
   });
 
+  it('spread the waiters over no longer than the call took', async () => {
+    // The call takes 75 ms and each waiter works 30 ms: the turn of a joiner is decided when the
+    // one before it resumes, at 0, 30, 60 (< 75: own turns) and 90 ms (≥ 75: the rest at once).
+    const { seen } = await coalesce({ stagger: true, joiners: 5, callMs: 75, workMs: 30 });
+    expect(seen).toEqual([0, 1, 2, 2, 2]);
+  });
+
+  it('hand a large answer (a page of 250 deposits) to every waiter at once: it must stay shared', async () => {
+    const { fetches, seen, settled } = await coalesce({ stagger: true, joiners: 3, answer: BIG });
+    expect(fetches).toBe(1);
+    expect(seen).toEqual([0, 0, 0]);
+    for (const result of settled) expect(result).toEqual({ status: 'fulfilled', value: BIG });
+  });
+
   it('hand a failure to every waiter, in turn as well', async () => {
-    const { seen, settled, inFlight } = await joinersAfterOtherWork(true, 'reject');
-    expect(seen).toEqual([false, true]);
+    const { seen, settled, inFlight } = await coalesce({ stagger: true, outcome: 'reject' });
+    expect(seen).toEqual([0, 1]);
     for (const result of settled) {
       expect(result.status).toBe('rejected');
       expect((result as PromiseRejectedResult).reason).toMatchObject({ message: 'upstream down' });
