@@ -84,6 +84,12 @@ interface Measurement {
   /** Under load, where identical concurrent GETs coalesce. */
   upstreamCallsPerOperationUnderLoad: number;
   errors: number;
+  /**
+   * CPU time (user + system, all threads) the process under test spent per operation under load, in
+   * µs: 1 000 000 / this is what one fully busy core of it would serve, whatever the neighbours did
+   * to the wall-clock figures.
+   */
+  cpuMicrosPerOperation: number | null;
 }
 
 /** The p-th percentile of sorted response times, in ms with 0.01 ms resolution. */
@@ -93,7 +99,21 @@ function percentile(sorted: number[], p: number): number {
   return Number(value.toFixed(2));
 }
 
-async function measure(sandboxURL: string, options: autocannon.Options): Promise<Measurement> {
+/** CPU time (user + system) a process has used so far, in ms, from Linux's /proc; null elsewhere. */
+async function cpuMs(pid: number | undefined): Promise<number | null> {
+  if (!pid) return null;
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+  if (!fields) return null;
+  // utime and stime, fields 14 and 15 of stat (11 and 12 after the command name), in clock ticks.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+async function measure(
+  sandboxURL: string,
+  options: autocannon.Options,
+  pid: number | undefined,
+): Promise<Measurement> {
   const sequential = 20;
   const start = await upstreamCount(sandboxURL);
   const alone = await autocannon({ ...options, connections: 1, amount: sequential });
@@ -102,11 +122,13 @@ async function measure(sandboxURL: string, options: autocannon.Options): Promise
   // Without a callback autocannon returns its instance, an event emitter that is also a promise.
   const instance = autocannon({ ...options, connections, duration }) as unknown as autocannon.Instance &
     Promise<autocannon.Result>;
+  const cpuBefore = await cpuMs(pid);
   instance.on(
     'response',
     (_client: unknown, _status: number, _bytes: number, ms: number) => void times.push(ms),
   );
   const result = await instance;
+  const cpuAfter = await cpuMs(pid);
   const after = await upstreamCount(sandboxURL);
   const operations = result.requests.total;
   times.sort((a, b) => a - b);
@@ -117,6 +139,10 @@ async function measure(sandboxURL: string, options: autocannon.Options): Promise
     upstreamCallsPerOperation: Number(((before - start) / alone.requests.total).toFixed(2)),
     upstreamCallsPerOperationUnderLoad: operations ? Number(((after - before) / operations).toFixed(2)) : 0,
     errors: result.errors + result.non2xx + alone.errors + alone.non2xx,
+    cpuMicrosPerOperation:
+      cpuBefore !== null && cpuAfter !== null && operations
+        ? Math.round(((cpuAfter - cpuBefore) * 1000) / operations)
+        : null,
   };
 }
 
@@ -242,8 +268,8 @@ async function main() {
         // Warm both (JIT, keep-alive pools, Yoga's document cache) before measuring.
         await autocannon({ ...gatewayOptions, connections, amount: warmup });
         await autocannon({ ...optimalOptions, connections, amount: warmup });
-        const g = await measure(sandbox.url, gatewayOptions);
-        const o = await measure(sandbox.url, optimalOptions);
+        const g = await measure(sandbox.url, gatewayOptions, gateway.child.pid);
+        const o = await measure(sandbox.url, optimalOptions, optimal.child.pid);
         const row = {
           scenario: name,
           upstreamLatencyMs: latency,
@@ -254,6 +280,7 @@ async function main() {
             p50: ratio(g.p50, o.p50),
             p99: ratio(g.p99, o.p99),
             upstreamCalls: ratio(g.upstreamCallsPerOperation, o.upstreamCallsPerOperation),
+            cpuPerOperation: ratio(g.cpuMicrosPerOperation ?? 0, o.cpuMicrosPerOperation ?? 0),
           },
         };
         rows.push(row);
@@ -308,8 +335,8 @@ function toMarkdown(report: {
       ? 'Pinned: the gateway and the optimal client (measured one after the other) on core 0; sandbox and autocannon on core 1.'
       : 'Not pinned: every process shares every core.',
     '',
-    '| Scenario | Upstream latency | Gateway req/s | Optimal req/s | Ratio | Gateway p50 / p99 ms | Optimal p50 / p99 ms | p50 ratio | p99 ratio | Upstream calls/op, gateway / optimal (one at a time) | Under load |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| Scenario | Upstream latency | Gateway req/s | Optimal req/s | Ratio | Gateway p50 / p99 ms | Optimal p50 / p99 ms | p50 ratio | p99 ratio | Upstream calls/op, gateway / optimal (one at a time) | Under load | CPU µs/op, gateway / optimal |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const row of report.rows as {
     scenario: string;
@@ -321,7 +348,7 @@ function toMarkdown(report: {
     const g = row.gateway;
     const o = row.optimal;
     lines.push(
-      `| ${row.scenario} | ${row.upstreamLatencyMs} ms | ${g.requestsPerSecond} | ${o.requestsPerSecond} | ${row.ratio.requestsPerSecond} | ${g.p50} / ${g.p99} | ${o.p50} / ${o.p99} | ${row.ratio.p50} | ${row.ratio.p99} | ${g.upstreamCallsPerOperation} / ${o.upstreamCallsPerOperation} | ${g.upstreamCallsPerOperationUnderLoad} / ${o.upstreamCallsPerOperationUnderLoad} |`,
+      `| ${row.scenario} | ${row.upstreamLatencyMs} ms | ${g.requestsPerSecond} | ${o.requestsPerSecond} | ${row.ratio.requestsPerSecond} | ${g.p50} / ${g.p99} | ${o.p50} / ${o.p99} | ${row.ratio.p50} | ${row.ratio.p99} | ${g.upstreamCallsPerOperation} / ${o.upstreamCallsPerOperation} | ${g.upstreamCallsPerOperationUnderLoad} / ${o.upstreamCallsPerOperationUnderLoad} | ${g.cpuMicrosPerOperation ?? '?'} / ${o.cpuMicrosPerOperation ?? '?'} |`,
     );
   }
   const errors = (report.rows as { gateway: Measurement; optimal: Measurement }[]).some(
