@@ -14,6 +14,8 @@ export const schema = lexicographicSortSchema(builder.toSchema());
 // The relay plugin resolves every node's `id` asynchronously (it allows async id resolvers), so a
 // list of 50 deposits completed 50 promises for ids it already had. Ours are the DTO's own id:
 // the same global id, encoded synchronously, lets a list of nodes complete without a promise each.
+// builder.ts leaves the relay plugin's encoder at its default; should it ever set `encodeGlobalID`,
+// use that one here too (test/unit/node-ids.test.ts compares against the default).
 for (const typename of NODE_TYPES) {
   const id = (schema.getType(typename) as GraphQLObjectType).getFields().id;
   if (!id) throw new Error(`node type ${typename} has no id field`);

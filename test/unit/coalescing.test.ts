@@ -76,9 +76,10 @@ describe('coalesced GETs', () => {
   });
 
   it('spread the waiters over no longer than the call took', async () => {
-    // The call takes 75 ms and each waiter works 30 ms: the turn of a joiner is decided when the
-    // one before it resumes, at 0, 30, 60 (< 75: own turns) and 90 ms (≥ 75: the rest at once).
-    const { seen } = await coalesce({ stagger: true, joiners: 5, callMs: 75, workMs: 30 });
+    // The call takes 100 ms and each waiter works 40 ms: the turn of a joiner is decided when the
+    // one before it resumes, at 0, 40, 80 (< 100: own turns) and 120 ms (≥ 100: the rest at once),
+    // 20 ms either side of the bound for a slow machine.
+    const { seen } = await coalesce({ stagger: true, joiners: 5, callMs: 100, workMs: 40 });
     expect(seen).toEqual([0, 1, 2, 2, 2]);
   });
 
