@@ -37,6 +37,7 @@ const schema = z.object({
   QUERY_MAX_COST: integer(20_000, 1, 100_000_000),
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 0, 600_000),
   REQUEST_DEADLINE_MS: integer(15_000, 100, 600_000),
+  QUERY_DEDUPLICATION: flag,
   IDEMPOTENCY_MAX_KEYS: integer(100_000, 1, 10_000_000),
   SANDBOX_PORT: integer(0, 0, 65_535),
   SANDBOX_ADMIN_TOKEN: z.string().min(8).default('sandbox-admin-token'),
@@ -67,6 +68,8 @@ export interface Config {
   queryLimits: { maxDepth: number; maxCost: number };
   shutdownTimeoutMs: number;
   requestDeadlineMs: number;
+  /** Identical concurrent queries of one caller share one execution. */
+  queryDeduplication: boolean;
   /** Bound on the createWithdrawalIntent idempotency keys kept in memory (least recently used go first). */
   idempotencyMaxKeys: number;
   sandbox: { port: number; adminToken: string; autoAdvanceMs: number };
@@ -118,6 +121,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     queryLimits: { maxDepth: c.QUERY_MAX_DEPTH, maxCost: c.QUERY_MAX_COST },
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
     requestDeadlineMs: c.REQUEST_DEADLINE_MS,
+    queryDeduplication: c.QUERY_DEDUPLICATION ?? true,
     idempotencyMaxKeys: c.IDEMPOTENCY_MAX_KEYS,
     sandbox: {
       port: c.SANDBOX_PORT,

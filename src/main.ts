@@ -67,6 +67,7 @@ const gateway = createGateway({
   limits: config.queryLimits,
   maxRequestBytes: config.maxRequestBytes,
   requestDeadlineMs: config.requestDeadlineMs,
+  queryDeduplication: config.queryDeduplication,
   idempotencyStore: new MemoryIdempotencyStore({ maxEntries: config.idempotencyMaxKeys }),
   graphiql: config.graphiql && {
     defaultQuery: loadExampleOperations(),

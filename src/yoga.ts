@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createContextFactory, type GatewayContext } from './context.ts';
 import { type IdempotencyStore, MemoryIdempotencyStore } from './idempotency.ts';
 import { useAuthentication, useRefuseKeyInURL } from './plugins/authentication.ts';
+import { useEagerStringify } from './plugins/eager-stringify.ts';
 import { useErrorLogging } from './plugins/error-logging.ts';
 import { useHealthChecks } from './plugins/health.ts';
 import {
@@ -15,6 +16,7 @@ import {
   useQueryLimits,
 } from './plugins/limits.ts';
 import { useOperationStatus } from './plugins/operation-status.ts';
+import { useQueryDeduplication } from './plugins/query-deduplication.ts';
 import { requestIdOf, useRequestId } from './plugins/request-id.ts';
 import { schema } from './schema/index.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
@@ -33,6 +35,8 @@ export interface GatewayDeps {
   requestDeadlineMs?: number;
   /** Where idempotency keys of createWithdrawalIntent are kept; default: this process's memory. */
   idempotencyStore?: IdempotencyStore;
+  /** Identical concurrent queries of one caller share one execution (useQueryDeduplication). Default: on. */
+  queryDeduplication?: boolean;
 }
 
 export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext>;
@@ -89,6 +93,16 @@ export function createGateway(deps: GatewayDeps): Gateway {
       useAuthentication(),
       useOperationStatus(),
       useErrorLogging(),
+      // After the plugins that may change a result: it serialises the result they have finished with.
+      useEagerStringify(),
+      // Last: a request joins another's execution only once every check above has passed for it.
+      ...(deps.queryDeduplication === false
+        ? []
+        : [
+            useQueryDeduplication({
+              sharingScope: (context) => (context.auth ? deps.client.sharingScope(context.caller) : null),
+            }),
+          ]),
     ],
   });
 }

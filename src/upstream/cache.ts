@@ -153,6 +153,14 @@ export class ResponseCache {
     return entry.small && performance.now() - entry.settledAt < entry.took && this.staggerJoiners();
   }
 
+  /**
+   * The scope plus its generation: two reads in the same versioned scope may share one answer
+   * (same caller, and no invalidation between them).
+   */
+  versionedScope(scope: string): string {
+    return `${scope}:${this.generations.get(scope) ?? 0}`;
+  }
+
   /** Forgets everything cached for this caller, e.g. after it created a withdrawal. */
   invalidate(scope: string): void {
     this.generations.set(scope, (this.generations.get(scope) ?? 0) + 1);
@@ -174,6 +182,6 @@ export class ResponseCache {
   }
 
   private key(scope: string, path: string): string {
-    return `${scope}:${this.generations.get(scope) ?? 0}:GET:${path}`;
+    return `${this.versionedScope(scope)}:GET:${path}`;
   }
 }

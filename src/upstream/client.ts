@@ -125,6 +125,14 @@ export class MerchantWalletClient {
     };
   }
 
+  /**
+   * Reads made in the same sharing scope may share one answer: the same caller, with no
+   * withdrawal created by it in between (see ResponseCache.invalidate).
+   */
+  sharingScope(auth: Caller): string {
+    return this.cache.versionedScope(auth.cacheScope);
+  }
+
   listWallets(auth: Caller, params: ListParams): Promise<Page<WalletDTO>> {
     return this.get(auth, `/wallets${query(params)}`, decodePage<WalletDTO>);
   }

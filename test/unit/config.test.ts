@@ -6,6 +6,8 @@ describe('configuration', () => {
     const config = parseConfig({});
     expect(config).toMatchObject({ port: 4000, host: '127.0.0.1', upstreamURL: undefined, graphiql: true });
     expect(config.upstream.headersTimeoutMs).toBe(10_000);
+    expect(config.queryDeduplication).toBe(true);
+    expect(parseConfig({ QUERY_DEDUPLICATION: 'false' }).queryDeduplication).toBe(false);
     const upstream = { UPSTREAM_URL: 'https://api.example.com' };
     expect(parseConfig({ NODE_ENV: 'production', ...upstream }).graphiql).toBe(false);
     expect(parseConfig({ NODE_ENV: 'production', GRAPHIQL: 'true', ...upstream }).graphiql).toBe(true);

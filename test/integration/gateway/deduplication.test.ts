@@ -1,0 +1,207 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
+
+// The upstream client coalesces identical REST calls in flight whatever this plugin does, so the
+// number of upstream calls cannot tell whether a query was executed or shared: the number of
+// executions can. Every execution of these queries asks the client for the wallet list once.
+
+const WALLETS =
+  '{ wallets(first: 5) { nodes { restId asset(currencyCode: "USDT") { balance { availableAmount lockedAmount } } } } }';
+type Wallets = {
+  wallets: {
+    nodes: { restId: string; asset: { balance: { availableAmount: string; lockedAmount: string } } }[];
+  };
+};
+
+let gw: TestGateway;
+let listWallets: ReturnType<typeof vi.spyOn>;
+
+beforeAll(async () => {
+  gw = await startTestGateway();
+});
+beforeEach(() => {
+  gw.resetCalls();
+  listWallets = vi.spyOn(gw.client, 'listWallets');
+});
+afterEach(async () => {
+  listWallets.mockRestore();
+  await gw.sandbox.admin('DELETE', '/faults');
+});
+afterAll(() => gw.close());
+
+async function merchant(usdt = '100') {
+  const m = await gw.sandbox.world.merchant();
+  const wallet = await gw.sandbox.world.wallet(m.id, { USDT: usdt, TRX: '1' });
+  return { ...m, walletId: wallet.id };
+}
+
+/** Holds the next wallet-list answer for `ms`, so that requests sent meanwhile overlap. */
+function slowWalletList(ms = 100, extra: Record<string, unknown> = {}) {
+  return gw.sandbox.admin('POST', '/faults', {
+    method: 'GET',
+    path: '/external/v1/wallets',
+    latencyMs: ms,
+    times: 1,
+    ...extra,
+  });
+}
+
+describe('query deduplication', () => {
+  it('answers identical concurrent queries of one key with one execution', async () => {
+    const acme = await merchant('100');
+    await slowWalletList();
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => gw.request(WALLETS, {}, { key: acme.key })),
+    );
+    const expected = {
+      data: {
+        wallets: {
+          nodes: [
+            {
+              restId: acme.walletId,
+              asset: {
+                balance: { availableAmount: '100.0000000000000000', lockedAmount: '0.0000000000000000' },
+              },
+            },
+          ],
+        },
+      },
+    };
+    for (const { status, body } of responses) {
+      expect(status).toBe(200);
+      expect(body).toEqual(expected);
+    }
+    expect(listWallets).toHaveBeenCalledTimes(1);
+    expect(gw.upstreamCalls()).toEqual(['GET /external/v1/wallets?page=1&size=5']);
+
+    // Nothing is kept once the execution is over: the next query executes again.
+    await gw.request(WALLETS, {}, { key: acme.key });
+    expect(listWallets).toHaveBeenCalledTimes(2);
+  });
+
+  it('executes every request when turned off', async () => {
+    const off = await startTestGateway({ gateway: { queryDeduplication: false } });
+    const spy = vi.spyOn(off.client, 'listWallets');
+    try {
+      const m = await off.sandbox.world.merchant();
+      await off.sandbox.world.wallet(m.id);
+      await off.sandbox.admin('POST', '/faults', { path: '/external/v1/wallets', latencyMs: 100, times: 1 });
+      await Promise.all(Array.from({ length: 10 }, () => off.request(WALLETS, {}, { key: m.key })));
+      expect(spy).toHaveBeenCalledTimes(10);
+      // Their REST calls are still coalesced below.
+      expect(off.upstreamCalls()).toHaveLength(1);
+    } finally {
+      await off.close();
+    }
+  });
+
+  it('never shares a result across keys', async () => {
+    const acme = await merchant('100');
+    const globex = await merchant('200');
+    await slowWalletList();
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const who = i % 2 ? globex : acme;
+        const { body } = await gw.request(WALLETS, {}, { key: who.key });
+        return { who, data: body.data as Wallets };
+      }),
+    );
+    for (const { who, data } of responses) {
+      expect(data.wallets.nodes.map((w) => w.restId)).toEqual([who.walletId]);
+    }
+    expect(listWallets).toHaveBeenCalledTimes(2);
+  });
+
+  it('shares only between the same operation and variables', async () => {
+    const acme = await merchant();
+    await gw.sandbox.world.wallet(acme.id);
+    await slowWalletList();
+    const query = 'query Wallets($first: Int) { wallets(first: $first) { nodes { restId } } }';
+    const [one, two, again] = await Promise.all([
+      gw.request(query, { first: 1 }, { key: acme.key }),
+      gw.request(query, { first: 2 }, { key: acme.key }),
+      gw.request(query, { first: 1 }, { key: acme.key }),
+    ]);
+    expect((one.body.data as Wallets).wallets.nodes).toHaveLength(1);
+    expect((two.body.data as Wallets).wallets.nodes).toHaveLength(2);
+    expect(again.body).toEqual(one.body);
+    expect(listWallets).toHaveBeenCalledTimes(2);
+  });
+
+  it('never shares a mutation', async () => {
+    const acme = await merchant('100');
+    const mutation = `mutation($input: CreateWithdrawalIntentInput!) {
+      createWithdrawalIntent(input: $input) { ... on CreateWithdrawalIntentSuccess { withdrawalIntent { id } } }
+    }`;
+    const input = {
+      walletId: acme.walletId,
+      serviceFeeMode: 'EXCLUSIVE',
+      currencyCode: 'USDT',
+      amount: '5.00',
+      destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
+    };
+    await gw.sandbox.admin('POST', '/faults', {
+      method: 'POST',
+      path: '/external/v1/withdrawal-intents',
+      latencyMs: 100,
+      times: 1,
+    });
+    const [a, b] = await Promise.all([
+      gw.request(mutation, { input }, { key: acme.key }),
+      gw.request(mutation, { input }, { key: acme.key }),
+    ]);
+    type Created = { createWithdrawalIntent: { withdrawalIntent: { id: string } } };
+    const ids = [a, b].map((r) => (r.body.data as Created).createWithdrawalIntent.withdrawalIntent.id);
+    expect(new Set(ids).size).toBe(2);
+    expect(gw.upstreamCalls().filter((c) => c.startsWith('POST'))).toHaveLength(2);
+  });
+
+  it('does not let a query that starts after a withdrawal join one that started before it', async () => {
+    const acme = await merchant('100');
+    await slowWalletList(300);
+    const before = gw.request(WALLETS, {}, { key: acme.key });
+    // Let the first query reach the REST API before the withdrawal is created.
+    await vi.waitFor(() => expect(gw.upstreamCalls()).toContain('GET /external/v1/wallets?page=1&size=5'));
+    const created = await gw.request(
+      `mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }`,
+      {
+        input: {
+          walletId: acme.walletId,
+          serviceFeeMode: 'EXCLUSIVE',
+          currencyCode: 'USDT',
+          amount: '9.00',
+          destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
+        },
+      },
+      { key: acme.key },
+    );
+    expect(created.body.data).toEqual({
+      createWithdrawalIntent: { __typename: 'CreateWithdrawalIntentSuccess' },
+    });
+    const after = await gw.request(WALLETS, {}, { key: acme.key });
+    expect((after.body.data as Wallets).wallets.nodes[0]?.asset.balance).toEqual({
+      availableAmount: '90.0000000000000000',
+      lockedAmount: '10.0000000000000000',
+    });
+    expect((await before).body.errors).toBeUndefined();
+    expect(listWallets).toHaveBeenCalledTimes(2);
+  });
+
+  it('does not share a failed result: each waiting request executes on its own', async () => {
+    const acme = await merchant('100');
+    await slowWalletList(100, { status: 500 });
+    const responses = await Promise.all(
+      Array.from({ length: 6 }, () => gw.request(WALLETS, {}, { key: acme.key })),
+    );
+    const failed = responses.filter((r) => r.body.errors);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]?.body.errors?.[0]?.extensions.code).toBe('UPSTREAM_ERROR');
+    for (const r of responses.filter((r) => !r.body.errors)) {
+      expect((r.body.data as Wallets).wallets.nodes.map((w) => w.restId)).toEqual([acme.walletId]);
+    }
+    // The failed first execution, then the five waiting ones (their REST calls coalesced into one).
+    expect(listWallets).toHaveBeenCalledTimes(6);
+    expect(gw.upstreamCalls()).toHaveLength(2);
+  });
+});
