@@ -13,7 +13,9 @@
  *
  * The gateway runs with its micro-cache off (UPSTREAM_CACHE_TTL_MS=0) so that both sides really
  * call the REST API for every operation; coalescing of identical in-flight GETs stays on, as in
- * production, and shows as fewer than one call per operation where it applies.
+ * production, and shows as fewer than one call per operation where it applies. So does query
+ * deduplication (identical queries of one key in flight share one execution); a second gateway
+ * with it off measures S1 once more, for what one request costs on its own.
  */
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -176,20 +178,27 @@ async function main() {
       /Try: curl .* (http:\/\/\S+)\/external\/v1\/wallets/,
     );
     pin(sandbox.child.pid, EVERYTHING_ELSE);
-    const gateway = await startProcess(
-      'src/main.ts',
-      [],
-      {
-        LOG_LEVEL: 'warn',
-        UPSTREAM_URL: sandbox.url,
-        PORT: '0',
-        UPSTREAM_CACHE_TTL_MS: '0',
-        NODE_ENV: 'production',
-        GRAPHIQL: 'false',
-      },
-      /gateway: (http:\/\/\S+)\/graphql/,
-    );
-    pin(gateway.child.pid, UNDER_TEST);
+    const startGateway = async (env: Record<string, string> = {}) => {
+      const started = await startProcess(
+        'src/main.ts',
+        [],
+        {
+          LOG_LEVEL: 'warn',
+          UPSTREAM_URL: sandbox.url,
+          PORT: '0',
+          UPSTREAM_CACHE_TTL_MS: '0',
+          NODE_ENV: 'production',
+          GRAPHIQL: 'false',
+          ...env,
+        },
+        /gateway: (http:\/\/\S+)\/graphql/,
+      );
+      pin(started.child.pid, UNDER_TEST);
+      return started;
+    };
+    const gateway = await startGateway();
+    // The same gateway executing every request on its own: what one S1 request costs by itself.
+    const undeduplicated = await startGateway({ QUERY_DEDUPLICATION: 'false' });
     const optimal = await startProcess(
       'test/bench/optimal-server.ts',
       [],
@@ -216,16 +225,20 @@ async function main() {
         headers: { authorization: KEY, 'content-type': 'application/json' },
         body,
       });
-      const scenarios: [string, autocannon.Options, autocannon.Options][] = [
+      const dashboard = graphql(
+        '{ wallets(first: 20) { nodes { id address assets { currencyCode balance { availableAmount lockedAmount } } } } }',
+      );
+      const scenarios: [string, autocannon.Options, autocannon.Options, ChildProcess?][] = [
         [
           'S1 dashboard: wallets(first: 20) with balances',
-          post(
-            `${gateway.url}/graphql`,
-            graphql(
-              '{ wallets(first: 20) { nodes { id address assets { currencyCode balance { availableAmount lockedAmount } } } } }',
-            ),
-          ),
+          post(`${gateway.url}/graphql`, dashboard),
           { url: `${optimal.url}/s1`, headers: { authorization: KEY } },
+        ],
+        [
+          'S1 dashboard, query deduplication off',
+          post(`${undeduplicated.url}/graphql`, dashboard),
+          { url: `${optimal.url}/s1`, headers: { authorization: KEY } },
+          undeduplicated.child,
         ],
         [
           'S2 activity feed: deposits(first: 50) with wallet address',
@@ -269,11 +282,11 @@ async function main() {
       const selected = scenarios.filter(
         ([name]) => !values.only || values.only.some((o) => name.startsWith(o)),
       );
-      for (const [name, gatewayOptions, optimalOptions] of selected) {
+      for (const [name, gatewayOptions, optimalOptions, gatewayProcess = gateway.child] of selected) {
         // Warm both (JIT, keep-alive pools, Yoga's document cache) before measuring.
         await autocannon({ ...gatewayOptions, connections, duration: warmup });
         await autocannon({ ...optimalOptions, connections, duration: warmup });
-        const g = await measure(sandbox.url, gatewayOptions, gateway.child.pid);
+        const g = await measure(sandbox.url, gatewayOptions, gatewayProcess.pid);
         const o = await measure(sandbox.url, optimalOptions, optimal.child.pid);
         const row = {
           scenario: name,
@@ -291,10 +304,13 @@ async function main() {
         rows.push(row);
         console.log(JSON.stringify(row));
       }
-      gatewayPeakRss = Math.max(gatewayPeakRss ?? 0, (await peakRssMiB(gateway.child.pid)) ?? 0);
+      for (const { child } of [gateway, undeduplicated]) {
+        gatewayPeakRss = Math.max(gatewayPeakRss ?? 0, (await peakRssMiB(child.pid)) ?? 0);
+      }
     } finally {
       await stop(optimal.child);
       await stop(gateway.child);
+      await stop(undeduplicated.child);
       await stop(sandbox.child);
     }
   }
