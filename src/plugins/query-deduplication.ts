@@ -43,7 +43,7 @@ export function useQueryDeduplication(options: {
         // Envelop waits for a promise returned from onExecute before it executes.
         return pending.then((result) => {
           if (result) setResultAndStopExecution(result);
-        }) as unknown as undefined;
+        });
       }
       setExecuteFn(async (executionArgs) => {
         const execution = Promise.resolve(executeFn(executionArgs));
