@@ -1,8 +1,13 @@
 import { z } from 'zod';
+import type { QueryLimits } from './plugins/limits.ts';
+import type { UpstreamClientOptions } from './upstream/client.ts';
 
 /**
- * All configuration, parsed once from the environment. Every problem is reported at once and the
- * process does not start. No other file reads process.env. The README's table mirrors this one.
+ * All of the gateway's configuration, parsed once from the environment, and the one place its
+ * defaults are written: every other module takes its settings as required arguments, and tests
+ * start from `parseConfig({})`. Every problem is reported at once and the process does not start.
+ * No other gateway file reads process.env (the sandbox has its own, src/sandbox/config.ts). The
+ * README's table mirrors this one.
  */
 
 const integer = (fallback: number, min: number, max: number) =>
@@ -25,6 +30,7 @@ const schema = z.object({
   UPSTREAM_HEADERS_TIMEOUT_MS: integer(10_000, 1, 600_000),
   UPSTREAM_BODY_TIMEOUT_MS: integer(10_000, 1, 600_000),
   UPSTREAM_RETRIES: integer(2, 0, 10),
+  UPSTREAM_RETRY_BASE_DELAY_MS: integer(50, 1, 60_000),
   UPSTREAM_MAX_RETRY_AFTER_MS: integer(1_000, 0, 60_000),
   UPSTREAM_CONNECTIONS: integer(64, 1, 10_000),
   UPSTREAM_MAX_RESPONSE_BYTES: integer(16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
@@ -34,13 +40,17 @@ const schema = z.object({
   INTROSPECTION: flag,
   MAX_REQUEST_BYTES: integer(100_000, 1_024, 100 * 1024 * 1024),
   QUERY_MAX_DEPTH: integer(12, 1, 1_000),
+  QUERY_MAX_ALIASES: integer(20, 1, 10_000),
+  QUERY_MAX_TOKENS: integer(3_000, 1, 1_000_000),
+  QUERY_MAX_DIRECTIVES: integer(20, 1, 10_000),
   QUERY_MAX_COST: integer(20_000, 1, 100_000_000),
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 0, 600_000),
   REQUEST_DEADLINE_MS: integer(15_000, 100, 600_000),
   QUERY_DEDUPLICATION: flag,
   IDEMPOTENCY_MAX_KEYS: integer(100_000, 1, 10_000_000),
   SANDBOX_PORT: integer(0, 0, 65_535),
-  SANDBOX_ADMIN_TOKEN: z.string().min(8).default('sandbox-admin-token'),
+  // Unset: the sandbox's own documented default (src/sandbox/config.ts).
+  SANDBOX_ADMIN_TOKEN: z.string().min(8).optional(),
   SANDBOX_AUTO_ADVANCE_MS: integer(3_000, 0, 3_600_000),
 });
 
@@ -51,28 +61,19 @@ export interface Config {
   logLevel: string;
   /** The REST API to front; undefined starts the embedded sandbox. */
   upstreamURL: string | undefined;
-  upstream: {
-    connectTimeoutMs: number;
-    headersTimeoutMs: number;
-    bodyTimeoutMs: number;
-    maxRetries: number;
-    maxRetryAfterMs: number;
-    connections: number;
-    maxResponseBytes: number;
-    cacheTtlMs: number;
-    cacheMaxBytes: number;
-  };
+  upstream: Omit<UpstreamClientOptions, 'baseURL'>;
   graphiql: boolean;
   introspection: boolean;
   maxRequestBytes: number;
-  queryLimits: { maxDepth: number; maxCost: number };
+  queryLimits: Omit<QueryLimits, 'blockFieldSuggestions'>;
   shutdownTimeoutMs: number;
   requestDeadlineMs: number;
   /** Identical concurrent queries of one caller share one execution. */
   queryDeduplication: boolean;
   /** Bound on the createWithdrawalIntent idempotency keys kept in memory (least recently used go first). */
   idempotencyMaxKeys: number;
-  sandbox: { port: number; adminToken: string; autoAdvanceMs: number };
+  /** The embedded sandbox of `npm start` without UPSTREAM_URL; adminToken unset: the sandbox's default. */
+  sandbox: { port: number; adminToken: string | undefined; autoAdvanceMs: number };
 }
 
 export class ConfigError extends Error {
@@ -109,6 +110,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       headersTimeoutMs: c.UPSTREAM_HEADERS_TIMEOUT_MS,
       bodyTimeoutMs: c.UPSTREAM_BODY_TIMEOUT_MS,
       maxRetries: c.UPSTREAM_RETRIES,
+      retryBaseDelayMs: c.UPSTREAM_RETRY_BASE_DELAY_MS,
       maxRetryAfterMs: c.UPSTREAM_MAX_RETRY_AFTER_MS,
       connections: c.UPSTREAM_CONNECTIONS,
       maxResponseBytes: c.UPSTREAM_MAX_RESPONSE_BYTES,
@@ -118,7 +120,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     graphiql: c.GRAPHIQL ?? c.NODE_ENV !== 'production',
     introspection: c.INTROSPECTION ?? c.GRAPHIQL ?? c.NODE_ENV !== 'production',
     maxRequestBytes: c.MAX_REQUEST_BYTES,
-    queryLimits: { maxDepth: c.QUERY_MAX_DEPTH, maxCost: c.QUERY_MAX_COST },
+    queryLimits: {
+      maxDepth: c.QUERY_MAX_DEPTH,
+      maxAliases: c.QUERY_MAX_ALIASES,
+      maxTokens: c.QUERY_MAX_TOKENS,
+      maxDirectives: c.QUERY_MAX_DIRECTIVES,
+      maxCost: c.QUERY_MAX_COST,
+    },
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
     requestDeadlineMs: c.REQUEST_DEADLINE_MS,
     queryDeduplication: c.QUERY_DEDUPLICATION ?? true,

@@ -1,24 +1,31 @@
 import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { createLoaders, type Loaders } from './loaders.ts';
-import type { Caller, MerchantWalletClient } from './upstream/client.ts';
-import type { WithdrawalService } from './withdrawals.ts';
+import { createLoaders, type Loaders } from './loaders/loaders.ts';
+import type { Caller } from './upstream/caller.ts';
+import type { MerchantWalletClient } from './upstream/client.ts';
+import type { WithdrawalService } from './withdrawals/service.ts';
 
-/** What every resolver gets. Built fresh for each GraphQL request. */
+/**
+ * What every resolver gets. Built fresh for each GraphQL request. Resolvers read through `loaders`
+ * and write through `withdrawals`; the upstream client itself is not here, so no resolver can
+ * bypass the per-request batching and caching.
+ */
 export interface GatewayContext {
   /** The caller's Authorization header value, forwarded unchanged upstream; null when absent or malformed. */
-  auth: string | null;
-  /** `auth` prepared for the upstream client (cache scope computed once per request). */
+  authorization: string | null;
+  /** Who upstream calls are made for: `authorization`, its cache scope and this request's deadline. */
   caller: Caller;
   requestId: string;
-  client: MerchantWalletClient;
   withdrawals: WithdrawalService;
   loaders: Loaders;
   /** This request's logger (with its request id), made on first call: most requests log nothing. */
   logger(): Logger;
 }
 
-/** `Bearer <token>` with a token of URL-safe characters; anything else never reaches the REST API. */
+/**
+ * `Bearer <token>` with a token of URL-safe characters; anything else never reaches the REST API.
+ * The gateway's own rule for what it forwards; the sandbox checks what arrives by the REST API's.
+ */
 const BEARER = /^Bearer [A-Za-z0-9._~+/=-]{1,512}$/;
 
 export function authorizationOf(request: Request): string | null {
@@ -30,20 +37,18 @@ export function createContextFactory(deps: {
   client: MerchantWalletClient;
   withdrawals: WithdrawalService;
   logger: Logger;
-  /** Time budget of one GraphQL request for all its upstream calls; undefined: none. */
-  requestDeadlineMs?: number;
+  /** Time budget of one GraphQL request for all its upstream calls. */
+  requestDeadlineMs: number;
 }) {
-  return (initial: YogaInitialContext & { requestId?: string }): GatewayContext => {
-    const auth = authorizationOf(initial.request);
-    const requestId = initial.requestId ?? 'unknown';
-    const deadline = deps.requestDeadlineMs === undefined ? undefined : Date.now() + deps.requestDeadlineMs;
-    const caller = deps.client.caller(auth ?? '', deadline);
+  return (initial: YogaInitialContext & { requestId: string }): GatewayContext => {
+    const authorization = authorizationOf(initial.request);
+    const requestId = initial.requestId;
+    const caller = deps.client.caller(authorization ?? '', Date.now() + deps.requestDeadlineMs);
     let logger: Logger | undefined;
     return {
-      auth,
+      authorization,
       caller,
       requestId,
-      client: deps.client,
       withdrawals: deps.withdrawals,
       loaders: createLoaders(deps.client, caller),
       // A method, not a getter: Yoga merges this object into its context with Object.assign, which

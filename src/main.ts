@@ -4,11 +4,11 @@
  * fronts it. This is the only gateway file that knows the sandbox exists.
  */
 import { ConfigError, loadConfig } from './config.ts';
-import { MemoryIdempotencyStore } from './idempotency.ts';
-import { createLogger } from './logger.ts';
 import { loadExampleOperations } from './operations.ts';
 import { listen } from './server.ts';
-import { DEFAULT_UPSTREAM_OPTIONS, MerchantWalletClient } from './upstream/client.ts';
+import { createLogger } from './shared/logger.ts';
+import { MerchantWalletClient } from './upstream/client.ts';
+import { MemoryIdempotencyStore } from './withdrawals/idempotency-store.ts';
 import { createGateway } from './yoga.ts';
 
 let config: ReturnType<typeof loadConfig>;
@@ -29,17 +29,19 @@ let stopSandbox = async () => {};
 let demoKey: string | undefined;
 if (!upstreamURL) {
   // Loaded only in sandbox mode: a gateway fronting the real API never loads the sandbox's code.
-  const [{ startAutoAdvance }, { DEMO_KEYS, seedWorld }, { startSandbox }] = await Promise.all([
-    import('./sandbox/auto-advance.ts'),
-    import('./sandbox/seed.ts'),
-    import('./sandbox/server.ts'),
-  ]);
+  const [{ startAutoAdvance }, { DEMO_KEYS, seedWorld }, { startSandbox }, { DEFAULT_ADMIN_TOKEN }] =
+    await Promise.all([
+      import('./sandbox/auto-advance.ts'),
+      import('./sandbox/seed.ts'),
+      import('./sandbox/http/server.ts'),
+      import('./sandbox/config.ts'),
+    ]);
   demoKey = DEMO_KEYS.acmeReadWrite;
   const { store } = seedWorld();
   const sandbox = await startSandbox({
     store,
     port: config.sandbox.port,
-    adminToken: config.sandbox.adminToken,
+    adminToken: config.sandbox.adminToken ?? DEFAULT_ADMIN_TOKEN,
     logger: logger.child({ component: 'sandbox' }),
   });
   const stopAdvance =
@@ -54,11 +56,7 @@ if (!upstreamURL) {
   logger.info({ url: sandbox.url }, 'embedded sandbox started');
 }
 
-const client = new MerchantWalletClient({
-  ...DEFAULT_UPSTREAM_OPTIONS,
-  ...config.upstream,
-  baseURL: upstreamURL,
-});
+const client = new MerchantWalletClient({ ...config.upstream, baseURL: upstreamURL });
 const sandboxMode = !config.upstreamURL;
 const gateway = createGateway({
   client,

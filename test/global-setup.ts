@@ -13,7 +13,7 @@ declare module 'vitest' {
 
 /**
  * Issue 5's "capture logs over the whole suite and search them": every gateway the tests build
- * logs (at debug level, through src/logger.ts) into one directory, e2e processes add their output,
+ * logs (at debug level, through src/shared/logger.ts) into one directory, e2e processes add their output,
  * and once all files have run the teardown fails the run if any key shows up in any of it.
  *
  * The only lines left out are the banner `npm start` prints in sandbox mode, which shows the

@@ -60,7 +60,7 @@ export function useAuthentication(): Plugin<GatewayContext> {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const context = args.contextValue;
-      if (context.auth) return;
+      if (context.authorization) return;
       const operation = getOperationAST(args.document, args.operationName);
       if (operation && onlyIntrospection(operation.selectionSet)) return;
       setResultAndStopExecution({ data: null, errors: [unauthenticated()] });

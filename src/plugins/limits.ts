@@ -36,15 +36,6 @@ export interface QueryLimits {
   blockFieldSuggestions: boolean;
 }
 
-export const DEFAULT_QUERY_LIMITS: QueryLimits = {
-  maxDepth: 12,
-  maxAliases: 20,
-  maxTokens: 3_000,
-  maxDirectives: 20,
-  maxCost: 20_000,
-  blockFieldSuggestions: false,
-};
-
 const CODE = 'QUERY_LIMIT_EXCEEDED';
 
 function tag(error: GraphQLError): void {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { DepositStatus, SandboxStore, WithdrawalStatus } from './store.ts';
+import type { DepositStatus, WithdrawalStatus } from './store/records.ts';
+import type { SandboxStore } from './store/store.ts';
 
 const NEXT_DEPOSIT: Partial<Record<DepositStatus, DepositStatus>> = {
   pending: 'processing',

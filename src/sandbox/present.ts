@@ -1,14 +1,19 @@
 import { formatAmount, formatLegAmount } from './money.ts';
 import {
+  type ApiKeyRecord,
   type ChainTransaction,
   DEPOSIT_CHAIN_ID,
   type DepositRecord,
+  type Merchant,
   type WalletRecord,
   WITHDRAWAL_CHAIN_ID,
   type WithdrawalRecord,
-} from './store.ts';
+} from './store/records.ts';
 
-/** Store records rendered exactly as the spec's resources: names, nesting, decimal strings. */
+/**
+ * Store records rendered exactly as the spec's resources (names, nesting, decimal strings), and the
+ * admin API's merchants and keys (never a key's value or hash).
+ */
 
 export function presentWallet(wallet: WalletRecord) {
   return {
@@ -97,5 +102,30 @@ export function presentWithdrawal(intent: WithdrawalRecord) {
     finalizedAt: intent.finalizedAt,
     createdAt: intent.createdAt,
     updatedAt: intent.updatedAt,
+  };
+}
+
+export function presentMerchant(merchant: Merchant) {
+  const config = merchant.withdrawalConfig;
+  return {
+    id: merchant.id,
+    name: merchant.name,
+    withdrawalConfig: config && {
+      fee: formatAmount(config.fee),
+      dailyLimit: formatAmount(config.dailyLimit),
+      monthlyLimit: formatAmount(config.monthlyLimit),
+    },
+    createdAt: merchant.createdAt,
+  };
+}
+
+export function presentKey(record: ApiKeyRecord) {
+  return {
+    id: record.id,
+    merchantId: record.merchantId,
+    name: record.name,
+    access: record.access,
+    revokedAt: record.revokedAt,
+    createdAt: record.createdAt,
   };
 }

@@ -1,13 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Money } from './money.ts';
-import {
-  type DepositStatus,
-  type KeyAccess,
-  type Merchant,
-  SandboxStore,
-  type WalletRecord,
-  type WithdrawalStatus,
-} from './store.ts';
+import type { DepositStatus, KeyAccess, Merchant, WalletRecord, WithdrawalStatus } from './store/records.ts';
+import { SandboxStore } from './store/store.ts';
 
 /**
  * The deterministic default world: the same seed gives the same merchants, ids, addresses,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ApiError, badRequest, dataInvalid } from './errors.ts';
+import { badRequest, dataInvalid } from './errors.ts';
 import { Money, parseMoney } from './money.ts';
-import { DEPOSIT_STATUSES, WITHDRAWAL_STATUSES } from './store.ts';
+import { DEPOSIT_STATUSES, WITHDRAWAL_STATUSES } from './store/records.ts';
 
 /** Request validation: zod schemas for bodies, hand-checked query strings. */
 
@@ -170,8 +170,4 @@ function positiveInteger(value: string | null, name: string, fallback: number): 
 
 function truncate(value: string): string {
   return value.length > 64 ? `${value.slice(0, 64)}…` : value;
-}
-
-export function isApiError(error: unknown): error is ApiError {
-  return error instanceof ApiError;
 }

@@ -3,9 +3,7 @@ import ErrorsPlugin from '@pothos/plugin-errors';
 import RelayPlugin, { decodeGlobalID } from '@pothos/plugin-relay';
 import type { GatewayContext } from '../context.ts';
 import { badUserInput } from '../errors.ts';
-
-/** Node types a global id may name; anything else is BAD_USER_INPUT before any loader runs. */
-export const NODE_TYPES = new Set(['Wallet', 'Deposit', 'WithdrawalIntent']);
+import { NODE_TYPES } from './node-ids.ts';
 
 export const builder = new SchemaBuilder<{
   Context: GatewayContext;

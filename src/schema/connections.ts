@@ -1,5 +1,5 @@
 import type { ObjectRef } from '@pothos/core';
-import type { ListScan } from '../loaders.ts';
+import type { ListScan } from '../loaders/list-scan.ts';
 import type { Page } from '../upstream/types.ts';
 import { builder } from './builder.ts';
 import {

@@ -1,6 +1,7 @@
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import { type GraphQLObjectType, lexicographicSortSchema } from 'graphql';
-import { builder, NODE_TYPES } from './builder.ts';
+import { builder } from './builder.ts';
+import { NODE_TYPES } from './node-ids.ts';
 import './scalars.ts';
 import './enums.ts';
 import './types/transaction.ts';

@@ -1,8 +1,14 @@
 import { decodeGlobalID } from '@pothos/plugin-relay';
 import { badUserInput } from '../errors.ts';
-import { NODE_TYPES } from './builder.ts';
 
 export type NodeTypename = 'Wallet' | 'Deposit' | 'WithdrawalIntent';
+
+/** Node types a global id may name; anything else is BAD_USER_INPUT before any loader runs. */
+export const NODE_TYPES: ReadonlySet<string> = new Set<NodeTypename>([
+  'Wallet',
+  'Deposit',
+  'WithdrawalIntent',
+]);
 
 /**
  * The REST id behind an `id` argument that may be either a global id (from this API) or a REST id

@@ -1,6 +1,7 @@
 import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
+import type { UpstreamResponse } from './transport.ts';
 
 /**
  * The upstream client's shared memory across requests: a per-merchant micro-cache of successful GET
@@ -8,16 +9,6 @@ import { LRUCache } from 'lru-cache';
  * caller's Authorization value under a per-process secret, so an entry can only ever answer the
  * same key that fetched it, and the key itself is never stored.
  */
-
-export interface CachedResponse {
-  status: number;
-  /** The parsed body, or undefined when it was not JSON. */
-  json: unknown;
-  /** The body as received. The cache keeps this, not `json`: its length is what the bound counts. */
-  text: string;
-  /** The Retry-After header, in milliseconds, when the answer had one. */
-  retryAfterMs?: number;
-}
 
 /**
  * An upstream GET in flight, and the turn of the last request that joined it. Without turns, all
@@ -35,7 +26,7 @@ export interface CachedResponse {
  *   is CPU taken from the requests.
  */
 interface InFlight {
-  call: Promise<CachedResponse>;
+  call: Promise<UpstreamResponse>;
   turn: Promise<void>;
   startedAt: number;
   /** When the call settled, how long it had taken, and whether its answer was small. */
@@ -83,7 +74,10 @@ export function loopHasIdleTime(threshold = 0.8, windowMs = 100): () => boolean 
 export class ResponseCache {
   // A KeyObject, not a Buffer: createHmac then skips importing the key on every call (~10 µs).
   private readonly secret = createSecretKey(randomBytes(32));
-  /** Bodies kept as text: the byte bound is then exact, and no parsed object is shared across requests. */
+  /**
+   * Bodies kept as text, not `json`: the byte bound is then exact, and no parsed object is shared
+   * across requests.
+   */
   private readonly entries: LRUCache<string, { status: number; text: string }> | null;
   private readonly inFlight = new Map<string, InFlight>();
   /**
@@ -112,7 +106,7 @@ export class ResponseCache {
    * The response for GET `path` in a caller's scope (scopeOf): from the cache, from an identical call already in
    * flight, or from `fetch` (whose 2xx answer is then cached).
    */
-  async get(scope: string, path: string, fetch: () => Promise<CachedResponse>): Promise<CachedResponse> {
+  async get(scope: string, path: string, fetch: () => Promise<UpstreamResponse>): Promise<UpstreamResponse> {
     const key = this.key(scope, path);
     const cached = this.entries?.get(key);
     if (cached) return { ...cached, json: JSON.parse(cached.text) };
@@ -138,7 +132,7 @@ export class ResponseCache {
       small: true,
     };
     // The first joiner's turn comes once the call has settled, either way.
-    const settled = (response?: CachedResponse) => {
+    const settled = (response?: UpstreamResponse) => {
       entry.settledAt = performance.now();
       entry.took = entry.settledAt - entry.startedAt;
       entry.small = (response?.text.length ?? 0) <= TURNS_MAX_BYTES;
@@ -169,11 +163,6 @@ export class ResponseCache {
   /** Distinct GETs in flight that identical calls would join. */
   get inFlightCount(): number {
     return this.inFlight.size;
-  }
-
-  /** Bytes currently cached (for tests and metrics). */
-  get size(): number {
-    return this.entries?.calculatedSize ?? 0;
   }
 
   /** The cache scope of an Authorization value; computed once per GraphQL request (see Caller). */

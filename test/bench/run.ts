@@ -22,6 +22,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { startProcess } from '../support/process.ts';
 
 const { values } = parseArgs({
@@ -46,7 +47,7 @@ const warmup = quick ? 0.5 : 10;
 const connections = Number(values.connections);
 const latencies = values.latency?.map(Number) ?? [0, 5];
 const KEY = 'Bearer mw_sandbox_demo_acme_read_write';
-const ADMIN = 'Bearer sandbox-admin-token';
+const ADMIN = `Bearer ${DEFAULT_ADMIN_TOKEN}`;
 
 /** Pins a process (all its threads) to one core; false when taskset or a second core is missing. */
 function pin(pid: number | undefined, core: number): boolean {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { DEMO_KEYS } from '../../src/sandbox/seed.ts';
 import { startProcess } from '../support/process.ts';
 import { captureProcessOutput } from '../support/suite-logs.ts';
@@ -83,7 +84,7 @@ describe('npm start: the gateway in front of the embedded sandbox', () => {
   it('drains an in-flight request on SIGTERM, then exits 0', async () => {
     const fault = await fetch(`${sandboxURL}/sandbox/v1/faults`, {
       method: 'POST',
-      headers: { authorization: 'Bearer sandbox-admin-token', 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${DEFAULT_ADMIN_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ path: '/external/v1/deposits', latencyMs: 500, times: 1 }),
     });
     expect(fault.status).toBe(201);
@@ -91,7 +92,7 @@ describe('npm start: the gateway in front of the embedded sandbox', () => {
     // The sandbox has the request once its log shows it; only then is it in flight.
     for (;;) {
       const log = await fetch(`${sandboxURL}/sandbox/v1/requests`, {
-        headers: { authorization: 'Bearer sandbox-admin-token' },
+        headers: { authorization: `Bearer ${DEFAULT_ADMIN_TOKEN}` },
       });
       const entries = (await log.json()).data as { path: string }[];
       if (entries.some((e) => e.path.startsWith('/external/v1/deposits'))) break;

@@ -8,15 +8,17 @@
  * bounded structure filling up.
  */
 import { pino } from 'pino';
-import { MemoryIdempotencyStore } from '../../src/idempotency.ts';
+import { loadConfig } from '../../src/config.ts';
 import { listen } from '../../src/server.ts';
-import { DEFAULT_UPSTREAM_OPTIONS, MerchantWalletClient } from '../../src/upstream/client.ts';
+import { MerchantWalletClient } from '../../src/upstream/client.ts';
+import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
 import { createGateway } from '../../src/yoga.ts';
 
-const upstreamURL = process.env.UPSTREAM_URL;
+const config = loadConfig();
+const upstreamURL = config.upstreamURL;
 if (!upstreamURL) throw new Error('UPSTREAM_URL is required');
 const client = new MerchantWalletClient({
-  ...DEFAULT_UPSTREAM_OPTIONS,
+  ...config.upstream,
   baseURL: upstreamURL,
   headersTimeoutMs: 2_000,
 });
@@ -28,6 +30,11 @@ const gateway = createGateway({
   logger: pino({ level: 'silent' }),
   graphiql: false,
   idempotencyStore,
+  introspection: config.introspection,
+  limits: config.queryLimits,
+  maxRequestBytes: config.maxRequestBytes,
+  requestDeadlineMs: config.requestDeadlineMs,
+  queryDeduplication: config.queryDeduplication,
 });
 const running = await listen(gateway, { port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
 process.send?.({ type: 'ready', url: running.url });

@@ -7,13 +7,14 @@
 import { fork } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { startProcess } from '../support/process.ts';
 
 const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' } } });
 const seconds = Math.max(30, Math.round(Number(values.minutes) * 60));
 const root = new URL('../..', import.meta.url).pathname;
 const KEY = 'Bearer mw_sandbox_demo_acme_read_write';
-const ADMIN = { authorization: 'Bearer sandbox-admin-token', 'content-type': 'application/json' };
+const ADMIN = { authorization: `Bearer ${DEFAULT_ADMIN_TOKEN}`, 'content-type': 'application/json' };
 
 const sandbox = await startProcess(
   'src/sandbox/main.ts',

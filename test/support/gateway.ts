@@ -1,12 +1,10 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
-import { createLogger } from '../../src/logger.ts';
-import { SandboxStore } from '../../src/sandbox/store.ts';
-import {
-  DEFAULT_UPSTREAM_OPTIONS,
-  MerchantWalletClient,
-  type UpstreamClientOptions,
-} from '../../src/upstream/client.ts';
+import { parseConfig } from '../../src/config.ts';
+import { SandboxStore } from '../../src/sandbox/store/store.ts';
+import { createLogger } from '../../src/shared/logger.ts';
+import { MerchantWalletClient, type UpstreamClientOptions } from '../../src/upstream/client.ts';
+import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
 import { createGateway, type GatewayDeps } from '../../src/yoga.ts';
 import { startTestSandbox } from './sandbox.ts';
 import { recordSuiteKey, suiteLogDestination } from './suite-logs.ts';
@@ -16,6 +14,24 @@ export interface GraphQLResponse<T = Record<string, unknown>> {
   headers: Headers;
   // biome-ignore lint/suspicious/noExplicitAny: test bodies are asserted structurally
   body: { data?: T | null; errors?: any[]; [key: string]: unknown };
+}
+
+/** The configuration's defaults (src/config.ts), as tests start from them. */
+export const DEFAULTS = parseConfig({});
+
+/** createGateway's settings at their defaults, for a gateway in front of `client`. */
+export function defaultGatewayDeps(client: MerchantWalletClient, logger: GatewayDeps['logger']): GatewayDeps {
+  return {
+    client,
+    logger,
+    idempotencyStore: new MemoryIdempotencyStore({ maxEntries: DEFAULTS.idempotencyMaxKeys }),
+    graphiql: false,
+    introspection: DEFAULTS.introspection,
+    limits: DEFAULTS.queryLimits,
+    maxRequestBytes: DEFAULTS.maxRequestBytes,
+    requestDeadlineMs: DEFAULTS.requestDeadlineMs,
+    queryDeduplication: DEFAULTS.queryDeduplication,
+  };
 }
 
 /**
@@ -33,7 +49,7 @@ export async function startTestGateway(
   const sandbox = await startTestSandbox(options.store ?? new SandboxStore());
   const client = new MerchantWalletClient(
     {
-      ...DEFAULT_UPSTREAM_OPTIONS,
+      ...DEFAULTS.upstream,
       retryBaseDelayMs: 1,
       // Tests change the sandbox between reads; the micro-cache has its own tests with TTL on.
       cacheTtlMs: 0,
@@ -45,8 +61,7 @@ export async function startTestGateway(
   const logs: string[] = [];
   const logger = createLogger('debug', suiteLogDestination(logs));
   const gateway = createGateway({
-    client,
-    logger,
+    ...defaultGatewayDeps(client, logger),
     graphiql: { defaultQuery: '{ __typename }' },
     ...options.gateway,
   });

@@ -1,5 +1,5 @@
-import { type RunningSandbox, startSandbox } from '../../src/sandbox/server.ts';
-import { SandboxStore } from '../../src/sandbox/store.ts';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/http/server.ts';
+import { SandboxStore } from '../../src/sandbox/store/store.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 

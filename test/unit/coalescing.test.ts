@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type CachedResponse, loopHasIdleTime, ResponseCache } from '../../src/upstream/cache.ts';
+import { loopHasIdleTime, ResponseCache } from '../../src/upstream/cache.ts';
+import type { UpstreamResponse } from '../../src/upstream/transport.ts';
 
-const OK: CachedResponse = { status: 200, json: { code: 'ok' }, text: '{"code":"ok"}' };
+const OK: UpstreamResponse = { status: 200, json: { code: 'ok' }, text: '{"code":"ok"}' };
 const BIG_TEXT = JSON.stringify({ code: 'ok', data: 'x'.repeat(40 * 1024) });
-const BIG: CachedResponse = { status: 200, json: JSON.parse(BIG_TEXT), text: BIG_TEXT };
+const BIG: UpstreamResponse = { status: 200, json: JSON.parse(BIG_TEXT), text: BIG_TEXT };
 
 function spin(ms: number): void {
   const until = performance.now() + ms;
@@ -21,7 +22,7 @@ function spin(ms: number): void {
 async function coalesce(options: {
   stagger: boolean;
   outcome?: 'resolve' | 'reject';
-  answer?: CachedResponse;
+  answer?: UpstreamResponse;
   joiners?: number;
   callMs?: number;
   workMs?: number;
@@ -31,7 +32,7 @@ async function coalesce(options: {
   let fetches = 0;
   const fetch = () => {
     fetches++;
-    return new Promise<CachedResponse>((resolve, reject) =>
+    return new Promise<UpstreamResponse>((resolve, reject) =>
       setTimeout(
         () => (outcome === 'resolve' ? resolve(answer) : reject(new Error('upstream down'))),
         callMs,

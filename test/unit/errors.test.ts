@@ -1,17 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { fromUpstreamStatus } from '../../src/upstream/error-mapping.ts';
 import {
-  BalanceInsufficientError,
-  ConfigIncompleteError,
-  DailyLimitExceededError,
   DataInvalidError,
-  DestinationInternalError,
-  DestinationInvalidError,
-  fromUpstreamStatus,
-  IdempotencyKeyReusedError,
-  MonthlyLimitExceededError,
-  ServiceFeeNotCoveredError,
   toWithdrawalUserError,
-} from '../../src/errors.ts';
+  type UserErrorCode,
+  userErrorClass,
+} from '../../src/withdrawals/user-errors.ts';
 
 describe('REST status and code to GraphQL error', () => {
   it.each([
@@ -45,23 +39,28 @@ describe('REST status and code to GraphQL error', () => {
 });
 
 describe('withdrawal business codes to typed results', () => {
-  it.each([
-    ['data_invalid', DataInvalidError],
-    ['withdrawal_intent.config_incomplete', ConfigIncompleteError],
-    ['withdrawal_intent.destination_invalid', DestinationInvalidError],
-    ['withdrawal_intent.destination_internal', DestinationInternalError],
-    ['withdrawal_intent.service_fee_not_covered', ServiceFeeNotCoveredError],
-    ['withdrawal_intent.balance_insufficient', BalanceInsufficientError],
-    ['withdrawal_intent.daily_limit_exceeded', DailyLimitExceededError],
-    ['withdrawal_intent.monthly_limit_exceeded', MonthlyLimitExceededError],
-    ['idempotency_key_reused', IdempotencyKeyReusedError],
-  ])('%s', (code, ErrorClass) => {
+  it.each<[UserErrorCode, string]>([
+    ['data_invalid', 'DataInvalidError'],
+    ['withdrawal_intent.config_incomplete', 'WithdrawalConfigIncompleteError'],
+    ['withdrawal_intent.destination_invalid', 'DestinationInvalidError'],
+    ['withdrawal_intent.destination_internal', 'DestinationInternalError'],
+    ['withdrawal_intent.service_fee_not_covered', 'ServiceFeeNotCoveredError'],
+    ['withdrawal_intent.balance_insufficient', 'BalanceInsufficientError'],
+    ['withdrawal_intent.daily_limit_exceeded', 'DailyLimitExceededError'],
+    ['withdrawal_intent.monthly_limit_exceeded', 'MonthlyLimitExceededError'],
+    ['idempotency_key_reused', 'IdempotencyKeyReusedError'],
+  ])('%s becomes %s', (code, typeName) => {
     const typed = toWithdrawalUserError(
       fromUpstreamStatus(code === 'idempotency_key_reused' ? 409 : 400, code, 'msg'),
     );
-    expect(typed).toBeInstanceOf(ErrorClass);
+    expect(typed).toBeInstanceOf(userErrorClass(code));
+    expect(typed?.name).toBe(typeName);
     expect(typed?.code).toBe(code);
     expect(typed?.message).toBe('msg');
+  });
+
+  it('gives data_invalid the class that carries the input field', () => {
+    expect(userErrorClass('data_invalid')).toBe(DataInvalidError);
   });
 
   it('leaves other codes as GraphQL errors', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatAmount, formatLegAmount, Money, parseMoney } from '../../src/sandbox/money.ts';
-import { isTronAddress, tronAddressFromBytes } from '../../src/sandbox/tron.ts';
+import { isTronAddress, tronAddressFromBytes } from '../../src/shared/tron.ts';
 
 describe('sandbox money', () => {
   it('adds exactly where floats drift', () => {

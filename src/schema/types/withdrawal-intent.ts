@@ -1,17 +1,11 @@
-import {
-  BalanceInsufficientError,
-  ConfigIncompleteError,
-  DailyLimitExceededError,
-  DataInvalidError,
-  DestinationInternalError,
-  DestinationInvalidError,
-  IdempotencyKeyReusedError,
-  MonthlyLimitExceededError,
-  ServiceFeeNotCoveredError,
-  type WithdrawalUserError,
-} from '../../errors.ts';
 import type { WithdrawalIntentDTO } from '../../upstream/types.ts';
-import { isTronAddress } from '../../validation/tron.ts';
+import { parseCreateWithdrawalInput } from '../../withdrawals/input.ts';
+import {
+  DataInvalidError,
+  USER_ERRORS,
+  userErrorClass,
+  type WithdrawalUserError,
+} from '../../withdrawals/user-errors.ts';
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection, resolveScanConnection } from '../connections.ts';
 import { ServiceFeeMode, statusFilter, WithdrawalIntentStatus } from '../enums.ts';
@@ -134,56 +128,31 @@ const UserError = builder.interfaceRef<WithdrawalUserError>('UserError').impleme
   }),
 });
 
-builder.objectType(DataInvalidError, {
-  name: 'DataInvalidError',
-  description: 'The input violates the contract (code data_invalid).',
-  interfaces: [UserError],
-  fields: (t) => ({
-    field: t.exposeStringList('field', {
-      nullable: true,
-      description: 'Path of the offending input field, e.g. ["input", "amount"], when known.',
-    }),
-  }),
+// One object type per row of the table in withdrawals/user-errors.ts, all implementing UserError.
+const USER_ERROR_TYPES = USER_ERRORS.map((row) => {
+  const ErrorClass = userErrorClass(row.code);
+  if (ErrorClass === DataInvalidError) {
+    builder.objectType(DataInvalidError, {
+      name: row.type,
+      description: row.description,
+      interfaces: [UserError],
+      fields: (t) => ({
+        field: t.exposeStringList('field', {
+          nullable: true,
+          description: 'Path of the offending input field, e.g. ["input", "amount"], when known.',
+        }),
+      }),
+    });
+  } else {
+    builder.objectType(ErrorClass, {
+      name: row.type,
+      description: row.description,
+      interfaces: [UserError],
+      fields: () => ({}),
+    });
+  }
+  return ErrorClass;
 });
-
-const BUSINESS_ERRORS = [
-  [
-    ConfigIncompleteError,
-    'WithdrawalConfigIncompleteError',
-    'The merchant has no complete withdrawal configuration.',
-  ],
-  [
-    DestinationInvalidError,
-    'DestinationInvalidError',
-    'The destination is outside the supported scope or invalid.',
-  ],
-  [
-    DestinationInternalError,
-    'DestinationInternalError',
-    'The destination is an address internal to the platform.',
-  ],
-  [
-    ServiceFeeNotCoveredError,
-    'ServiceFeeNotCoveredError',
-    'No withdrawable amount remains after the service fee.',
-  ],
-  [BalanceInsufficientError, 'BalanceInsufficientError', 'The wallet lacks enough available balance.'],
-  [DailyLimitExceededError, 'DailyLimitExceededError', 'The amount exceeds the daily withdrawal limit.'],
-  [
-    MonthlyLimitExceededError,
-    'MonthlyLimitExceededError',
-    'The amount exceeds the monthly withdrawal limit.',
-  ],
-  [
-    IdempotencyKeyReusedError,
-    'IdempotencyKeyReusedError',
-    'The idempotency key was used with a different input.',
-  ],
-] as const;
-
-for (const [ErrorClass, name, description] of BUSINESS_ERRORS) {
-  builder.objectType(ErrorClass, { name, description, interfaces: [UserError], fields: () => ({}) });
-}
 
 const DestinationInput = builder.inputType('WithdrawalDestinationInput', {
   fields: (t) => ({
@@ -208,9 +177,6 @@ const CreateWithdrawalIntentInput = builder.inputType('CreateWithdrawalIntentInp
   }),
 });
 
-const WITHDRAWAL_AMOUNT = /^(?:0|[1-9]\d{0,17})(?:\.\d{1,2})?$/;
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
 builder.mutationField('createWithdrawalIntent', (t) =>
   t.field({
     type: WithdrawalIntent,
@@ -219,67 +185,17 @@ builder.mutationField('createWithdrawalIntent', (t) =>
       'the gateway never retries this call. On OUTCOME_UNKNOWN, retry with the same idempotencyKey.',
     args: { input: t.arg({ type: CreateWithdrawalIntentInput, required: true }) },
     errors: {
-      types: [DataInvalidError, ...BUSINESS_ERRORS.map(([ErrorClass]) => ErrorClass)],
+      types: USER_ERROR_TYPES,
       result: { name: 'CreateWithdrawalIntentSuccess' },
       union: { name: 'CreateWithdrawalIntentPayload' },
       dataField: { name: 'withdrawalIntent' },
     },
     resolve: async (_root, { input }, ctx) => {
-      const invalid = (message: string, ...path: string[]) =>
-        new DataInvalidError(message, ['input', ...path]);
-      let walletId: string;
-      try {
-        walletId = restIdOf(String(input.walletId), 'Wallet', ['input', 'walletId']);
-      } catch (error) {
-        throw invalid((error as Error).message, 'walletId');
-      }
-      if (input.serviceFeeMode !== 'inclusive' && input.serviceFeeMode !== 'exclusive') {
-        throw invalid('serviceFeeMode must be INCLUSIVE or EXCLUSIVE', 'serviceFeeMode');
-      }
-      if (input.currencyCode !== 'USDT') {
-        throw invalid(
-          `currencyCode must be USDT (the only currency allowed); received "${input.currencyCode}"`,
-          'currencyCode',
-        );
-      }
-      if (!WITHDRAWAL_AMOUNT.test(input.amount) || /^0(?:\.0{1,2})?$/.test(input.amount)) {
-        throw invalid(
-          `amount must be positive with at most 2 decimal places; received "${input.amount}"`,
-          'amount',
-        );
-      }
-      if (input.destination.type !== 'crypto') {
-        throw invalid('destination.type must be crypto (the only type allowed)', 'destination', 'type');
-      }
-      if (input.destination.rail !== 'tron') {
-        throw invalid('destination.rail must be tron (the only rail allowed)', 'destination', 'rail');
-      }
-      const key = input.idempotencyKey ?? null;
-      if (key !== null && !IDEMPOTENCY_KEY.test(key)) {
-        throw invalid('idempotencyKey must be 1 to 255 printable ASCII characters', 'idempotencyKey');
-      }
-      if (!isTronAddress(input.destination.identifier)) {
-        throw new DestinationInvalidError(
-          'destination.identifier must be a Tron address (base58check, version byte 0x41).',
-        );
-      }
-      const intent = await ctx.withdrawals.create(
-        ctx.caller,
-        {
-          senderWalletId: walletId,
-          serviceFeeMode: input.serviceFeeMode,
-          currencyCode: input.currencyCode,
-          amount: input.amount,
-          destination: {
-            type: input.destination.type,
-            rail: input.destination.rail,
-            identifier: input.destination.identifier,
-          },
-        },
-        key,
-      );
+      const parsed = parseCreateWithdrawalInput(input);
+      if (!parsed.ok) throw parsed.error;
+      const intent = await ctx.withdrawals.create(ctx.caller, parsed.body, parsed.idempotencyKey);
       // The wallet's balances changed: later reads in this request must not see the old ones.
-      ctx.loaders.wallet.clear(walletId);
+      ctx.loaders.wallet.clear(parsed.body.senderWalletId);
       ctx.loaders.withdrawalIntent.prime(intent.id, intent);
       return { ...intent };
     },

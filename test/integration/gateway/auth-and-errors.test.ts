@@ -243,22 +243,17 @@ describe('error mapping', () => {
   });
 
   it('maps an unreachable upstream to UPSTREAM_UNAVAILABLE', async () => {
-    const { MerchantWalletClient, DEFAULT_UPSTREAM_OPTIONS } = await import(
-      '../../../src/upstream/client.ts'
-    );
+    const { MerchantWalletClient } = await import('../../../src/upstream/client.ts');
+    const { DEFAULTS, defaultGatewayDeps } = await import('../../support/gateway.ts');
     const { createGateway } = await import('../../../src/yoga.ts');
-    const { createLogger } = await import('../../../src/logger.ts');
+    const { createLogger } = await import('../../../src/shared/logger.ts');
     const { suiteLogDestination } = await import('../../support/suite-logs.ts');
     const client = new MerchantWalletClient({
-      ...DEFAULT_UPSTREAM_OPTIONS,
+      ...DEFAULTS.upstream,
       retryBaseDelayMs: 1,
       baseURL: 'http://127.0.0.1:1',
     });
-    const gateway = createGateway({
-      client,
-      logger: createLogger('debug', suiteLogDestination()),
-      graphiql: false,
-    });
+    const gateway = createGateway(defaultGatewayDeps(client, createLogger('debug', suiteLogDestination())));
     const response = await gateway.fetch('http://gateway.test/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${acme.key}` },

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLoaders } from '../../../src/loaders.ts';
+import { createLoaders } from '../../../src/loaders/loaders.ts';
 import { ActivityFeedDocument, DashboardDocument, WalletScreenDocument } from '../../generated/graphql.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 

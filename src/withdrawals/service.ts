@@ -1,13 +1,10 @@
-import {
-  IdempotencyKeyReusedError,
-  isGatewayError,
-  toWithdrawalUserError,
-  WithdrawalUserError,
-  withdrawalUserError,
-} from './errors.ts';
-import type { IdempotencyStore } from './idempotency.ts';
-import type { Caller, MerchantWalletClient } from './upstream/client.ts';
-import type { CreateWithdrawalIntentBody, WithdrawalIntentDTO } from './upstream/types.ts';
+import { isGatewayError } from '../errors.ts';
+import { canonicalJson } from '../shared/canonical-json.ts';
+import type { Caller } from '../upstream/caller.ts';
+import type { MerchantWalletClient } from '../upstream/client.ts';
+import type { CreateWithdrawalIntentBody, WithdrawalIntentDTO } from '../upstream/types.ts';
+import type { IdempotencyStore } from './idempotency-store.ts';
+import { toWithdrawalUserError, userError, WithdrawalUserError, withdrawalUserError } from './user-errors.ts';
 
 /** How far the REST API's clock may be behind ours when matching an intent to an attempt. */
 const CLOCK_SKEW_MS = 5 * 60 * 1000;
@@ -160,23 +157,14 @@ export class WithdrawalService {
   }
 }
 
-function reused(): IdempotencyKeyReusedError {
-  return new IdempotencyKeyReusedError('This idempotencyKey was already used with a different input.');
+function reused(): WithdrawalUserError {
+  return userError('idempotency_key_reused', 'This idempotencyKey was already used with a different input.');
 }
 
 /** "10.50" and "10.5000000000000000" are the same amount. */
-export function normalizeDecimal(value: string): string {
+function normalizeDecimal(value: string): string {
   const [whole = '0', fraction = ''] = value.split('.');
   const trimmed = fraction.replace(/0+$/, '');
   const integer = whole.replace(/^0+(?=\d)/, '');
   return trimmed ? `${integer}.${trimmed}` : integer;
-}
-
-/** JSON with object keys sorted, so equal inputs give equal fingerprints. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
 }

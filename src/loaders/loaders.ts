@@ -1,6 +1,8 @@
 import DataLoader from 'dataloader';
-import type { Caller, MerchantWalletClient } from './upstream/client.ts';
-import type { DepositDTO, ListParams, Page, WalletDTO, WithdrawalIntentDTO } from './upstream/types.ts';
+import type { Caller } from '../upstream/caller.ts';
+import type { MerchantWalletClient } from '../upstream/client.ts';
+import type { DepositDTO, ListParams, Page, WalletDTO, WithdrawalIntentDTO } from '../upstream/types.ts';
+import { ListScan, SCAN_PAGE_SIZE } from './list-scan.ts';
 
 /**
  * Per-request data access. Everything here is created in createContext for one GraphQL request and
@@ -11,14 +13,6 @@ import type { DepositDTO, ListParams, Page, WalletDTO, WithdrawalIntentDTO } fro
  * - scans walk the merchant's deposit or withdrawal list once per request for all wallets that
  *   ask for their own items (the REST API has no wallet filter).
  */
-
-/** Page size used when scanning a whole list: the REST maximum, so a scan makes the fewest calls. */
-export const SCAN_PAGE_SIZE = 1000;
-/**
- * Page size of the first page of a wallet scan: most wallet screens need only recent items, and
- * 250 holds 10 per wallet for a merchant with up to ~20 evenly used wallets.
- */
-export const FIRST_SCAN_PAGE_SIZE = 250;
 
 export type ListResource = 'deposits' | 'withdrawalIntents';
 type Item<R extends ListResource> = R extends 'deposits' ? DepositDTO : WithdrawalIntentDTO;
@@ -39,7 +33,7 @@ export interface Loaders {
   prefetchWallets(): void;
 }
 
-export function createLoaders(client: MerchantWalletClient, auth: Caller): Loaders {
+export function createLoaders(client: MerchantWalletClient, caller: Caller): Loaders {
   let walletListStarted = false;
   // Each loader is built on first use: most requests need two or three of the six.
   const wallet = once(
@@ -47,7 +41,7 @@ export function createLoaders(client: MerchantWalletClient, auth: Caller): Loade
       new DataLoader<string, WalletDTO | null>(async (ids) => {
         // One id: GET /wallets/{id}. Several: the wallet list (merchants have few wallets), which
         // answers every id in one or a few calls instead of N.
-        if (ids.length === 1 && !walletListStarted) return [await client.getWallet(auth, ids[0] as string)];
+        if (ids.length === 1 && !walletListStarted) return [await client.getWallet(caller, ids[0] as string)];
         const byId = new Map<string, WalletDTO>();
         for (let page = 1; ; page++) {
           const result = await walletsPage({ page, size: SCAN_PAGE_SIZE });
@@ -60,13 +54,13 @@ export function createLoaders(client: MerchantWalletClient, auth: Caller): Loade
   const deposit = once(
     () =>
       new DataLoader<string, DepositDTO | null>((ids) =>
-        Promise.all(ids.map((id) => client.getDeposit(auth, id))),
+        Promise.all(ids.map((id) => client.getDeposit(caller, id))),
       ),
   );
   const withdrawalIntent = once(
     () =>
       new DataLoader<string, WithdrawalIntentDTO | null>((ids) =>
-        Promise.all(ids.map((id) => client.getWithdrawalIntent(auth, id))),
+        Promise.all(ids.map((id) => client.getWithdrawalIntent(caller, id))),
       ),
   );
 
@@ -96,9 +90,9 @@ export function createLoaders(client: MerchantWalletClient, auth: Caller): Loade
     return (params: ListParams) => loader().load(params);
   };
 
-  const walletsPage = pageLoader((p) => client.listWallets(auth, p), wallet);
-  const depositsPage = pageLoader((p) => client.listDeposits(auth, p), deposit);
-  const withdrawalIntentsPage = pageLoader((p) => client.listWithdrawalIntents(auth, p), withdrawalIntent);
+  const walletsPage = pageLoader((p) => client.listWallets(caller, p), wallet);
+  const depositsPage = pageLoader((p) => client.listDeposits(caller, p), deposit);
+  const withdrawalIntentsPage = pageLoader((p) => client.listWithdrawalIntents(caller, p), withdrawalIntent);
 
   const scans = new Map<string, ListScan<DepositDTO | WithdrawalIntentDTO>>();
   return {
@@ -140,67 +134,4 @@ function once<T>(make: () => T): () => T {
     value ??= make();
     return value;
   };
-}
-
-/**
- * A lazy, newest-first walk over one REST list, shared by every wallet of a request. Pages are
- * fetched one at a time and only while some wallet still needs more items.
- */
-export class ListScan<T extends { id: string; wallet: { id: string } }> {
-  private readonly byWallet = new Map<string, T[]>();
-  private fetched = 0;
-  private total = Number.POSITIVE_INFINITY;
-  private pending: Promise<void> | null = null;
-
-  private readonly fetchPage: (params: { page: number; size: number }) => Promise<Page<T>>;
-
-  constructor(fetchPage: (params: { page: number; size: number }) => Promise<Page<T>>) {
-    this.fetchPage = fetchPage;
-  }
-
-  get exhausted(): boolean {
-    return this.fetched >= this.total;
-  }
-
-  /**
-   * The wallet's items, once at least `needed` of them are known or the list is exhausted.
-   * Pass Infinity to walk the whole list (for totalCount or `last` without `before`).
-   */
-  async itemsFor(walletId: string, needed: number): Promise<T[]> {
-    while ((this.byWallet.get(walletId)?.length ?? 0) < needed && !this.exhausted) {
-      this.pending ??= this.fetchNext().finally(() => {
-        this.pending = null;
-      });
-      await this.pending;
-    }
-    return this.byWallet.get(walletId) ?? [];
-  }
-
-  /**
-   * The next page to read: a small first page, then pages of 1000 (the REST maximum, so the walk
-   * makes the fewest calls). Pages must tile the list, so a page of 1000 starts at a multiple of
-   * 1000 and the part already read is skipped.
-   */
-  private nextRequest(): { page: number; size: number } {
-    if (this.fetched === 0) return { page: 1, size: FIRST_SCAN_PAGE_SIZE };
-    return { page: Math.floor(this.fetched / SCAN_PAGE_SIZE) + 1, size: SCAN_PAGE_SIZE };
-  }
-
-  private async fetchNext(): Promise<void> {
-    const request = this.nextRequest();
-    const page = await this.fetchPage(request);
-    const pageStart = (request.page - 1) * request.size;
-    const fresh = page.items.slice(this.fetched - pageStart);
-    for (const item of fresh) {
-      let list = this.byWallet.get(item.wallet.id);
-      if (!list) {
-        list = [];
-        this.byWallet.set(item.wallet.id, list);
-      }
-      list.push(item);
-    }
-    this.fetched = pageStart + page.items.length;
-    this.total = page.paging.totalCount;
-    if (page.items.length === 0) this.total = this.fetched;
-  }
 }

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { WithdrawalIntentDTO } from './upstream/types.ts';
+import type { WithdrawalIntentDTO } from '../upstream/types.ts';
 
 /**
  * Gateway-side idempotency for createWithdrawalIntent, because the REST spec does not promise it.
@@ -26,17 +26,18 @@ export interface IdempotencyStore {
   isClaimedIntent(scope: string, intentId: string): Promise<boolean>;
 }
 
+/** How long a key's first result is replayed: the contract, not a tuning knob. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly records: LRUCache<string, IdempotencyRecord>;
   private readonly intents: LRUCache<string, true>;
 
-  constructor(options: { maxEntries?: number; ttlMs?: number } = {}) {
-    const max = options.maxEntries ?? 100_000;
-    const ttl = options.ttlMs ?? IDEMPOTENCY_TTL_MS;
-    this.records = new LRUCache({ max, ttl });
-    this.intents = new LRUCache({ max, ttl });
+  /** `maxEntries` bounds the keys kept (IDEMPOTENCY_MAX_KEYS); least recently used go first. */
+  constructor(options: { maxEntries: number }) {
+    const max = options.maxEntries;
+    this.records = new LRUCache({ max, ttl: IDEMPOTENCY_TTL_MS });
+    this.intents = new LRUCache({ max, ttl: IDEMPOTENCY_TTL_MS });
   }
 
   async claim(scope: string, key: string, record: IdempotencyRecord): Promise<IdempotencyRecord | null> {

@@ -1,0 +1,11 @@
+/**
+ * Who an upstream call is made for: the caller's Authorization value, forwarded unchanged (the
+ * gateway has no key of its own), and its cache scope (an HMAC of it, never the key), computed
+ * once per GraphQL request by `MerchantWalletClient.caller()`.
+ */
+export interface Caller {
+  readonly authorization: string;
+  readonly cacheScope: string;
+  /** Epoch ms by which every upstream call of this GraphQL request must be done (retries included). */
+  readonly deadline?: number;
+}

@@ -1,0 +1,56 @@
+import { upstreamMalformed } from '../errors.ts';
+import { fromUpstreamStatus } from './error-mapping.ts';
+import type { UpstreamResponse } from './transport.ts';
+import type { Page, PagingDTO } from './types.ts';
+
+/**
+ * The spec's envelopes, decoded: `{ code: "ok", message, data, paging? }` on success,
+ * `{ code, message, data: null }` on error. A non-2xx answer throws its mapped GatewayError; a 2xx
+ * answer that is not the envelope the spec promises throws UPSTREAM_ERROR rather than reaching a
+ * resolver half-formed.
+ */
+
+export type Decoder<T> = (data: unknown, paging: unknown) => T;
+
+export function decodeResponse<T>(response: UpstreamResponse, decode: Decoder<T>): T {
+  const { status, json } = response;
+  if (status < 200 || status >= 300) {
+    const envelope = isObject(json) ? json : {};
+    const code = typeof envelope.code === 'string' ? envelope.code : null;
+    const message = typeof envelope.message === 'string' ? envelope.message : null;
+    throw fromUpstreamStatus(status, code, message, response.retryAfterMs);
+  }
+  if (!isObject(json)) throw upstreamMalformed(status, 'not a JSON object');
+  if (json.code !== 'ok') throw upstreamMalformed(status, 'envelope code is not "ok"');
+  return decode(json.data, json.paging);
+}
+
+/** A single resource: an object with a string id. */
+export function decodeOne<T extends { id: string }>(data: unknown): T {
+  if (!isObject(data) || typeof data.id !== 'string') throw upstreamMalformed(200, 'data is not a resource');
+  return data as unknown as T;
+}
+
+/** A list of resources with its paging object. */
+export function decodePage<T extends { id: string }>(data: unknown, paging: unknown): Page<T> {
+  if (!Array.isArray(data)) throw upstreamMalformed(200, 'data is not a list');
+  if (!isPaging(paging)) throw upstreamMalformed(200, 'paging is missing or malformed');
+  for (const item of data) decodeOne<T>(item);
+  return { items: data as T[], paging };
+}
+
+/** The `code` of an error envelope, when the body is one. */
+export function envelopeCode(json: unknown): string | null {
+  return isObject(json) && typeof json.code === 'string' ? json.code : null;
+}
+
+function isPaging(value: unknown): value is PagingDTO {
+  if (!isObject(value)) return false;
+  return ['size', 'page', 'count', 'limit', 'totalCount', 'totalPages'].every((k) =>
+    Number.isSafeInteger(value[k]),
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,83 @@
+import { GatewayError, upstreamMalformed, upstreamTimeout, upstreamUnavailable } from '../errors.ts';
+
+/**
+ * What went wrong upstream, in the gateway's codes: a REST error answer by its status (and the
+ * spec's code), a transport failure by undici's error code. The transport decides what to retry
+ * from the same sets.
+ */
+
+/** Answers worth another attempt of an idempotent GET. */
+export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([502, 503, 504]);
+
+/** Failures to reach the REST API or to keep the connection: a GET may be retried after these. */
+export const CONNECTION_ERRORS: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+const TIMEOUT_ERRORS: ReadonlySet<string> = new Set([
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  // The GraphQL request's own deadline (see Caller.deadline).
+  'DEADLINE',
+]);
+
+/** A 4xx/5xx answer of the REST API, mapped to the gateway's codes. */
+export function fromUpstreamStatus(
+  status: number,
+  code: string | null,
+  message: string | null,
+  retryAfterMs?: number,
+): GatewayError {
+  const upstream = { status, code };
+  if (status === 401)
+    return new GatewayError('UNAUTHENTICATED', 'The API key was not accepted.', { upstream });
+  if (status === 403) {
+    return new GatewayError('FORBIDDEN', 'The API key is not allowed to perform this operation.', {
+      upstream,
+    });
+  }
+  if (status === 404) return new GatewayError('NOT_FOUND', 'Not found.', { upstream });
+  if (status === 429) {
+    // How long the client should wait, when the REST API said.
+    const extensions =
+      retryAfterMs === undefined ? {} : { retryAfterSeconds: Math.ceil(retryAfterMs / 1000) };
+    return new GatewayError('RATE_LIMITED', 'The REST API is rate limiting requests.', {
+      upstream,
+      extensions,
+    });
+  }
+  if (status >= 400 && status < 500) {
+    // The spec's message field is meant for humans and names the offending field; it is the only
+    // upstream text a client sees.
+    return new GatewayError('BAD_USER_INPUT', message ?? 'The REST API rejected the request.', { upstream });
+  }
+  if (status === 502 || status === 503) {
+    return new GatewayError('UPSTREAM_UNAVAILABLE', 'The REST API is unavailable.', { upstream });
+  }
+  if (status === 504) return new GatewayError('UPSTREAM_TIMEOUT', 'The REST API timed out.', { upstream });
+  return new GatewayError('UPSTREAM_ERROR', 'The REST API failed to answer the request.', { upstream });
+}
+
+/** undici's (or our deadline's) code for a failed call; '' when it has none. */
+export function errorCodeOf(error: unknown): string {
+  // The request's deadline aborts with a DOMException named TimeoutError (see Transport.send).
+  if ((error as { name?: unknown })?.name === 'TimeoutError') return 'DEADLINE';
+  const code = (error as { code?: unknown })?.code ?? (error as { cause?: { code?: unknown } })?.cause?.code;
+  return typeof code === 'string' ? code : '';
+}
+
+/** A call that got no usable answer: timeout, oversized body, or the REST API out of reach. */
+export function transportError(error: unknown): GatewayError {
+  const code = errorCodeOf(error);
+  if (TIMEOUT_ERRORS.has(code)) return upstreamTimeout(error);
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return upstreamMalformed(200, 'body over the size cap');
+  return upstreamUnavailable(error);
+}

@@ -1,0 +1,223 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Dispatcher, Pool } from 'undici';
+import type { Caller } from './caller.ts';
+import { CONNECTION_ERRORS, errorCodeOf, RETRYABLE_STATUS, transportError } from './error-mapping.ts';
+
+/**
+ * How bytes reach the REST API: one undici Pool with keep-alive per process, explicit timeouts, the
+ * GraphQL request's deadline on every call, and bounded, jittered retries for idempotent GETs.
+ * Nothing here knows a resource or an envelope (client.ts and envelope.ts do); the circuit breaker,
+ * upstream metrics, tracing headers and request-id forwarding belong here, in `send`.
+ */
+
+export interface TransportOptions {
+  baseURL: string;
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  /** Extra attempts for an idempotent GET after a connection error or a 502/503/504. */
+  maxRetries: number;
+  /** Base of the jittered exponential backoff between GET attempts. */
+  retryBaseDelayMs: number;
+  /** A 429's Retry-After up to this long is waited out and the GET retried; longer ones are surfaced. */
+  maxRetryAfterMs: number;
+  connections: number;
+  maxResponseBytes: number;
+}
+
+/** One answer of the REST API, as received. The micro-cache keeps `status` and `text` of 2xx GETs. */
+export interface UpstreamResponse {
+  status: number;
+  /** The parsed body, or undefined when it was not JSON. */
+  json: unknown;
+  /** The body as received. */
+  text: string;
+  /** The Retry-After header, in milliseconds, when the answer had one. */
+  retryAfterMs?: number;
+}
+
+const BASE_PATH = '/external/v1';
+
+export class Transport {
+  private readonly pool: Pool;
+  private readonly options: TransportOptions;
+  private readonly pathPrefix: string;
+  /** Upstream calls under way and timers pending (deadlines, backoffs), for activity(). */
+  private calls = 0;
+  private timers = 0;
+
+  constructor(options: TransportOptions) {
+    this.options = options;
+    const url = new URL(options.baseURL);
+    this.pathPrefix = url.pathname.replace(/\/$/, '') + BASE_PATH;
+    this.pool = new Pool(url.origin, {
+      connections: options.connections,
+      connectTimeout: options.connectTimeoutMs,
+      headersTimeout: options.headersTimeoutMs,
+      bodyTimeout: options.bodyTimeoutMs,
+      keepAliveTimeout: 30_000,
+      maxResponseSize: options.maxResponseBytes,
+    });
+  }
+
+  /**
+   * One GET (path below /external/v1) with bounded, jittered retries on connection errors and
+   * 502/503/504, and a 429 waited out when its Retry-After is short and fits the deadline. Returns
+   * the last answer, whatever its status; throws a GatewayError when no answer came.
+   */
+  async get(caller: Caller, path: string): Promise<UpstreamResponse> {
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt >= this.options.maxRetries || !this.hasTimeLeft(caller, attempt);
+      let response: UpstreamResponse;
+      try {
+        response = await this.send('GET', path, caller, {}, undefined);
+      } catch (error) {
+        if (!last && CONNECTION_ERRORS.has(errorCodeOf(error))) {
+          await this.backoff(attempt);
+          continue;
+        }
+        throw transportError(error);
+      }
+      if (!last && RETRYABLE_STATUS.has(response.status)) {
+        await this.backoff(attempt);
+        continue;
+      }
+      const wait = response.retryAfterMs;
+      if (
+        !last &&
+        response.status === 429 &&
+        wait !== undefined &&
+        wait <= this.options.maxRetryAfterMs &&
+        (caller.deadline === undefined || Date.now() + wait < caller.deadline)
+      ) {
+        await this.sleep(wait);
+        continue;
+      }
+      return response;
+    }
+  }
+
+  /**
+   * One POST, never retried: a second attempt could move money twice. Throws the raw transport
+   * error when no answer came, for the caller to decide what it means (see createWithdrawalIntent).
+   */
+  post(
+    caller: Caller,
+    path: string,
+    headers: Record<string, string>,
+    body: string,
+  ): Promise<UpstreamResponse> {
+    return this.send('POST', path, caller, { 'content-type': 'application/json', ...headers }, body);
+  }
+
+  /** Whether the REST API answers HTTP at all; a keyless probe gets a 401, which counts. */
+  async ping(): Promise<boolean> {
+    const response = await this.pool.request({ method: 'GET', path: `${this.pathPrefix}/wallets` });
+    await response.body.dump();
+    return response.statusCode < 500;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+
+  /** Calls under way, timers pending, and the pool's sockets and queue. */
+  activity() {
+    const { connected, free, pending, queued, running } = this.pool.stats;
+    return { calls: this.calls, timers: this.timers, pool: { connected, free, pending, queued, running } };
+  }
+
+  private backoff(attempt: number): Promise<void> {
+    const ceiling = this.options.retryBaseDelayMs * 2 ** attempt;
+    return this.sleep(Math.random() * ceiling);
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    this.timers++;
+    try {
+      await sleep(ms);
+    } finally {
+      this.timers--;
+    }
+  }
+
+  /** Whether another attempt still fits before the caller's deadline. */
+  private hasTimeLeft(caller: Caller, attempt: number): boolean {
+    return (
+      caller.deadline === undefined ||
+      Date.now() + this.options.retryBaseDelayMs * 2 ** attempt < caller.deadline
+    );
+  }
+
+  private async send(
+    method: 'GET' | 'POST',
+    path: string,
+    caller: Caller,
+    headers: Record<string, string>,
+    body: string | undefined,
+  ): Promise<UpstreamResponse> {
+    const remaining = caller.deadline === undefined ? undefined : caller.deadline - Date.now();
+    if (remaining !== undefined && remaining <= 0) throw deadlinePassed();
+    // A timer of our own rather than AbortSignal.timeout(): that one stays scheduled until it fires,
+    // up to REQUEST_DEADLINE_MS after the call ended; this one is cleared as soon as the call ends.
+    const deadline = remaining === undefined ? undefined : new AbortController();
+    const timer =
+      deadline &&
+      setTimeout(
+        () => deadline.abort(new DOMException('request deadline passed', 'TimeoutError')),
+        remaining,
+      );
+    if (timer) this.timers++;
+    this.calls++;
+    let response: Dispatcher.ResponseData;
+    let text: string;
+    try {
+      response = await this.pool.request({
+        method,
+        path: this.pathPrefix + path,
+        headers: { accept: 'application/json', authorization: caller.authorization, ...headers },
+        body,
+        ...(deadline && { signal: deadline.signal }),
+      });
+      text = await response.body.text();
+    } catch (error) {
+      // However undici words an abort, past the deadline it is the deadline.
+      if (deadline?.signal.aborted) throw deadlinePassed(error);
+      throw error;
+    } finally {
+      this.calls--;
+      if (timer) {
+        clearTimeout(timer);
+        this.timers--;
+      }
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    const retryAfter = response.headers['retry-after'];
+    const retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+    return {
+      status: response.statusCode,
+      json,
+      text,
+      ...(retryAfterMs !== undefined && { retryAfterMs }),
+    };
+  }
+}
+
+function deadlinePassed(cause?: unknown): Error {
+  return Object.assign(new Error('request deadline passed', cause === undefined ? {} : { cause }), {
+    code: 'DEADLINE',
+  });
+}
+
+/** Retry-After as delay-seconds or an HTTP date, in milliseconds from now. */
+function parseRetryAfter(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  if (/^\d{1,6}$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}

@@ -1,0 +1,96 @@
+import { restIdOf } from '../schema/node-ids.ts';
+import { isTronAddress } from '../shared/tron.ts';
+import type { CreateWithdrawalIntentBody } from '../upstream/types.ts';
+import { DataInvalidError, userError, type WithdrawalUserError } from './user-errors.ts';
+
+/** createWithdrawalIntent's input as GraphQL hands it over (enums already as REST values). */
+export interface CreateWithdrawalInput {
+  walletId: string | number;
+  serviceFeeMode: string;
+  currencyCode: string;
+  amount: string;
+  destination: { type: string; rail: string; identifier: string };
+  idempotencyKey?: string | null;
+}
+
+export type ParsedWithdrawalInput =
+  | { ok: true; body: CreateWithdrawalIntentBody; idempotencyKey: string | null }
+  | { ok: false; error: WithdrawalUserError };
+
+/** Positive is checked apart: at most 18 integer digits and 2 decimals, as the spec's amount. */
+const WITHDRAWAL_AMOUNT = /^(?:0|[1-9]\d{0,17})(?:\.\d{1,2})?$/;
+/**
+ * The `idempotencyKey` input's contract. The sandbox checks its Idempotency-Key header
+ * separately and on purpose: each half states what it accepts.
+ */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * What the gateway can check before calling the REST API, in this order: walletId (a global or
+ * REST id of a Wallet), serviceFeeMode, currencyCode (USDT), amount (positive, at most 2
+ * decimals), destination.type (crypto), destination.rail (tron), idempotencyKey, and last the
+ * destination address's Tron checksum. Failures name the GraphQL input field (`["input", …]`) and
+ * are the same typed results the REST API's refusals become, so a client handles one set.
+ * Pure: no I/O, no clock.
+ */
+export function parseCreateWithdrawalInput(input: CreateWithdrawalInput): ParsedWithdrawalInput {
+  const invalid = (message: string, ...path: string[]): ParsedWithdrawalInput => ({
+    ok: false,
+    error: new DataInvalidError(message, ['input', ...path]),
+  });
+  let walletId: string;
+  try {
+    walletId = restIdOf(String(input.walletId), 'Wallet', ['input', 'walletId']);
+  } catch (error) {
+    return invalid((error as Error).message, 'walletId');
+  }
+  if (input.serviceFeeMode !== 'inclusive' && input.serviceFeeMode !== 'exclusive') {
+    return invalid('serviceFeeMode must be INCLUSIVE or EXCLUSIVE', 'serviceFeeMode');
+  }
+  if (input.currencyCode !== 'USDT') {
+    return invalid(
+      `currencyCode must be USDT (the only currency allowed); received "${input.currencyCode}"`,
+      'currencyCode',
+    );
+  }
+  if (!WITHDRAWAL_AMOUNT.test(input.amount) || /^0(?:\.0{1,2})?$/.test(input.amount)) {
+    return invalid(
+      `amount must be positive with at most 2 decimal places; received "${input.amount}"`,
+      'amount',
+    );
+  }
+  if (input.destination.type !== 'crypto') {
+    return invalid('destination.type must be crypto (the only type allowed)', 'destination', 'type');
+  }
+  if (input.destination.rail !== 'tron') {
+    return invalid('destination.rail must be tron (the only rail allowed)', 'destination', 'rail');
+  }
+  const idempotencyKey = input.idempotencyKey ?? null;
+  if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+    return invalid('idempotencyKey must be 1 to 255 printable ASCII characters', 'idempotencyKey');
+  }
+  if (!isTronAddress(input.destination.identifier)) {
+    return {
+      ok: false,
+      error: userError(
+        'withdrawal_intent.destination_invalid',
+        'destination.identifier must be a Tron address (base58check, version byte 0x41).',
+      ),
+    };
+  }
+  return {
+    ok: true,
+    idempotencyKey,
+    body: {
+      senderWalletId: walletId,
+      serviceFeeMode: input.serviceFeeMode,
+      currencyCode: input.currencyCode,
+      amount: input.amount,
+      destination: {
+        type: input.destination.type,
+        rail: input.destination.rail,
+        identifier: input.destination.identifier,
+      },
+    },
+  };
+}

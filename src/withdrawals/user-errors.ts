@@ -1,0 +1,126 @@
+import type { GatewayError } from '../errors.ts';
+
+/**
+ * Business failures of createWithdrawalIntent, returned as data (members of
+ * CreateWithdrawalIntentPayload, each implementing UserError) rather than as GraphQL errors.
+ *
+ * One row per failure: the REST code verbatim, the GraphQL type, its description. The error
+ * classes, the union members and their schema docs are all derived from this table, so a new REST
+ * code is one new row.
+ */
+export const USER_ERRORS = [
+  {
+    code: 'data_invalid',
+    type: 'DataInvalidError',
+    description: 'The input violates the contract (code data_invalid).',
+  },
+  {
+    code: 'withdrawal_intent.config_incomplete',
+    type: 'WithdrawalConfigIncompleteError',
+    description: 'The merchant has no complete withdrawal configuration.',
+  },
+  {
+    code: 'withdrawal_intent.destination_invalid',
+    type: 'DestinationInvalidError',
+    description: 'The destination is outside the supported scope or invalid.',
+  },
+  {
+    code: 'withdrawal_intent.destination_internal',
+    type: 'DestinationInternalError',
+    description: 'The destination is an address internal to the platform.',
+  },
+  {
+    code: 'withdrawal_intent.service_fee_not_covered',
+    type: 'ServiceFeeNotCoveredError',
+    description: 'No withdrawable amount remains after the service fee.',
+  },
+  {
+    code: 'withdrawal_intent.balance_insufficient',
+    type: 'BalanceInsufficientError',
+    description: 'The wallet lacks enough available balance.',
+  },
+  {
+    code: 'withdrawal_intent.daily_limit_exceeded',
+    type: 'DailyLimitExceededError',
+    description: 'The amount exceeds the daily withdrawal limit.',
+  },
+  {
+    code: 'withdrawal_intent.monthly_limit_exceeded',
+    type: 'MonthlyLimitExceededError',
+    description: 'The amount exceeds the monthly withdrawal limit.',
+  },
+  {
+    // The sandbox's Idempotency-Key extension answers it too; the gateway's own store first.
+    code: 'idempotency_key_reused',
+    type: 'IdempotencyKeyReusedError',
+    description: 'The idempotency key was used with a different input.',
+  },
+] as const;
+
+export type UserErrorRow = (typeof USER_ERRORS)[number];
+export type UserErrorCode = UserErrorRow['code'];
+
+/** A business failure. `code` is the REST API's code verbatim (e.g. `withdrawal_intent.balance_insufficient`). */
+export abstract class WithdrawalUserError extends Error {
+  abstract readonly code: UserErrorCode;
+}
+
+/** data_invalid, with the path of the offending input field when it is known. */
+export class DataInvalidError extends WithdrawalUserError {
+  readonly code = 'data_invalid';
+  /** Path of the offending input field, e.g. ["input", "amount"]; null when the REST API did not say. */
+  readonly field: string[] | null;
+
+  constructor(message: string, field: string[] | null = null) {
+    super(message);
+    this.name = 'DataInvalidError';
+    this.field = field;
+  }
+}
+
+export type UserErrorClass = new (message: string) => WithdrawalUserError;
+
+/**
+ * One class per row: the errors plugin matches a thrown error to its union member by class
+ * (`instanceof`), so each member needs its own.
+ */
+function defineClass(row: UserErrorRow): UserErrorClass {
+  const named = {
+    [row.type]: class extends WithdrawalUserError {
+      readonly code = row.code;
+      constructor(message: string) {
+        super(message);
+        this.name = row.type;
+      }
+    },
+  };
+  return named[row.type] as UserErrorClass;
+}
+
+const CLASSES = new Map<string, UserErrorClass>(
+  USER_ERRORS.map((row) => [row.code, row.code === 'data_invalid' ? DataInvalidError : defineClass(row)]),
+);
+
+/** The class of a code's typed result (for the schema, and for `instanceof` in tests). */
+export function userErrorClass(code: UserErrorCode): UserErrorClass {
+  return CLASSES.get(code) as UserErrorClass;
+}
+
+/** A typed result of a known code. */
+export function userError(code: UserErrorCode, message: string): WithdrawalUserError {
+  return new (userErrorClass(code))(message);
+}
+
+/** The typed mutation result for a REST business error code, or null for any other code. */
+export function withdrawalUserError(
+  code: string | null | undefined,
+  message: string,
+): WithdrawalUserError | null {
+  const ErrorClass = code ? CLASSES.get(code) : undefined;
+  return ErrorClass ? new ErrorClass(message) : null;
+}
+
+/** The typed mutation result for a REST error, or null when it is not a business failure. */
+export function toWithdrawalUserError(error: GatewayError): WithdrawalUserError | null {
+  return withdrawalUserError(error.upstream?.code, error.message);
+}
