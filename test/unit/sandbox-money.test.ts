@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatAmount, formatLegAmount, Money, parseMoney } from '../../src/sandbox/money.ts';
+import { withdrawalAmounts } from '../../src/sandbox/store/withdrawal-rules.ts';
 import { isTronAddress, tronAddressFromBytes } from '../../src/shared/tron.ts';
 
 describe('sandbox money', () => {
@@ -29,5 +30,24 @@ describe('tron addresses', () => {
     expect(isTronAddress('1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2')).toBe(false);
     expect(isTronAddress('TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU')).toBe(false);
     expect(isTronAddress('')).toBe(false);
+  });
+});
+
+describe('the fee table (withdrawalAmounts)', () => {
+  it('inclusive deducts the fee from the amount; exclusive charges it on top', () => {
+    const fee = new Money('1.5');
+    const inclusive = withdrawalAmounts('inclusive', new Money('10'), fee);
+    expect([inclusive.amountNet, inclusive.amountGross].map(formatAmount)).toEqual([
+      '8.5000000000000000',
+      '10.0000000000000000',
+    ]);
+    const exclusive = withdrawalAmounts('exclusive', new Money('10'), fee);
+    expect([exclusive.amountNet, exclusive.amountGross].map(formatAmount)).toEqual([
+      '10.0000000000000000',
+      '11.5000000000000000',
+    ]);
+    expect(formatAmount(withdrawalAmounts('exclusive', new Money('0.1'), new Money('0.2')).amountGross)).toBe(
+      '0.3000000000000000',
+    );
   });
 });

@@ -234,11 +234,7 @@ export class SandboxStore {
   }
 
   listDeposits(merchantId: string, page: number, size: number, statuses?: ReadonlySet<string>) {
-    return this.timeline(this.depositTimelines, merchantId).page(
-      page,
-      size,
-      statuses && ((d) => statuses.has(d.status)),
-    );
+    return this.timeline(this.depositTimelines, merchantId).page(page, size, statuses && hasStatus(statuses));
   }
 
   transitionDeposit(id: string, status: DepositStatus, at = this.timestamp()): DepositRecord {
@@ -267,7 +263,7 @@ export class SandboxStore {
     return this.timeline(this.withdrawalTimelines, merchantId).page(
       page,
       size,
-      statuses && ((w) => statuses.has(w.status)),
+      statuses && hasStatus(statuses),
     );
   }
 
@@ -372,4 +368,9 @@ export class SandboxStore {
     if (!timeline) throw new Error(`no timeline for merchant ${merchantId}`);
     return timeline;
   }
+}
+
+/** The `statusIn` filter of a list. */
+function hasStatus(statuses: ReadonlySet<string>) {
+  return (record: { status: string }) => statuses.has(record.status);
 }

@@ -5,7 +5,13 @@ import { Money } from '../../money.ts';
 import { presentDeposit, presentWallet, presentWithdrawal } from '../../present.ts';
 import { DEPOSIT_STATUSES, WITHDRAWAL_STATUSES } from '../../store/records.ts';
 import type { SandboxStore } from '../../store/store.ts';
-import { createWithdrawalBody, parseBody, parseListQuery, parsePathId } from '../../validate.ts';
+import {
+  createWithdrawalBody,
+  type ListQuery,
+  parseBody,
+  parseListQuery,
+  parsePathId,
+} from '../../validate.ts';
 import {
   errorBody,
   headerValue,
@@ -25,65 +31,56 @@ import {
  */
 export function externalRoutes(store: SandboxStore): Route[] {
   return [
-    {
-      method: 'GET',
-      pattern: /^\/external\/v1\/wallets$/,
-      handler: (ctx) => {
-        const query = parseListQuery(ctx.url.searchParams);
-        const { items, totalCount } = store.listWallets(merchantOf(ctx), query.page, query.size);
-        return ok(items.map(presentWallet), paging(query, items.length, totalCount));
-      },
-    },
-    {
-      method: 'GET',
-      pattern: new RegExp(`^/external/v1/wallets/${ID_SEGMENT}$`),
-      handler: (ctx, [walletId]) =>
-        ok(presentWallet(store.getWallet(merchantOf(ctx), parsePathId(walletId ?? '')))),
-    },
-    {
-      method: 'GET',
-      pattern: /^\/external\/v1\/deposits$/,
-      handler: (ctx) => {
-        const query = parseListQuery(ctx.url.searchParams, DEPOSIT_STATUSES);
-        const { items, totalCount } = store.listDeposits(
-          merchantOf(ctx),
-          query.page,
-          query.size,
-          query.statuses,
-        );
-        return ok(items.map(presentDeposit), paging(query, items.length, totalCount));
-      },
-    },
-    {
-      method: 'GET',
-      pattern: new RegExp(`^/external/v1/deposits/${ID_SEGMENT}$`),
-      handler: (ctx, [depositId]) =>
-        ok(presentDeposit(store.getDeposit(merchantOf(ctx), parsePathId(depositId ?? '')))),
-    },
-    {
-      method: 'GET',
-      pattern: /^\/external\/v1\/withdrawal-intents$/,
-      handler: (ctx) => {
-        const query = parseListQuery(ctx.url.searchParams, WITHDRAWAL_STATUSES);
-        const { items, totalCount } = store.listWithdrawals(
-          merchantOf(ctx),
-          query.page,
-          query.size,
-          query.statuses,
-        );
-        return ok(items.map(presentWithdrawal), paging(query, items.length, totalCount));
-      },
-    },
-    {
-      method: 'GET',
-      pattern: new RegExp(`^/external/v1/withdrawal-intents/${ID_SEGMENT}$`),
-      handler: (ctx, [intentId]) =>
-        ok(presentWithdrawal(store.getWithdrawal(merchantOf(ctx), parsePathId(intentId ?? '')))),
-    },
+    ...resourceRoutes('wallets', undefined, {
+      list: (merchantId, query) => store.listWallets(merchantId, query.page, query.size),
+      get: (merchantId, id) => store.getWallet(merchantId, id),
+      present: presentWallet,
+    }),
+    ...resourceRoutes('deposits', DEPOSIT_STATUSES, {
+      list: (merchantId, query) => store.listDeposits(merchantId, query.page, query.size, query.statuses),
+      get: (merchantId, id) => store.getDeposit(merchantId, id),
+      present: presentDeposit,
+    }),
+    ...resourceRoutes('withdrawal-intents', WITHDRAWAL_STATUSES, {
+      list: (merchantId, query) => store.listWithdrawals(merchantId, query.page, query.size, query.statuses),
+      get: (merchantId, id) => store.getWithdrawal(merchantId, id),
+      present: presentWithdrawal,
+    }),
     {
       method: 'POST',
       pattern: /^\/external\/v1\/withdrawal-intents$/,
       handler: (ctx) => createWithdrawal(store, ctx),
+    },
+  ];
+}
+
+/**
+ * GET /external/v1/{path} (a page, filtered by `statusIn` where `statuses` are given) and
+ * GET /external/v1/{path}/{id} (one resource, 404 for another merchant's).
+ */
+function resourceRoutes<T>(
+  path: string,
+  statuses: readonly string[] | undefined,
+  resource: {
+    list(merchantId: string, query: ListQuery): { items: T[]; totalCount: number };
+    get(merchantId: string, id: string): T;
+    present(record: T): unknown;
+  },
+): Route[] {
+  return [
+    {
+      method: 'GET',
+      pattern: new RegExp(`^/external/v1/${path}$`),
+      handler: (ctx) => {
+        const query = parseListQuery(ctx.url.searchParams, statuses);
+        const { items, totalCount } = resource.list(merchantOf(ctx), query);
+        return ok(items.map(resource.present), paging(query, items.length, totalCount));
+      },
+    },
+    {
+      method: 'GET',
+      pattern: new RegExp(`^/external/v1/${path}/${ID_SEGMENT}$`),
+      handler: (ctx, [id]) => ok(resource.present(resource.get(merchantOf(ctx), parsePathId(id ?? '')))),
     },
   ];
 }

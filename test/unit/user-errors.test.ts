@@ -1,0 +1,26 @@
+import { type GraphQLObjectType, isObjectType, isUnionType } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { schema } from '../../src/schema/index.ts';
+import { USER_ERRORS } from '../../src/withdrawals/user-errors.ts';
+
+describe('the table of withdrawal user errors', () => {
+  it('is what the schema shows: one UserError type per row, each a member of the payload union', () => {
+    const payload = schema.getType('CreateWithdrawalIntentPayload');
+    if (!isUnionType(payload)) throw new Error('CreateWithdrawalIntentPayload is not a union');
+    const members = payload.getTypes().map((t) => t.name);
+    expect(members.sort()).toEqual(
+      [...USER_ERRORS.map((row) => row.type), 'CreateWithdrawalIntentSuccess'].sort(),
+    );
+    for (const row of USER_ERRORS) {
+      const type = schema.getType(row.type) as GraphQLObjectType;
+      expect(isObjectType(type)).toBe(true);
+      expect(type.description).toBe(row.description);
+      expect(type.getInterfaces().map((i) => i.name)).toEqual(['UserError']);
+    }
+  });
+
+  it('has one row per code and per type name', () => {
+    expect(new Set(USER_ERRORS.map((row) => row.code)).size).toBe(USER_ERRORS.length);
+    expect(new Set(USER_ERRORS.map((row) => row.type)).size).toBe(USER_ERRORS.length);
+  });
+});
