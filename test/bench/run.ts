@@ -16,6 +16,11 @@
  * production, and shows as fewer than one call per operation where it applies. So does query
  * deduplication (identical queries of one key in flight share one execution); a second gateway
  * with it off measures S1 once more, for what one request costs on its own.
+ *
+ * `--baseline DIR` also starts the gateway of another checkout of this project (DIR, with its
+ * dependencies installed; e.g. `git worktree add /tmp/base <commit> && (cd /tmp/base && npm ci)`)
+ * and measures it in the same run, on the same sandbox, one scenario after the other: the
+ * "vs baseline" ratios are how a change compares with the code before it, on the same noisy machine.
  */
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -34,6 +39,8 @@ const { values } = parseArgs({
     only: { type: 'string', multiple: true },
     /** Only these upstream latencies (ms), e.g. `--latency 5`. */
     latency: { type: 'string', multiple: true },
+    /** Another checkout of this project, whose gateway is measured beside this one. */
+    baseline: { type: 'string' },
   },
 });
 const quick = values.quick ?? false;
@@ -195,7 +202,7 @@ async function main() {
       /Try: curl .* (http:\/\/\S+)\/external\/v1\/wallets/,
     );
     pin(sandbox.child.pid, EVERYTHING_ELSE);
-    const startGateway = async (env: Record<string, string> = {}) => {
+    const startGateway = async (env: Record<string, string> = {}, cwd?: string) => {
       const started = await startProcess(
         'src/main.ts',
         [],
@@ -209,6 +216,7 @@ async function main() {
           ...env,
         },
         /gateway: (http:\/\/\S+)\/graphql/,
+        cwd,
       );
       pin(started.child.pid, UNDER_TEST);
       return started;
@@ -216,6 +224,11 @@ async function main() {
     const gateway = await startGateway();
     // The same gateway executing every request on its own: what one S1 request costs by itself.
     const undeduplicated = await startGateway({ QUERY_DEDUPLICATION: 'false' });
+    const baselineDir = values.baseline;
+    const baseline = baselineDir ? await startGateway({}, baselineDir) : undefined;
+    const baselineUndeduplicated = baselineDir
+      ? await startGateway({ QUERY_DEDUPLICATION: 'false' }, baselineDir)
+      : undefined;
     const optimal = await startProcess(
       'test/bench/optimal-server.ts',
       [],
@@ -245,17 +258,18 @@ async function main() {
       const dashboard = graphql(
         '{ wallets(first: 20) { nodes { id address assets { currencyCode balance { availableAmount lockedAmount } } } } }',
       );
-      const scenarios: [string, autocannon.Options, autocannon.Options, ChildProcess?][] = [
+      /** [name, gateway request, optimal request, gateway variant] */
+      const scenarios: [string, autocannon.Options, autocannon.Options, 'undeduplicated'?][] = [
         [
           'S1 dashboard: wallets(first: 20) with balances',
-          post(`${gateway.url}/graphql`, dashboard),
+          post(`/graphql`, dashboard),
           { url: `${optimal.url}/s1`, headers: { authorization: KEY } },
         ],
         [
           'S1 dashboard, query deduplication off',
-          post(`${undeduplicated.url}/graphql`, dashboard),
+          post(`/graphql`, dashboard),
           { url: `${optimal.url}/s1`, headers: { authorization: KEY } },
-          undeduplicated.child,
+          'undeduplicated',
         ],
         [
           'S2 activity feed: deposits(first: 50) with wallet address',
@@ -299,11 +313,17 @@ async function main() {
       const selected = scenarios.filter(
         ([name]) => !values.only || values.only.some((o) => name.startsWith(o)),
       );
-      for (const [name, gatewayOptions, optimalOptions, gatewayProcess = gateway.child] of selected) {
-        // Warm both (JIT, keep-alive pools, Yoga's document cache) before measuring.
+      for (const [name, request, optimalOptions, variant] of selected) {
+        const target = variant === 'undeduplicated' ? undeduplicated : gateway;
+        const baselineTarget = variant === 'undeduplicated' ? baselineUndeduplicated : baseline;
+        const gatewayOptions = { ...request, url: target.url + request.url };
+        const baselineOptions = baselineTarget && { ...request, url: baselineTarget.url + request.url };
+        // Warm every process (JIT, keep-alive pools, Yoga's document cache) before measuring.
         await autocannon({ ...gatewayOptions, connections, duration: warmup });
+        if (baselineOptions) await autocannon({ ...baselineOptions, connections, duration: warmup });
         await autocannon({ ...optimalOptions, connections, duration: warmup });
-        const g = await measure(sandbox.url, gatewayOptions, gatewayProcess.pid);
+        const g = await measure(sandbox.url, gatewayOptions, target.child.pid);
+        const b = baselineOptions && (await measure(sandbox.url, baselineOptions, baselineTarget?.child.pid));
         const o = await measure(sandbox.url, optimalOptions, optimal.child.pid);
         const row = {
           scenario: name,
@@ -317,6 +337,16 @@ async function main() {
             upstreamCalls: ratio(g.upstreamCallsPerOperation, o.upstreamCallsPerOperation),
             cpuPerOperation: ratio(g.cpuMicrosPerOperation ?? 0, o.cpuMicrosPerOperation ?? 0),
           },
+          ...(b && {
+            baseline: b,
+            vsBaseline: {
+              requestsPerSecond: ratio(g.requestsPerSecond, b.requestsPerSecond),
+              p50: ratio(g.p50, b.p50),
+              p99: ratio(g.p99, b.p99),
+              upstreamCalls: ratio(g.upstreamCallsPerOperation, b.upstreamCallsPerOperation),
+              cpuPerOperation: ratio(g.cpuMicrosPerOperation ?? 0, b.cpuMicrosPerOperation ?? 0),
+            },
+          }),
         };
         rows.push(row);
         console.log(JSON.stringify(row));
@@ -328,6 +358,7 @@ async function main() {
       await stop(optimal.child);
       await stop(gateway.child);
       await stop(undeduplicated.child);
+      for (const started of [baseline, baselineUndeduplicated]) if (started) await stop(started.child);
       await stop(sandbox.child);
     }
   }
@@ -339,13 +370,14 @@ async function main() {
     durationSecondsPerRun: duration,
     connections,
     pinned,
+    baseline: values.baseline ?? null,
     gatewayPeakRssMiB: gatewayPeakRss,
     rows,
   };
   const outDir = new URL('./results/', import.meta.url);
   await mkdir(outDir, { recursive: true });
   // A run of some scenarios or latencies only does not replace the full table the README quotes.
-  const name = values.only || values.latency ? 'partial' : 'latest';
+  const name = values.only || values.latency || values.baseline ? 'partial' : 'latest';
   await writeFile(new URL(`${name}.json`, outDir), `${JSON.stringify(report, null, 2)}\n`);
   const markdown = toMarkdown(report);
   await writeFile(new URL(`${name}.md`, outDir), markdown);
@@ -357,6 +389,7 @@ function ratio(a: number, b: number): number | null {
 }
 
 function toMarkdown(report: {
+  baseline: string | null;
   date: string;
   machine: string;
   mode: string;
@@ -389,9 +422,32 @@ function toMarkdown(report: {
       `| ${row.scenario} | ${row.upstreamLatencyMs} ms | ${g.requestsPerSecond} | ${o.requestsPerSecond} | ${row.ratio.requestsPerSecond} | ${g.p50} / ${g.p99} | ${o.p50} / ${o.p99} | ${row.ratio.p50} | ${row.ratio.p99} | ${g.upstreamCallsPerOperation} / ${o.upstreamCallsPerOperation} | ${g.upstreamCallsPerOperationUnderLoad} / ${o.upstreamCallsPerOperationUnderLoad} | ${g.cpuMicrosPerOperation ?? '?'} / ${o.cpuMicrosPerOperation ?? '?'} |`,
     );
   }
-  const errors = (report.rows as { gateway: Measurement; optimal: Measurement }[]).some(
-    (r) => r.gateway.errors || r.optimal.errors,
-  );
+  const compared = (report.rows as { baseline?: Measurement }[]).some((r) => r.baseline);
+  if (compared) {
+    lines.push(
+      '',
+      `Against the baseline checkout (${report.baseline}), same run, same sandbox:`,
+      '',
+      '| Scenario | Upstream latency | req/s, this / baseline | Ratio | p50 ratio | p99 ratio | CPU µs/op, this / baseline | CPU ratio | Upstream calls/op, this / baseline |',
+      '|---|---|---|---|---|---|---|---|---|',
+    );
+    for (const row of report.rows as {
+      scenario: string;
+      upstreamLatencyMs: number;
+      gateway: Measurement;
+      baseline?: Measurement;
+      vsBaseline?: { requestsPerSecond: number; p50: number; p99: number; cpuPerOperation: number };
+    }[]) {
+      const { gateway: g, baseline: b, vsBaseline: v } = row;
+      if (!b || !v) continue;
+      lines.push(
+        `| ${row.scenario} | ${row.upstreamLatencyMs} ms | ${g.requestsPerSecond} / ${b.requestsPerSecond} | ${v.requestsPerSecond} | ${v.p50} | ${v.p99} | ${g.cpuMicrosPerOperation ?? '?'} / ${b.cpuMicrosPerOperation ?? '?'} | ${v.cpuPerOperation} | ${g.upstreamCallsPerOperation} / ${b.upstreamCallsPerOperation} |`,
+      );
+    }
+  }
+  const errors = (
+    report.rows as { gateway: Measurement; optimal: Measurement; baseline?: Measurement }[]
+  ).some((r) => r.gateway.errors || r.optimal.errors || r.baseline?.errors);
   if (errors) lines.push('', 'Some runs had errors or non-2xx answers: see latest.json.');
   return `${lines.join('\n')}\n`;
 }

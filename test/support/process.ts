@@ -9,9 +9,11 @@ export async function startProcess(
   args: string[],
   env: Record<string, string>,
   urlPattern: RegExp,
+  /** The checkout to run it in; default: this one. */
+  cwd = new URL('../..', import.meta.url).pathname,
 ): Promise<{ child: ChildProcess; url: string; output: () => string; exited: Promise<number | null> }> {
   const child = spawn(process.execPath, [entry, ...args], {
-    cwd: new URL('../..', import.meta.url).pathname,
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
