@@ -274,7 +274,7 @@ async function main() {
         [
           'S2 activity feed: deposits(first: 50) with wallet address',
           post(
-            `${gateway.url}/graphql`,
+            `/graphql`,
             graphql('{ deposits(first: 50) { nodes { id amount status createdAt wallet { address } } } }'),
           ),
           { url: `${optimal.url}/s2`, headers: { authorization: KEY } },
@@ -282,7 +282,7 @@ async function main() {
         [
           'S3 wallet screen: wallet, latest 10 deposits and 10 withdrawals',
           post(
-            `${gateway.url}/graphql`,
+            `/graphql`,
             graphql(
               'query($id: ID!) { wallet(id: $id) { address assets { currencyCode balance { availableAmount } } deposits(first: 10) { nodes { id amount status } } withdrawalIntents(first: 10) { nodes { id amount status } } } }',
               { id: walletId },
@@ -293,7 +293,7 @@ async function main() {
         [
           'S4 createWithdrawalIntent',
           post(
-            `${gateway.url}/graphql`,
+            `/graphql`,
             graphql(
               'mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }',
               {

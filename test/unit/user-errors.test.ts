@@ -24,3 +24,15 @@ describe('the table of withdrawal user errors', () => {
     expect(new Set(USER_ERRORS.map((row) => row.type)).size).toBe(USER_ERRORS.length);
   });
 });
+
+describe('the README', () => {
+  it('lists every row of the table with its REST code', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    for (const row of USER_ERRORS) {
+      expect(readme).toMatch(
+        new RegExp(`\\| \`${row.type}\`[^|]*\\| \`${row.code.replace('.', '\\.')}\` \\|`),
+      );
+    }
+  });
+});
