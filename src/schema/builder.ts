@@ -3,7 +3,7 @@ import ErrorsPlugin from '@pothos/plugin-errors';
 import RelayPlugin, { decodeGlobalID } from '@pothos/plugin-relay';
 import type { GatewayContext } from '../context.ts';
 import { badUserInput } from '../errors.ts';
-import { NODE_TYPES } from './node-ids.ts';
+import { NODE_TYPES } from '../global-ids.ts';
 
 export const builder = new SchemaBuilder<{
   Context: GatewayContext;

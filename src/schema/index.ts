@@ -1,7 +1,7 @@
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import { type GraphQLObjectType, lexicographicSortSchema } from 'graphql';
+import { NODE_TYPES } from '../global-ids.ts';
 import { builder } from './builder.ts';
-import { NODE_TYPES } from './node-ids.ts';
 import './scalars.ts';
 import './enums.ts';
 import './types/transaction.ts';

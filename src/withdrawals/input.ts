@@ -1,4 +1,4 @@
-import { restIdOf } from '../schema/node-ids.ts';
+import { restIdOf } from '../global-ids.ts';
 import { isTronAddress } from '../shared/tron.ts';
 import type { CreateWithdrawalIntentBody } from '../upstream/types.ts';
 import { DataInvalidError, userError, type WithdrawalUserError } from './user-errors.ts';

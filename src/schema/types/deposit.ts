@@ -1,9 +1,9 @@
+import { restIdOf } from '../../global-ids.ts';
 import type { DepositDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection, resolveScanConnection } from '../connections.ts';
 import { DepositStatus, statusFilter } from '../enums.ts';
 import { wantsItemWallets } from '../lookahead.ts';
-import { restIdOf } from '../node-ids.ts';
 import { Transaction } from './transaction.ts';
 import { shallowCopy, Wallet } from './wallet.ts';
 

@@ -1,8 +1,8 @@
+import { restIdOf } from '../../global-ids.ts';
 import type { WalletAssetDTO, WalletDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection } from '../connections.ts';
 import { WalletStatus } from '../enums.ts';
-import { restIdOf } from '../node-ids.ts';
 
 const BlockchainDetail = builder
   .objectRef<WalletDTO['networkEndpoint']['blockchainDetail']>('WalletBlockchainDetail')

@@ -1,3 +1,4 @@
+import { restIdOf } from '../../global-ids.ts';
 import type { WithdrawalIntentDTO } from '../../upstream/types.ts';
 import { parseCreateWithdrawalInput } from '../../withdrawals/input.ts';
 import {
@@ -10,7 +11,6 @@ import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection, resolveScanConnection } from '../connections.ts';
 import { ServiceFeeMode, statusFilter, WithdrawalIntentStatus } from '../enums.ts';
 import { wantsItemWallets } from '../lookahead.ts';
-import { restIdOf } from '../node-ids.ts';
 import { Transaction } from './transaction.ts';
 import { shallowCopy, Wallet } from './wallet.ts';
 
