@@ -216,6 +216,11 @@ export function connectionType<T>(type: ObjectRef<BuilderTypes, T>, name: string
       name: `${name}Connection`,
       fields: (t) => ({
         totalCount: t.int({
+          // Nullable: on Wallet.deposits and Wallet.withdrawalIntents it reads the merchant's whole
+          // list, a call of its own that may fail alone.
+          nullable: true,
+          description:
+            'Items in the whole connection (with its filter). Null only when counting them failed, with an error at this path.',
           resolve: (connection) => (connection as unknown as ConnectionShape<{ id: string }>).totalCount(),
         }),
       }),

@@ -66,7 +66,7 @@ export type ActivityFeedQueryVariables = Exact<{
 }>;
 
 
-export type ActivityFeedQuery = { deposits: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ cursor: string, node: { id: string, status: DepositStatus, currencyCode: string, amount: string, amountNet: string, createdAt: string, wallet: { id: string, address: string } | null } }> } };
+export type ActivityFeedQuery = { deposits: { totalCount: number | null, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ cursor: string, node: { id: string, status: DepositStatus, currencyCode: string, amount: string, amountNet: string, createdAt: string, wallet: { id: string, address: string } | null } }> } | null };
 
 export type CreateWithdrawalMutationVariables = Exact<{
   input: CreateWithdrawalIntentInput;
@@ -91,7 +91,7 @@ export type DashboardQueryVariables = Exact<{
 }>;
 
 
-export type DashboardQuery = { wallets: { totalCount: number, nodes: Array<{ id: string, restId: string, address: string, status: WalletStatus, assets: Array<{ currencyCode: string, balance: { availableAmount: string, lockedAmount: string } }> }> } };
+export type DashboardQuery = { wallets: { totalCount: number | null, nodes: Array<{ id: string, restId: string, address: string, status: WalletStatus, assets: Array<{ currencyCode: string, balance: { availableAmount: string, lockedAmount: string } }> }> } | null };
 
 export type NodeByIdQueryVariables = Exact<{
   id: string | number;
@@ -109,7 +109,7 @@ export type WalletScreenQueryVariables = Exact<{
 }>;
 
 
-export type WalletScreenQuery = { wallet: { id: string, restId: string, address: string, assets: Array<{ currencyCode: string, nickname: string, balance: { availableAmount: string, lockedAmount: string } }>, deposits: { nodes: Array<{ id: string, status: DepositStatus, amount: string, currencyCode: string, createdAt: string }> }, withdrawalIntents: { nodes: Array<{ id: string, status: WithdrawalIntentStatus, amount: string, amountGross: string, createdAt: string, destination: { identifier: string } }> } } | null };
+export type WalletScreenQuery = { wallet: { id: string, restId: string, address: string, assets: Array<{ currencyCode: string, nickname: string, balance: { availableAmount: string, lockedAmount: string } }>, deposits: { nodes: Array<{ id: string, status: DepositStatus, amount: string, currencyCode: string, createdAt: string }> } | null, withdrawalIntents: { nodes: Array<{ id: string, status: WithdrawalIntentStatus, amount: string, amountGross: string, createdAt: string, destination: { identifier: string } }> } | null } | null };
 
 
 export const ActivityFeedDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ActivityFeed"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"first"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}},"defaultValue":{"kind":"IntValue","value":"50"}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"after"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"status"}},"type":{"kind":"ListType","type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"DepositStatus"}}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"deposits"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"Variable","name":{"kind":"Name","value":"first"}}},{"kind":"Argument","name":{"kind":"Name","value":"after"},"value":{"kind":"Variable","name":{"kind":"Name","value":"after"}}},{"kind":"Argument","name":{"kind":"Name","value":"status"},"value":{"kind":"Variable","name":{"kind":"Name","value":"status"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"totalCount"}},{"kind":"Field","name":{"kind":"Name","value":"pageInfo"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"hasNextPage"}},{"kind":"Field","name":{"kind":"Name","value":"endCursor"}}]}},{"kind":"Field","name":{"kind":"Name","value":"edges"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"cursor"}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"currencyCode"}},{"kind":"Field","name":{"kind":"Name","value":"amount"}},{"kind":"Field","name":{"kind":"Name","value":"amountNet"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"wallet"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"address"}}]}}]}}]}}]}}]}}]} as unknown as DocumentNode<ActivityFeedQuery, ActivityFeedQueryVariables>;

@@ -57,7 +57,9 @@ builder.queryFields((t) => ({
   deposits: t.connection(
     {
       type: Deposit,
-      description: "The merchant's deposits, newest first.",
+      nullable: true,
+      description:
+        "The merchant's deposits, newest first. Null only when its REST call failed; the error names this path and sibling fields keep their data.",
       args: {
         status: t.arg({ type: [DepositStatus.ref], required: false, description: 'Any of these statuses.' }),
       },
@@ -77,9 +79,10 @@ builder.objectField(Wallet, 'deposits', (t) =>
   t.connection(
     {
       type: Deposit,
+      nullable: true,
       description:
         "This wallet's deposits, newest first. The REST API has no wallet filter: the gateway scans the " +
-        "merchant's deposits once per request for all wallets, and only as far as the requested windows need.",
+        "merchant's deposits once per request for all wallets, and only as far as the requested windows need. Null only when its REST call failed; the error names this path and sibling fields keep their data.",
       args: { status: t.arg({ type: [DepositStatus.ref], required: false }) },
       resolve: (wallet, args, ctx) => {
         const statusIn = statusFilter(args.status);

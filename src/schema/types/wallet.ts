@@ -90,7 +90,9 @@ builder.queryFields((t) => ({
   wallets: t.connection(
     {
       type: Wallet,
-      description: "The merchant's wallets, newest first.",
+      nullable: true,
+      description:
+        "The merchant's wallets, newest first. Null only when its REST call failed; the error names this path and sibling fields keep their data.",
       resolve: (_root, args, ctx) =>
         resolvePagedConnection('wallets', args, (request) => ctx.loaders.walletsPage(request)),
     },

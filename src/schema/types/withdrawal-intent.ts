@@ -83,7 +83,9 @@ builder.queryFields((t) => ({
   withdrawalIntents: t.connection(
     {
       type: WithdrawalIntent,
-      description: "The merchant's withdrawal intents, newest first.",
+      nullable: true,
+      description:
+        "The merchant's withdrawal intents, newest first. Null only when its REST call failed; the error names this path and sibling fields keep their data.",
       args: { status: t.arg({ type: [WithdrawalIntentStatus.ref], required: false }) },
       resolve: (_root, args, ctx, info) => {
         const statusIn = statusFilter(args.status);
@@ -101,8 +103,9 @@ builder.objectField(Wallet, 'withdrawalIntents', (t) =>
   t.connection(
     {
       type: WithdrawalIntent,
+      nullable: true,
       description:
-        "This wallet's withdrawal intents, newest first (scanned like Wallet.deposits: the REST API has no wallet filter).",
+        "This wallet's withdrawal intents, newest first (scanned like Wallet.deposits: the REST API has no wallet filter). Null only when its REST call failed; the error names this path and sibling fields keep their data.",
       args: { status: t.arg({ type: [WithdrawalIntentStatus.ref], required: false }) },
       resolve: (wallet, args, ctx) => {
         const statusIn = statusFilter(args.status);

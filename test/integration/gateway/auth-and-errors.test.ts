@@ -60,7 +60,7 @@ describe('authentication passthrough', () => {
     const response = await gw.request(WALLETS, {}, { key: 'mw_sandbox_not_a_real_key' });
     expect(response.status).toBe(401);
     expect(response.body).toEqual({
-      data: null,
+      data: { wallets: null },
       errors: [
         {
           message: 'The API key was not accepted.',
@@ -129,7 +129,8 @@ describe('error mapping', () => {
     await fault({ method: 'GET', path: '/external/v1/deposits', status: 500 });
     const { status, body } = await depositsError();
     expect(status).toBe(200);
-    expect(body.data).toEqual(null);
+    // The wallets fetched beside the failing deposits are kept (the connections are nullable).
+    expect(body.data).toEqual({ wallets: { totalCount: 1 }, deposits: null });
     expect(body.errors).toEqual([
       {
         message: 'The REST API failed to answer the request.',
