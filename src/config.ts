@@ -36,6 +36,9 @@ const schema = z.object({
   UPSTREAM_MAX_RESPONSE_BYTES: integer(16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   UPSTREAM_CACHE_TTL_MS: integer(1_000, 0, 3_600_000),
   UPSTREAM_CACHE_MAX_BYTES: integer(32 * 1024 * 1024, 1024, 8 * 1024 * 1024 * 1024),
+  CIRCUIT_BREAKER_FAILURES: integer(5, 0, 1_000),
+  CIRCUIT_BREAKER_HALF_OPEN_AFTER_MS: integer(10_000, 100, 3_600_000),
+  MAX_UPSTREAM_CALLS_PER_REQUEST: integer(100, 1, 100_000),
   GRAPHIQL: flag,
   INTROSPECTION: flag,
   MAX_REQUEST_BYTES: integer(100_000, 1_024, 100 * 1024 * 1024),
@@ -68,6 +71,8 @@ export interface Config {
   queryLimits: Omit<QueryLimits, 'blockFieldSuggestions'>;
   shutdownTimeoutMs: number;
   requestDeadlineMs: number;
+  /** Upstream calls one GraphQL request may make, retries included; past it, fields fail. */
+  maxUpstreamCallsPerRequest: number;
   /** Identical concurrent queries of one caller share one execution. */
   queryDeduplication: boolean;
   /** Bound on the createWithdrawalIntent idempotency keys kept in memory (least recently used go first). */
@@ -116,7 +121,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       maxResponseBytes: c.UPSTREAM_MAX_RESPONSE_BYTES,
       cacheTtlMs: c.UPSTREAM_CACHE_TTL_MS,
       cacheMaxBytes: c.UPSTREAM_CACHE_MAX_BYTES,
+      circuitBreaker: {
+        failures: c.CIRCUIT_BREAKER_FAILURES,
+        halfOpenAfterMs: c.CIRCUIT_BREAKER_HALF_OPEN_AFTER_MS,
+      },
     },
+    maxUpstreamCallsPerRequest: c.MAX_UPSTREAM_CALLS_PER_REQUEST,
     graphiql: c.GRAPHIQL ?? c.NODE_ENV !== 'production',
     introspection: c.INTROSPECTION ?? c.GRAPHIQL ?? c.NODE_ENV !== 'production',
     maxRequestBytes: c.MAX_REQUEST_BYTES,

@@ -39,11 +39,17 @@ export function createContextFactory(deps: {
   logger: Logger;
   /** Time budget of one GraphQL request for all its upstream calls. */
   requestDeadlineMs: number;
+  /** Upstream calls one GraphQL request may make. */
+  maxUpstreamCallsPerRequest: number;
 }) {
   return (initial: YogaInitialContext & { requestId: string }): GatewayContext => {
     const authorization = authorizationOf(initial.request);
     const requestId = initial.requestId;
-    const caller = deps.client.caller(authorization ?? '', Date.now() + deps.requestDeadlineMs);
+    const caller = deps.client.caller(
+      authorization ?? '',
+      Date.now() + deps.requestDeadlineMs,
+      deps.maxUpstreamCallsPerRequest,
+    );
     let logger: Logger | undefined;
     return {
       authorization,

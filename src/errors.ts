@@ -24,16 +24,22 @@ export type GatewayErrorCode =
   | 'UPSTREAM_UNAVAILABLE'
   | 'UPSTREAM_ERROR'
   | 'OUTCOME_UNKNOWN'
-  | 'API_KEY_IN_URL';
+  | 'API_KEY_IN_URL'
+  | 'QUERY_LIMIT_EXCEEDED';
 
 /**
- * The HTTP status of a response whose every root field failed with this code (useOperationStatus).
- * The one table of it: codes not listed keep HTTP 200, as GraphQL over HTTP has it for
- * application/json, and the client reads `extensions.code`.
+ * The HTTP status of a response whose every root field failed with this code (useOperationStatus),
+ * the one table of it. `always`: whatever media type the client accepts (the key was refused).
+ * Otherwise only for `application/graphql-response+json`, and only when every error has a code of
+ * this kind, as GraphQL over HTTP allows; `application/json` keeps 200 and the client reads
+ * `extensions.code`. Codes not listed keep 200.
  */
-export const OPERATION_HTTP_STATUS: Partial<Record<GatewayErrorCode, number>> = {
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
+export const OPERATION_HTTP_STATUS: Partial<Record<GatewayErrorCode, { status: number; always: boolean }>> = {
+  UNAUTHENTICATED: { status: 401, always: true },
+  FORBIDDEN: { status: 403, always: true },
+  RATE_LIMITED: { status: 429, always: false },
+  UPSTREAM_UNAVAILABLE: { status: 503, always: false },
+  UPSTREAM_TIMEOUT: { status: 504, always: false },
 };
 
 export class GatewayError extends GraphQLError {

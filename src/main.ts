@@ -65,6 +65,7 @@ const gateway = createGateway({
   limits: config.queryLimits,
   maxRequestBytes: config.maxRequestBytes,
   requestDeadlineMs: config.requestDeadlineMs,
+  maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
   queryDeduplication: config.queryDeduplication,
   idempotencyStore: new MemoryIdempotencyStore({ maxEntries: config.idempotencyMaxKeys }),
   graphiql: config.graphiql && {

@@ -31,6 +31,8 @@ export interface GatewayDeps {
   maxRequestBytes: number;
   /** Time budget of one GraphQL request for all its upstream calls, retries included. */
   requestDeadlineMs: number;
+  /** Upstream calls one GraphQL request may make (MAX_UPSTREAM_CALLS_PER_REQUEST). */
+  maxUpstreamCallsPerRequest: number;
   /** Identical concurrent queries of one caller share one execution (useQueryDeduplication). */
   queryDeduplication: boolean;
 }

@@ -17,23 +17,50 @@ function codeOf(error: GraphQLError): string | undefined {
 }
 
 /**
- * With partial data the HTTP status stays 200 (GraphQL over HTTP); when every root field failed
- * and an error's code has an HTTP status (OPERATION_HTTP_STATUS: the key was refused), the HTTP
- * status says so too, so HTTP-level clients and proxies see it.
+ * Whether Yoga will answer `application/graphql-response+json`: the first entry of Accept that a
+ * JSON result can take decides, and a wildcard gets `application/json` (Yoga's own negotiation).
+ */
+export function answersGraphQLResponseJson(request: Request): boolean {
+  for (const entry of (request.headers.get('accept') ?? '*/*').toLowerCase().split(',')) {
+    const [type = '', ...params] = entry.split(';').map((part) => part.trim());
+    if (params.some((p) => p.startsWith('charset=') && p !== 'charset=utf-8')) continue;
+    if (type === 'application/graphql-response+json') return true;
+    if (type === 'application/json' || type === 'application/*' || type === '*/*') return false;
+  }
+  return false;
+}
+
+/**
+ * With partial data the HTTP status stays 200 (GraphQL over HTTP). When every root field failed:
+ * - a refused key (401/403) sets the HTTP status for every client;
+ * - for `application/graphql-response+json`, all errors RATE_LIMITED answer 429, and all
+ *   UPSTREAM_UNAVAILABLE/UPSTREAM_TIMEOUT answer 503 (504 when every one timed out), with
+ *   `Retry-After` when an error knows the delay (the REST API's own Retry-After, an open circuit).
+ * So HTTP-level clients, proxies and load balancers see what happened (OPERATION_HTTP_STATUS).
  */
 export function useOperationStatus(): Plugin<GatewayContext> {
   return {
-    onExecute() {
+    onExecute({ args }) {
       return {
         onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result) return;
           if (!failedWhole(result)) return;
-          const statuses = (result.errors ?? []).map(
-            (e) => OPERATION_HTTP_STATUS[codeOf(e) as GatewayErrorCode] ?? 0,
-          );
-          const status = Math.max(0, ...statuses);
+          const errors = (result.errors ?? []) as GraphQLError[];
+          const rules = errors.map((e) => OPERATION_HTTP_STATUS[codeOf(e) as GatewayErrorCode]);
+          let status = Math.max(0, ...rules.map((rule) => (rule?.always ? rule.status : 0)));
+          if (!status && answersGraphQLResponseJson(args.contextValue.request)) {
+            const statuses = rules.map((rule) => (rule && !rule.always ? rule.status : 0));
+            if (statuses.every((s) => s === 429)) status = 429;
+            else if (statuses.every((s) => s === 504)) status = 504;
+            else if (statuses.every((s) => s === 503 || s === 504)) status = 503;
+          }
           if (!status) return;
-          setResult({ ...result, extensions: { ...result.extensions, http: { status } } });
+          const retryAfter = Math.max(0, ...errors.map((e) => Number(e.extensions?.retryAfterSeconds) || 0));
+          const http = {
+            status,
+            ...(retryAfter > 0 && status >= 429 && { headers: { 'retry-after': String(retryAfter) } }),
+          };
+          setResult({ ...result, extensions: { ...result.extensions, http } });
         },
       };
     },

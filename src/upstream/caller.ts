@@ -8,4 +8,10 @@ export interface Caller {
   readonly cacheScope: string;
   /** Epoch ms by which every upstream call of this GraphQL request must be done (retries included). */
   readonly deadline?: number;
+  /**
+   * Upstream calls this GraphQL request has made (every attempt that left the gateway, retries
+   * included; cache hits and coalesced waits are free) and the most it may make
+   * (MAX_UPSTREAM_CALLS_PER_REQUEST). Mutable: the transport counts.
+   */
+  readonly calls: { made: number; readonly max: number };
 }

@@ -1,4 +1,4 @@
-import { type GatewayError, outcomeUnknown } from '../errors.ts';
+import { GatewayError, outcomeUnknown } from '../errors.ts';
 import { ResponseCache } from './cache.ts';
 import type { Caller } from './caller.ts';
 import { type Decoder, decodeOne, decodePage, decodeResponse, envelopeCode } from './envelope.ts';
@@ -40,10 +40,12 @@ export class MerchantWalletClient {
     });
   }
 
-  caller(authorization: string, deadline?: number): Caller {
+  /** The Caller of one GraphQL request: its key, deadline and upstream call budget. */
+  caller(authorization: string, deadline?: number, maxCalls = Number.POSITIVE_INFINITY): Caller {
     return {
       authorization,
       cacheScope: this.cache.scopeOf(authorization),
+      calls: { made: 0, max: maxCalls },
       ...(deadline !== undefined && { deadline }),
     };
   }
@@ -57,20 +59,20 @@ export class MerchantWalletClient {
   }
 
   listWallets(caller: Caller, params: ListParams): Promise<Page<WalletDTO>> {
-    return this.get(caller, `/wallets${query(params)}`, decodePage<WalletDTO>);
+    return this.get(caller, 'GET /wallets', `/wallets${query(params)}`, decodePage<WalletDTO>);
   }
 
   /** The wallet, or null when the REST API answers 404 for this merchant. */
   getWallet(caller: Caller, id: string): Promise<WalletDTO | null> {
-    return this.getOrNull(caller, `/wallets/${encodeURIComponent(id)}`);
+    return this.getOrNull(caller, 'GET /wallets/{id}', `/wallets/${encodeURIComponent(id)}`);
   }
 
   listDeposits(caller: Caller, params: ListParams): Promise<Page<DepositDTO>> {
-    return this.get(caller, `/deposits${query(params)}`, decodePage<DepositDTO>);
+    return this.get(caller, 'GET /deposits', `/deposits${query(params)}`, decodePage<DepositDTO>);
   }
 
   getDeposit(caller: Caller, id: string): Promise<DepositDTO | null> {
-    return this.getOrNull(caller, `/deposits/${encodeURIComponent(id)}`);
+    return this.getOrNull(caller, 'GET /deposits/{id}', `/deposits/${encodeURIComponent(id)}`);
   }
 
   /** `fresh` skips the micro-cache and coalescing: for reconciling a withdrawal, nothing stale will do. */
@@ -79,20 +81,28 @@ export class MerchantWalletClient {
     params: ListParams,
     options: { fresh?: boolean } = {},
   ): Promise<Page<WithdrawalIntentDTO>> {
+    const route = 'GET /withdrawal-intents';
     const path = `/withdrawal-intents${query(params)}`;
-    if (options.fresh)
-      return decodeResponse(await this.transport.get(caller, path), decodePage<WithdrawalIntentDTO>);
-    return this.get(caller, path, decodePage<WithdrawalIntentDTO>);
+    if (options.fresh) {
+      return decodeResponse(await this.transport.get(caller, route, path), decodePage<WithdrawalIntentDTO>);
+    }
+    return this.get(caller, route, path, decodePage<WithdrawalIntentDTO>);
   }
 
   getWithdrawalIntent(caller: Caller, id: string): Promise<WithdrawalIntentDTO | null> {
-    return this.getOrNull(caller, `/withdrawal-intents/${encodeURIComponent(id)}`);
+    return this.getOrNull(
+      caller,
+      'GET /withdrawal-intents/{id}',
+      `/withdrawal-intents/${encodeURIComponent(id)}`,
+    );
   }
 
   /**
    * POST /withdrawal-intents. Never retried: a second attempt could move money twice. When the
    * request may have reached the REST API and no answer came back (timeout, reset, 5xx), this
-   * throws OUTCOME_UNKNOWN; a 4xx is a definite refusal and throws the mapped GatewayError.
+   * throws OUTCOME_UNKNOWN; a 4xx is a definite refusal and throws the mapped GatewayError. A POST
+   * that never left the gateway (open circuit, spent call budget) is a definite failure too: its
+   * GatewayError says `sent: false`.
    */
   async createWithdrawalIntent(
     caller: Caller,
@@ -102,8 +112,15 @@ export class MerchantWalletClient {
     const headers: Record<string, string> = idempotencyKey ? { 'idempotency-key': idempotencyKey } : {};
     let response: UpstreamResponse;
     try {
-      response = await this.transport.post(caller, '/withdrawal-intents', headers, JSON.stringify(body));
+      response = await this.transport.post(
+        caller,
+        'POST /withdrawal-intents',
+        '/withdrawal-intents',
+        headers,
+        JSON.stringify(body),
+      );
     } catch (error) {
+      if (error instanceof GatewayError) throw notSent(error);
       throw outcomeUnknown(idempotencyKey, error);
     }
     if (response.status >= 500) {
@@ -116,6 +133,11 @@ export class MerchantWalletClient {
     // Balances moved: this caller's next reads must not come from the micro-cache.
     this.cache.invalidate(caller.cacheScope);
     return intent;
+  }
+
+  /** Each route's circuit state ('closed', 'open', 'half-open'), for health and metrics. */
+  circuits() {
+    return this.transport.circuits();
   }
 
   /** Whether the REST API answers HTTP at all (for /readyz). */
@@ -137,9 +159,13 @@ export class MerchantWalletClient {
     return { calls, timers, coalescing: this.cache.inFlightCount, pool };
   }
 
-  private async getOrNull<T extends { id: string }>(caller: Caller, path: string): Promise<T | null> {
+  private async getOrNull<T extends { id: string }>(
+    caller: Caller,
+    route: string,
+    path: string,
+  ): Promise<T | null> {
     try {
-      return await this.get(caller, path, decodeOne<T>);
+      return await this.get(caller, route, path, decodeOne<T>);
     } catch (error) {
       if ((error as GatewayError).code === 'NOT_FOUND') return null;
       throw error;
@@ -147,8 +173,10 @@ export class MerchantWalletClient {
   }
 
   /** A GET through the micro-cache and coalescing, then decoded. */
-  private async get<T>(caller: Caller, path: string, decode: Decoder<T>): Promise<T> {
-    const response = await this.cache.get(caller.cacheScope, path, () => this.transport.get(caller, path));
+  private async get<T>(caller: Caller, route: string, path: string, decode: Decoder<T>): Promise<T> {
+    const response = await this.cache.get(caller.cacheScope, path, () =>
+      this.transport.get(caller, route, path),
+    );
     return decodeResponse(response, decode);
   }
 }
@@ -157,4 +185,13 @@ function query(params: ListParams): string {
   const search = new URLSearchParams({ page: String(params.page), size: String(params.size) });
   if (params.statusIn?.length) search.set('statusIn', params.statusIn.join(','));
   return `?${search.toString().replace(/%2C/g, ',')}`;
+}
+
+/** A withdrawal refused before it was sent: the same error, saying so, so the client knows nothing moved. */
+function notSent(error: GatewayError): GatewayError {
+  return new GatewayError(
+    error.code,
+    `The withdrawal was not sent, so nothing was created: ${error.message}`,
+    { extensions: { ...error.extensions, sent: false } },
+  );
 }

@@ -1,13 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, Pool } from 'undici';
+import { GatewayError } from '../errors.ts';
 import type { Caller } from './caller.ts';
+import { type CircuitBreakerOptions, CircuitBreakers } from './circuit-breakers.ts';
 import { CONNECTION_ERRORS, errorCodeOf, RETRYABLE_STATUS, transportError } from './error-mapping.ts';
 
 /**
  * How bytes reach the REST API: one undici Pool with keep-alive per process, explicit timeouts, the
  * GraphQL request's deadline on every call, and bounded, jittered retries for idempotent GETs.
- * Nothing here knows a resource or an envelope (client.ts and envelope.ts do); the circuit breaker,
- * upstream metrics, tracing headers and request-id forwarding belong here, in `send`.
+ * Every attempt passes the route's circuit breaker (circuit-breakers.ts) and the request's call
+ * budget (Caller.calls) before it leaves. Nothing here knows a resource or an envelope (client.ts
+ * and envelope.ts do); upstream metrics, tracing headers and request-id forwarding belong here too,
+ * in `send`.
  */
 
 export interface TransportOptions {
@@ -23,6 +27,7 @@ export interface TransportOptions {
   maxRetryAfterMs: number;
   connections: number;
   maxResponseBytes: number;
+  circuitBreaker: CircuitBreakerOptions;
 }
 
 /** One answer of the REST API, as received. The micro-cache keeps `status` and `text` of 2xx GETs. */
@@ -42,12 +47,14 @@ export class Transport {
   private readonly pool: Pool;
   private readonly options: TransportOptions;
   private readonly pathPrefix: string;
+  private readonly breakers: CircuitBreakers;
   /** Upstream calls under way and timers pending (deadlines, backoffs), for activity(). */
   private calls = 0;
   private timers = 0;
 
   constructor(options: TransportOptions) {
     this.options = options;
+    this.breakers = new CircuitBreakers(options.circuitBreaker);
     const url = new URL(options.baseURL);
     this.pathPrefix = url.pathname.replace(/\/$/, '') + BASE_PATH;
     this.pool = new Pool(url.origin, {
@@ -61,17 +68,20 @@ export class Transport {
   }
 
   /**
-   * One GET (path below /external/v1) with bounded, jittered retries on connection errors and
-   * 502/503/504, and a 429 waited out when its Retry-After is short and fits the deadline. Returns
-   * the last answer, whatever its status; throws a GatewayError when no answer came.
+   * One GET (path below /external/v1; `route` its template, e.g. `GET /deposits/{id}`) with
+   * bounded, jittered retries on connection errors and 502/503/504, and a 429 waited out when its
+   * Retry-After is short and fits the deadline. Returns the last answer, whatever its status;
+   * throws a GatewayError when no answer came, the route's circuit is open, or the request's call
+   * budget is spent.
    */
-  async get(caller: Caller, path: string): Promise<UpstreamResponse> {
+  async get(caller: Caller, route: string, path: string): Promise<UpstreamResponse> {
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= this.options.maxRetries || !this.hasTimeLeft(caller, attempt);
       let response: UpstreamResponse;
       try {
-        response = await this.send('GET', path, caller, {}, undefined);
+        response = await this.send('GET', route, path, caller, {}, undefined);
       } catch (error) {
+        if (error instanceof GatewayError) throw error;
         if (!last && CONNECTION_ERRORS.has(errorCodeOf(error))) {
           await this.backoff(attempt);
           continue;
@@ -98,16 +108,23 @@ export class Transport {
   }
 
   /**
-   * One POST, never retried: a second attempt could move money twice. Throws the raw transport
-   * error when no answer came, for the caller to decide what it means (see createWithdrawalIntent).
+   * One POST, never retried: a second attempt could move money twice. Throws a GatewayError when it
+   * was not sent (open circuit, spent budget), else the raw transport error when no answer came,
+   * for the caller to decide what it means (see createWithdrawalIntent).
    */
   post(
     caller: Caller,
+    route: string,
     path: string,
     headers: Record<string, string>,
     body: string,
   ): Promise<UpstreamResponse> {
-    return this.send('POST', path, caller, { 'content-type': 'application/json', ...headers }, body);
+    return this.send('POST', route, path, caller, { 'content-type': 'application/json', ...headers }, body);
+  }
+
+  /** Each route's circuit state. */
+  circuits() {
+    return this.breakers.states();
   }
 
   /** Whether the REST API answers HTTP at all; a keyless probe gets a 401, which counts. */
@@ -149,7 +166,23 @@ export class Transport {
     );
   }
 
-  private async send(
+  /** One attempt: the budget, then the route's circuit, then the wire. */
+  private send(
+    method: 'GET' | 'POST',
+    route: string,
+    path: string,
+    caller: Caller,
+    headers: Record<string, string>,
+    body: string | undefined,
+  ): Promise<UpstreamResponse> {
+    if (caller.calls.made >= caller.calls.max) return Promise.reject(budgetSpent(caller.calls.max));
+    return this.breakers.run(route, () => {
+      caller.calls.made++;
+      return this.request(method, path, caller, headers, body);
+    });
+  }
+
+  private async request(
     method: 'GET' | 'POST',
     path: string,
     caller: Caller,
@@ -206,6 +239,15 @@ export class Transport {
       ...(retryAfterMs !== undefined && { retryAfterMs }),
     };
   }
+}
+
+/** The request has made as many upstream calls as one request may: the rest of its fields fail. */
+function budgetSpent(max: number): GatewayError {
+  return new GatewayError(
+    'QUERY_LIMIT_EXCEEDED',
+    `This request needed more than ${max} calls to the REST API, the most one request may make. Ask for fewer items or split the query.`,
+    { extensions: { maxUpstreamCalls: max } },
+  );
 }
 
 function deadlinePassed(cause?: unknown): Error {

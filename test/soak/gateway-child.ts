@@ -34,6 +34,7 @@ const gateway = createGateway({
   limits: config.queryLimits,
   maxRequestBytes: config.maxRequestBytes,
   requestDeadlineMs: config.requestDeadlineMs,
+  maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
   queryDeduplication: config.queryDeduplication,
 });
 const running = await listen(gateway, { port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });

@@ -30,6 +30,7 @@ export function defaultGatewayDeps(client: MerchantWalletClient, logger: Gateway
     limits: DEFAULTS.queryLimits,
     maxRequestBytes: DEFAULTS.maxRequestBytes,
     requestDeadlineMs: DEFAULTS.requestDeadlineMs,
+    maxUpstreamCallsPerRequest: DEFAULTS.maxUpstreamCallsPerRequest,
     queryDeduplication: DEFAULTS.queryDeduplication,
   };
 }
@@ -51,6 +52,8 @@ export async function startTestGateway(
     {
       ...DEFAULTS.upstream,
       retryBaseDelayMs: 1,
+      // Fault tests fail the same routes again and again; the breaker has its own tests.
+      circuitBreaker: { ...DEFAULTS.upstream.circuitBreaker, failures: 0 },
       // Tests change the sandbox between reads; the micro-cache has its own tests with TTL on.
       cacheTtlMs: 0,
       ...options.upstream,

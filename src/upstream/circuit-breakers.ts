@@ -1,0 +1,137 @@
+import {
+  type CircuitBreakerPolicy,
+  CircuitState,
+  ConsecutiveBreaker,
+  circuitBreaker,
+  handleWhen,
+} from 'cockatiel';
+import { GatewayError } from '../errors.ts';
+import { errorCodeOf, RETRYABLE_STATUS } from './error-mapping.ts';
+import type { UpstreamResponse } from './transport.ts';
+
+/**
+ * Circuit breakers on the REST API, one per route template (`GET /deposits/{id}`,
+ * `POST /withdrawal-intents`, …), from cockatiel. After `failures` consecutive failed attempts on a
+ * route (502/503/504 answers, timeouts, resets, refused connections) its circuit opens: calls on
+ * that route fail at once with UPSTREAM_UNAVAILABLE and `retryAfterSeconds`, without reaching the
+ * REST API. After `halfOpenAfterMs` one call goes through as a probe; its success closes the
+ * circuit, its failure opens it again. While the probe is out, other calls on the route fail fast
+ * too (cockatiel would queue them behind it). Every attempt passes here, retries included, so
+ * retries stop as soon as a circuit opens and never multiply load on it.
+ *
+ * A 4xx, a 500 and the GraphQL request's own deadline are not the REST API struggling, and do not
+ * count. One breaker per template, shared by every caller: the REST API's health is the same for
+ * all merchants.
+ */
+
+export interface CircuitBreakerOptions {
+  /** Consecutive failed attempts that open a route's circuit; 0 turns the breakers off. */
+  failures: number;
+  /** How long an open circuit refuses calls before it lets a probe through. */
+  halfOpenAfterMs: number;
+}
+
+export type CircuitStateName = 'closed' | 'open' | 'half-open';
+
+/** Transport failures that count against a circuit: the REST API did not answer in time, or at all. */
+const FAILURE_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+interface Breaker {
+  policy: CircuitBreakerPolicy;
+  /** When the circuit last opened (epoch ms). */
+  openedAt: number;
+}
+
+export class CircuitBreakers {
+  private readonly options: CircuitBreakerOptions;
+  private readonly breakers = new Map<string, Breaker>();
+
+  constructor(options: CircuitBreakerOptions) {
+    this.options = options;
+  }
+
+  /**
+   * Runs one attempt on `route` through its breaker. Throws a GatewayError (UPSTREAM_UNAVAILABLE,
+   * `circuit: "open"`, `retryAfterSeconds`) without calling `attempt` when the circuit is open or
+   * its probe is out; otherwise returns or throws what the attempt did.
+   */
+  async run(route: string, attempt: () => Promise<UpstreamResponse>): Promise<UpstreamResponse> {
+    if (this.options.failures <= 0) return attempt();
+    const breaker = this.breaker(route);
+    const { state } = breaker.policy;
+    if (state === CircuitState.HalfOpen || (state === CircuitState.Open && this.retryAfterMs(breaker) > 0)) {
+      throw circuitOpen(route, this.retryAfterMs(breaker));
+    }
+    try {
+      return await breaker.policy.execute(attempt);
+    } catch (error) {
+      // Raced with another call that opened the circuit between the check above and execute().
+      if ((error as { isBrokenCircuitError?: boolean }).isBrokenCircuitError) {
+        throw circuitOpen(route, this.retryAfterMs(breaker));
+      }
+      throw error;
+    }
+  }
+
+  /** Each route's circuit state, for health and metrics. */
+  states(): Record<string, CircuitStateName> {
+    const states: Record<string, CircuitStateName> = {};
+    for (const [route, { policy }] of this.breakers) states[route] = stateName(policy.state);
+    return states;
+  }
+
+  private retryAfterMs(breaker: Breaker): number {
+    return Math.max(0, breaker.openedAt + this.options.halfOpenAfterMs - Date.now());
+  }
+
+  private breaker(route: string): Breaker {
+    let breaker = this.breakers.get(route);
+    if (!breaker) {
+      const policy = circuitBreaker(
+        handleWhen((error) => FAILURE_CODES.has(errorCodeOf(error))).orWhenResult((result) =>
+          RETRYABLE_STATUS.has((result as UpstreamResponse).status),
+        ),
+        {
+          halfOpenAfter: this.options.halfOpenAfterMs,
+          breaker: new ConsecutiveBreaker(this.options.failures),
+        },
+      );
+      const created: Breaker = { policy, openedAt: 0 };
+      policy.onBreak(() => {
+        created.openedAt = Date.now();
+      });
+      this.breakers.set(route, created);
+      breaker = created;
+    }
+    return breaker;
+  }
+}
+
+function stateName(state: CircuitState): CircuitStateName {
+  if (state === CircuitState.Closed) return 'closed';
+  if (state === CircuitState.HalfOpen) return 'half-open';
+  return 'open';
+}
+
+/** The call was not made: its route's circuit is open. Carries when to try again. */
+function circuitOpen(route: string, retryAfterMs: number): GatewayError {
+  return new GatewayError(
+    'UPSTREAM_UNAVAILABLE',
+    `The REST API is failing on ${route}; the gateway is not calling it for now. Retry later.`,
+    { extensions: { circuit: 'open', retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) } },
+  );
+}
+
+/** Whether an error is a refusal by an open circuit: the call never left the gateway. */
+export function isCircuitOpen(error: unknown): error is GatewayError {
+  return error instanceof GatewayError && error.extensions.circuit === 'open';
+}
