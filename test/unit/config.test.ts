@@ -7,6 +7,10 @@ describe('configuration', () => {
     expect(config).toMatchObject({ port: 4000, host: '127.0.0.1', upstreamURL: undefined, graphiql: true });
     expect(config.upstream.headersTimeoutMs).toBe(10_000);
     expect(config.queryDeduplication).toBe(true);
+    // The REST API is protected out of the box: breakers on, a call budget per request.
+    expect(config.upstream.circuitBreaker).toEqual({ failures: 5, halfOpenAfterMs: 10_000 });
+    expect(config.maxUpstreamCallsPerRequest).toBe(100);
+    expect(parseConfig({ CIRCUIT_BREAKER_FAILURES: '0' }).upstream.circuitBreaker.failures).toBe(0);
     expect(parseConfig({ QUERY_DEDUPLICATION: 'false' }).queryDeduplication).toBe(false);
     const upstream = { UPSTREAM_URL: 'https://api.example.com' };
     expect(parseConfig({ NODE_ENV: 'production', ...upstream }).graphiql).toBe(false);
