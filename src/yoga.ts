@@ -1,4 +1,3 @@
-import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
@@ -6,6 +5,7 @@ import type { Logger } from 'pino';
 import { createContextFactory, type GatewayContext } from './context.ts';
 import { useAuthentication, useRefuseKeyInURL } from './plugins/authentication.ts';
 import { useEagerStringify } from './plugins/eager-stringify.ts';
+import { useCSRFHeaderRequired, useErrorContract } from './plugins/error-contract.ts';
 import { useErrorLogging } from './plugins/error-logging.ts';
 import { useHealthChecks } from './plugins/health.ts';
 import { type QueryLimits, useMaxRequestBytes, useQueryLimits } from './plugins/limits.ts';
@@ -77,7 +77,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       useHealthChecks(() => deps.client.ping()),
       // Browsers may send "simple" requests (GET, form posts) cross-site without a preflight:
       // those must carry a custom header. JSON POSTs are preflighted and pass.
-      useCSRFPrevention({ requestHeaders: ['x-graphql-csrf', 'x-graphql-yoga-csrf'] }),
+      useCSRFHeaderRequired(['x-graphql-csrf', 'x-graphql-yoga-csrf']),
+      useErrorContract(),
       ...(introspection ? [] : [useDisableIntrospection()]),
       ...useQueryLimits(limits),
       useAuthentication(),

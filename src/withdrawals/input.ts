@@ -15,7 +15,8 @@ export interface CreateWithdrawalInput {
 
 export type ParsedWithdrawalInput =
   | { ok: true; body: CreateWithdrawalIntentBody; idempotencyKey: string | null }
-  | { ok: false; error: WithdrawalUserError };
+  /** `walletId`: the REST id the input named, when it was well formed (the REST API checks it first). */
+  | { ok: false; error: WithdrawalUserError; walletId: string | null };
 
 /** Positive is checked apart: at most 18 integer digits and 2 decimals, as the spec's amount. */
 const WITHDRAWAL_AMOUNT = /^(?:0|[1-9]\d{0,17})(?:\.\d{1,2})?$/;
@@ -34,11 +35,12 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
  * Pure: no I/O, no clock.
  */
 export function parseCreateWithdrawalInput(input: CreateWithdrawalInput): ParsedWithdrawalInput {
+  let walletId: string | null = null;
   const invalid = (message: string, ...path: string[]): ParsedWithdrawalInput => ({
     ok: false,
     error: new DataInvalidError(message, ['input', ...path]),
+    walletId,
   });
-  let walletId: string;
   try {
     walletId = restIdOf(String(input.walletId), 'Wallet', ['input', 'walletId']);
   } catch (error) {
@@ -74,8 +76,9 @@ export function parseCreateWithdrawalInput(input: CreateWithdrawalInput): Parsed
       ok: false,
       error: userError(
         'withdrawal_intent.destination_invalid',
-        'destination.identifier must be a Tron address (base58check, version byte 0x41).',
+        'input.destination.identifier must be a Tron address (base58check, version byte 0x41).',
       ),
+      walletId,
     };
   }
   return {

@@ -4,7 +4,14 @@ import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { CreateWithdrawalIntentBody, WithdrawalIntentDTO } from '../upstream/types.ts';
 import type { IdempotencyStore } from './idempotency-store.ts';
-import { toWithdrawalUserError, userError, WithdrawalUserError, withdrawalUserError } from './user-errors.ts';
+import { type CreateWithdrawalInput, parseCreateWithdrawalInput } from './input.ts';
+import {
+  DataInvalidError,
+  toWithdrawalUserError,
+  userError,
+  WithdrawalUserError,
+  withdrawalUserError,
+} from './user-errors.ts';
 
 /** How far the REST API's clock may be behind ours when matching an intent to an attempt. */
 const CLOCK_SKEW_MS = 5 * 60 * 1000;
@@ -41,7 +48,25 @@ export class WithdrawalService {
     this.now = now;
   }
 
-  async create(
+  /**
+   * createWithdrawalIntent: checks the input (input.ts), then submits it. Refusals are typed
+   * results (WithdrawalUserError) that name the GraphQL input's fields, in the REST API's order:
+   * an unknown wallet is named before a bad destination, as the REST API would name it.
+   */
+  async create(caller: Caller, input: CreateWithdrawalInput): Promise<WithdrawalIntentDTO> {
+    const parsed = parseCreateWithdrawalInput(input);
+    if (!parsed.ok) {
+      // The address was refused here, before the REST API saw the wallet it checks first.
+      if (parsed.error.code === 'withdrawal_intent.destination_invalid') {
+        await this.requireWallet(caller, String(input.walletId), parsed.walletId);
+      }
+      throw parsed.error;
+    }
+    return this.submit(caller, parsed.body, parsed.idempotencyKey);
+  }
+
+  /** Sends a checked body once per idempotency key (see the class comment). */
+  async submit(
     caller: Caller,
     body: CreateWithdrawalIntentBody,
     key: string | null,
@@ -123,9 +148,28 @@ export class WithdrawalService {
     try {
       return await this.client.createWithdrawalIntent(caller, body, key);
     } catch (error) {
-      if (isGatewayError(error)) throw toWithdrawalUserError(error) ?? error;
-      throw error;
+      if (!isGatewayError(error)) throw error;
+      const typed = toWithdrawalUserError(error);
+      // Every field but the wallet passed input.ts: a data_invalid that names no input field is
+      // the REST API refusing the wallet (its message speaks of `senderWalletId`). Say it in the
+      // input's own terms when the wallet is indeed not the caller's.
+      if (typed instanceof DataInvalidError && typed.field === null) {
+        await this.requireWallet(caller, body.senderWalletId, body.senderWalletId);
+      }
+      throw typed ?? error;
     }
+  }
+
+  /**
+   * Throws DataInvalidError naming `input.walletId` when `walletId` is not one of the caller's
+   * wallets. One GET by id, on refusal paths only (through the micro-cache).
+   */
+  private async requireWallet(caller: Caller, given: string, walletId: string | null): Promise<void> {
+    if (walletId !== null && (await this.client.getWallet(caller, walletId))) return;
+    throw new DataInvalidError(
+      `input.walletId must be the id of one of your wallets; received "${given.slice(0, 128)}"`,
+      ['input', 'walletId'],
+    );
   }
 
   private async reconcile(

@@ -1,6 +1,5 @@
 import { restIdOf } from '../../global-ids.ts';
 import type { WithdrawalIntentDTO } from '../../upstream/types.ts';
-import { parseCreateWithdrawalInput } from '../../withdrawals/input.ts';
 import {
   DataInvalidError,
   USER_ERRORS,
@@ -194,11 +193,9 @@ builder.mutationField('createWithdrawalIntent', (t) =>
       dataField: { name: 'withdrawalIntent' },
     },
     resolve: async (_root, { input }, ctx) => {
-      const parsed = parseCreateWithdrawalInput(input);
-      if (!parsed.ok) throw parsed.error;
-      const intent = await ctx.withdrawals.create(ctx.caller, parsed.body, parsed.idempotencyKey);
+      const intent = await ctx.withdrawals.create(ctx.caller, input);
       // The wallet's balances changed: later reads in this request must not see the old ones.
-      ctx.loaders.wallet.clear(parsed.body.senderWalletId);
+      ctx.loaders.wallet.clear(intent.wallet.id);
       ctx.loaders.withdrawalIntent.prime(intent.id, intent);
       return { ...intent };
     },

@@ -211,18 +211,42 @@ describe('createWithdrawalIntent', () => {
       __typename: 'DestinationInvalidError',
       code: 'withdrawal_intent.destination_invalid',
     });
-    expect(gw.upstreamCalls()).toEqual([]);
+    // Nothing was sent; the wallet was looked up, because the REST API names an unknown wallet first.
+    expect(gw.upstreamCalls()).toEqual([`GET /external/v1/wallets/${wallet.id}`]);
+  });
+
+  it('names an unknown wallet before a bad address, as the REST API would', async () => {
+    const { merchant } = await merchantWithWallet();
+    const { wallet: foreign } = await merchantWithWallet();
+    gw.resetCalls();
+    const { body } = await gw.run(
+      CreateWithdrawalDocument,
+      {
+        input: input(foreign.id, {
+          destination: { type: 'crypto', rail: 'tron', identifier: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU8' },
+        }),
+      },
+      merchant.key,
+    );
+    expect(body.data?.createWithdrawalIntent).toEqual({
+      __typename: 'DataInvalidError',
+      code: 'data_invalid',
+      message: `input.walletId must be the id of one of your wallets; received "${foreign.id}"`,
+      field: ['input', 'walletId'],
+    });
+    expect(gw.upstreamCalls().filter((c) => c.startsWith('POST'))).toEqual([]);
   });
 
   it("maps the REST API's data_invalid (another merchant's wallet) to DataInvalidError", async () => {
     const { merchant } = await merchantWithWallet();
     const { wallet: foreign } = await merchantWithWallet();
     const { body } = await gw.run(CreateWithdrawalDocument, { input: input(foreign.id) }, merchant.key);
+    // In the GraphQL input's names: the REST API's message speaks of senderWalletId.
     expect(body.data?.createWithdrawalIntent).toEqual({
       __typename: 'DataInvalidError',
       code: 'data_invalid',
-      message: `senderWalletId must be the id of one of your wallets; received "${foreign.id}"`,
-      field: null,
+      message: `input.walletId must be the id of one of your wallets; received "${foreign.id}"`,
+      field: ['input', 'walletId'],
     });
   });
 
