@@ -1,0 +1,186 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
+
+/**
+ * One error contract: every row of the README's error table has a path that produces it here, and
+ * every error any of these paths answers carries an `extensions.code`. A README row without a
+ * path here, or a path here whose code the README does not list, fails the first test.
+ */
+
+let gw: TestGateway;
+let budgeted: TestGateway;
+let key: string;
+let readOnlyKey: string;
+let walletId: string;
+let budgetedKey: string;
+
+beforeAll(async () => {
+  gw = await startTestGateway({
+    upstream: {
+      headersTimeoutMs: 150,
+      maxRetryAfterMs: 0,
+      circuitBreaker: { failures: 1, halfOpenAfterMs: 60_000 },
+    },
+  });
+  budgeted = await startTestGateway({ gateway: { maxUpstreamCallsPerRequest: 1 } });
+  const merchant = await gw.sandbox.world.merchant();
+  key = merchant.key;
+  readOnlyKey = merchant.readOnlyKey;
+  walletId = (await gw.sandbox.world.wallet(merchant.id)).id;
+  const other = await budgeted.sandbox.world.merchant();
+  await budgeted.sandbox.world.wallet(other.id);
+  budgetedKey = other.key;
+});
+afterAll(async () => {
+  await gw.close();
+  await budgeted.close();
+});
+beforeEach(async () => {
+  await gw.sandbox.admin('DELETE', '/faults');
+});
+
+interface Answer {
+  status: number;
+  errors: { message: string; extensions?: { code?: string } }[];
+}
+
+async function raw(url: string, init: RequestInit, on = gw): Promise<Answer> {
+  const response = await on.gateway.fetch(`http://gateway.test${url}`, init);
+  const text = await response.text();
+  const body = text ? JSON.parse(text) : {};
+  return { status: response.status, errors: body.errors ?? [] };
+}
+
+const post = (body: string, headers: Record<string, string> = {}, on = gw, withKey = key) =>
+  raw(
+    '/graphql',
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${withKey}`, ...headers },
+      body,
+    },
+    on,
+  );
+const query = (text: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+  post(JSON.stringify({ query: text, variables }), headers);
+const fault = (body: Record<string, unknown>) => gw.sandbox.admin('POST', '/faults', body);
+const CREATE = `mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }`;
+const withdrawal = () => ({
+  walletId,
+  serviceFeeMode: 'EXCLUSIVE',
+  currencyCode: 'USDT',
+  amount: '1.00',
+  destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
+});
+
+/** One path per code of the README's table, each answering at least one error with that code. */
+const PATHS: Record<string, () => Promise<Answer>> = {
+  UNAUTHENTICATED: () =>
+    raw('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ wallets { totalCount } }' }),
+    }),
+  FORBIDDEN: () =>
+    post(JSON.stringify({ query: CREATE, variables: { input: withdrawal() } }), {}, gw, readOnlyKey),
+  BAD_USER_INPUT: () => query('query($n: Int!) { wallets(first: $n) { totalCount } }'),
+  RATE_LIMITED: async () => {
+    await fault({
+      method: 'GET',
+      path: '/external/v1/wallets?',
+      status: 429,
+      headers: { 'retry-after': '5' },
+    });
+    return query('{ wallets { totalCount } }');
+  },
+  UPSTREAM_TIMEOUT: async () => {
+    await fault({ method: 'GET', path: '/external/v1/deposits?', hang: true });
+    return query('{ deposits(first: 3) { totalCount } }');
+  },
+  UPSTREAM_UNAVAILABLE: async () => {
+    await fault({ method: 'GET', path: '/external/v1/withdrawal-intents?', status: 503 });
+    return query('{ withdrawalIntents(first: 3) { totalCount } }');
+  },
+  UPSTREAM_ERROR: async () => {
+    await fault({ method: 'GET', path: '/external/v1/wallets?', status: 500 });
+    return query('{ wallets(first: 4) { totalCount } }');
+  },
+  OUTCOME_UNKNOWN: async () => {
+    await fault({ method: 'POST', path: '/external/v1/withdrawal-intents', status: 502, times: 1 });
+    return query(CREATE, { input: withdrawal() });
+  },
+  API_KEY_IN_URL: () =>
+    raw('/graphql?access_token=abc', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    }),
+  QUERY_LIMIT_EXCEEDED: () =>
+    post(
+      JSON.stringify({
+        query: '{ a: wallets(first: 1) { totalCount } b: deposits(first: 1) { totalCount } }',
+      }),
+      {},
+      budgeted,
+      budgetedKey,
+    ),
+  REQUEST_TOO_LARGE: () => query(`{ wallets { totalCount } } # ${'x'.repeat(200_000)}`),
+  CSRF_HEADER_REQUIRED: () =>
+    raw('/graphql?query=%7B__typename%7D', { headers: { authorization: `Bearer ${key}` } }),
+  UNSUPPORTED_MEDIA_TYPE: () => post('<query/>', { 'content-type': 'application/xml' }),
+  BAD_REQUEST: () => post('{"query": "{ wallets'),
+  GRAPHQL_PARSE_FAILED: () => query('{ wallets('),
+  GRAPHQL_VALIDATION_FAILED: () => query('{ nope }'),
+  INTERNAL_SERVER_ERROR: async () => {
+    // A wallet the REST API sends without its networkEndpoint: the address field cannot be read.
+    const broken = {
+      id: 'w-1',
+      status: 'active',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+      assets: [],
+    };
+    const paging = { size: 1, page: 1, count: 1, limit: 1, totalCount: 1, totalPages: 1 };
+    await fault({
+      method: 'GET',
+      path: '/external/v1/wallets?',
+      status: 200,
+      body: JSON.stringify({ code: 'ok', message: 'OK', paging, data: [broken] }),
+    });
+    return query('{ wallets(first: 1) { nodes { address } } }');
+  },
+};
+
+function readmeCodes(): string[] {
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  const table = readme.slice(readme.indexOf('| `extensions.code` |'));
+  const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
+  return rows.map((row) => /^\| `([A-Z_]+)` \|/.exec(row)?.[1] ?? `unparsed row: ${row}`);
+}
+
+describe('the error contract', () => {
+  it('has a path here for every code of the README table, and no code the table lacks', () => {
+    expect(Object.keys(PATHS).sort()).toEqual(readmeCodes().sort());
+  });
+
+  it.each(Object.keys(PATHS))('%s: the path answers it, and every error has a code', async (code) => {
+    const answer = await (PATHS[code] as () => Promise<Answer>)();
+    expect(answer.errors.length).toBeGreaterThan(0);
+    expect(answer.errors.map((e) => e.extensions?.code)).toContain(code);
+    for (const error of answer.errors)
+      expect(error.extensions?.code, error.message).toEqual(expect.any(String));
+  });
+
+  it('never echoes a value the client sent, in any environment', async () => {
+    const secret = 'a-secret-that-must-not-come-back';
+    const answers = [
+      await post(`{"query": "${secret}`),
+      await post(`{"query": "${secret}"}`, { accept: 'application/graphql-response+json' }),
+      await post(`{"query": "{ wallets { totalCount } }", "extensions": "${secret}"}`),
+    ];
+    for (const answer of answers) expect(JSON.stringify(answer)).not.toContain(secret);
+    expect(answers[0]?.status).toBe(400);
+  });
+});
