@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 
 let gw: TestGateway;
 let key: string;
@@ -163,6 +163,7 @@ describe('realistic documents pass', () => {
         response.body.errors?.map((e: { extensions?: { code?: string } }) => e.extensions?.code) ?? [],
       ).not.toContain('QUERY_LIMIT_EXCEEDED');
     }
+    gw.resetCalls();
     const screen = await gw.request(
       `{ wallets(first: 20) { totalCount nodes { id restId address status createdAt
           assets { currencyCode nickname balance { availableAmount lockedAmount } }
@@ -174,6 +175,9 @@ describe('realistic documents pass', () => {
     );
     expect(screen.status).toBe(200);
     expect(screen.body.errors).toBeUndefined();
+    // Well inside the default budget of upstream calls (MAX_UPSTREAM_CALLS_PER_REQUEST).
+    expect(gw.upstreamCalls().length).toBeLessThanOrEqual(5);
+    expect(DEFAULTS.maxUpstreamCallsPerRequest).toBeGreaterThanOrEqual(20 * gw.upstreamCalls().length);
   });
 });
 
