@@ -51,6 +51,8 @@ const schema = z.object({
   REQUEST_DEADLINE_MS: integer(15_000, 100, 600_000),
   QUERY_DEDUPLICATION: flag,
   IDEMPOTENCY_MAX_KEYS: integer(100_000, 1, 10_000_000),
+  IDEMPOTENCY_LEASE_MS: integer(20_000, 100, 3_600_000),
+  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
   SANDBOX_PORT: integer(0, 0, 65_535),
   // Unset: the sandbox's own documented default (src/sandbox/config.ts).
   SANDBOX_ADMIN_TOKEN: z.string().min(8).optional(),
@@ -77,6 +79,10 @@ export interface Config {
   queryDeduplication: boolean;
   /** Bound on the createWithdrawalIntent idempotency keys kept in memory (least recently used go first). */
   idempotencyMaxKeys: number;
+  /** How long an attempt holds its idempotency key while its POST may be in flight. */
+  idempotencyLeaseMs: number;
+  /** Shared state of a fleet (idempotency); undefined: in-process stores. */
+  redisURL: string | undefined;
   /** The embedded sandbox of `npm start` without UPSTREAM_URL; adminToken unset: the sandbox's default. */
   sandbox: { port: number; adminToken: string | undefined; autoAdvanceMs: number };
 }
@@ -99,6 +105,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
   const c = result.data;
+  if (c.IDEMPOTENCY_LEASE_MS <= c.REQUEST_DEADLINE_MS) {
+    throw new ConfigError([
+      `IDEMPOTENCY_LEASE_MS: must be longer than REQUEST_DEADLINE_MS (${c.REQUEST_DEADLINE_MS}), so that no attempt can take over a key whose POST may still be in flight`,
+    ]);
+  }
   if (c.NODE_ENV === 'production' && !c.UPSTREAM_URL) {
     throw new ConfigError([
       'UPSTREAM_URL: required when NODE_ENV=production (the embedded sandbox is for development)',
@@ -141,6 +152,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     requestDeadlineMs: c.REQUEST_DEADLINE_MS,
     queryDeduplication: c.QUERY_DEDUPLICATION ?? true,
     idempotencyMaxKeys: c.IDEMPOTENCY_MAX_KEYS,
+    idempotencyLeaseMs: c.IDEMPOTENCY_LEASE_MS,
+    redisURL: c.REDIS_URL,
     sandbox: {
       port: c.SANDBOX_PORT,
       adminToken: c.SANDBOX_ADMIN_TOKEN,

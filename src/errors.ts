@@ -25,7 +25,8 @@ export type GatewayErrorCode =
   | 'UPSTREAM_ERROR'
   | 'OUTCOME_UNKNOWN'
   | 'API_KEY_IN_URL'
-  | 'QUERY_LIMIT_EXCEEDED';
+  | 'QUERY_LIMIT_EXCEEDED'
+  | 'IDEMPOTENCY_UNAVAILABLE';
 
 /**
  * The HTTP status of a response whose every root field failed with this code (useOperationStatus),
@@ -40,6 +41,7 @@ export const OPERATION_HTTP_STATUS: Partial<Record<GatewayErrorCode, { status: n
   RATE_LIMITED: { status: 429, always: false },
   UPSTREAM_UNAVAILABLE: { status: 503, always: false },
   UPSTREAM_TIMEOUT: { status: 504, always: false },
+  IDEMPOTENCY_UNAVAILABLE: { status: 503, always: false },
 };
 
 export class GatewayError extends GraphQLError {

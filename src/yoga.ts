@@ -23,6 +23,8 @@ export interface GatewayDeps {
   logger: Logger;
   /** Where idempotency keys of createWithdrawalIntent are kept. */
   idempotencyStore: IdempotencyStore;
+  /** How long an attempt holds its idempotency key (IDEMPOTENCY_LEASE_MS). */
+  idempotencyLeaseMs: number;
   /** GraphiQL at /graphql for browsers; false turns it off. */
   graphiql: false | { defaultQuery?: string; defaultAuthorization?: string };
   /** Schema introspection; off also hides field suggestions. */
@@ -41,7 +43,7 @@ export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext
 
 /** The whole GraphQL gateway as one fetch-style handler; tests call `gateway.fetch` directly. */
 export function createGateway(deps: GatewayDeps): Gateway {
-  const withdrawals = new WithdrawalService(deps.client, deps.idempotencyStore);
+  const withdrawals = new WithdrawalService(deps.client, deps.idempotencyStore, deps.idempotencyLeaseMs);
   const createContext = createContextFactory({ ...deps, withdrawals });
   const { graphiql, introspection } = deps;
   const limits: QueryLimits = { ...deps.limits, blockFieldSuggestions: !introspection };

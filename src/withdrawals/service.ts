@@ -1,9 +1,10 @@
-import { isGatewayError } from '../errors.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GatewayError, isGatewayError, outcomeUnknown } from '../errors.ts';
 import { canonicalJson } from '../shared/canonical-json.ts';
 import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { CreateWithdrawalIntentBody, WithdrawalIntentDTO } from '../upstream/types.ts';
-import type { IdempotencyStore } from './idempotency-store.ts';
+import type { IdempotencyRecord, IdempotencyStore, PendingRecord } from './idempotency-store.ts';
 import { type CreateWithdrawalInput, parseCreateWithdrawalInput } from './input.ts';
 import {
   DataInvalidError,
@@ -40,11 +41,19 @@ export class WithdrawalService {
 
   private readonly client: MerchantWalletClient;
   private readonly store: IdempotencyStore;
+  private readonly leaseMs: number;
   private readonly now: () => number;
 
-  constructor(client: MerchantWalletClient, store: IdempotencyStore, now: () => number = Date.now) {
+  /** `leaseMs` must outlive any POST: longer than the request deadline (config.ts checks it). */
+  constructor(
+    client: MerchantWalletClient,
+    store: IdempotencyStore,
+    leaseMs: number,
+    now: () => number = Date.now,
+  ) {
     this.client = client;
     this.store = store;
+    this.leaseMs = leaseMs;
     this.now = now;
   }
 
@@ -91,51 +100,95 @@ export class WithdrawalService {
     fingerprint: string,
   ): Promise<WithdrawalIntentDTO> {
     const scope = caller.cacheScope;
-    const startedAt = this.now();
-    const existing = await this.store.claim(scope, key, { state: 'pending', fingerprint, startedAt });
-    let attemptStartedAt = startedAt;
-    if (existing) {
-      if (existing.fingerprint !== fingerprint) throw reused();
-      if (existing.state === 'succeeded') return existing.intent;
-      if (existing.state === 'refused') {
-        throw (
-          withdrawalUserError(existing.code, existing.message) ?? new Error(`unknown code ${existing.code}`)
-        );
+    const mine: PendingRecord = { state: 'pending', fingerprint, startedAt: this.now() };
+    let attemptStartedAt = mine.startedAt;
+    let held = await this.guard(() => this.store.claim(scope, key, mine, this.leaseMs));
+    for (let wait = 10; held; wait = Math.min(wait * 2, 200)) {
+      const { record, leased } = held;
+      if (record.fingerprint !== fingerprint) throw reused();
+      if (record.state === 'succeeded') return record.intent;
+      if (record.state === 'refused') {
+        throw withdrawalUserError(record.code, record.message) ?? new Error(`unknown code ${record.code}`);
       }
-      // An earlier attempt may have created the intent without us hearing back.
-      const found = await this.reconcile(caller, body, existing.startedAt);
+      if (leased) {
+        // Another attempt (in another process) may be sending right now: wait for its outcome.
+        if (caller.deadline !== undefined && Date.now() + wait >= caller.deadline) throw stillInProgress(key);
+        await sleep(wait);
+        held = await this.guard(() => this.store.read(scope, key));
+        if (!held) held = await this.guard(() => this.store.claim(scope, key, mine, this.leaseMs));
+        continue;
+      }
+      // A pending record nobody holds: an earlier attempt ended without an answer, or its process
+      // died. Take the key over (only one attempt can), then find what it may have created.
+      const next: PendingRecord = { ...mine, startedAt: record.startedAt };
+      if (!(await this.guard(() => this.store.takeOver(scope, key, record, next, this.leaseMs)))) {
+        held = await this.guard(() => this.store.read(scope, key));
+        continue;
+      }
+      const found = await this.reconcile(caller, body, record.startedAt).catch(async (error: unknown) => {
+        await this.release(scope, key, next);
+        throw error;
+      });
       if (found) {
-        await this.store.save(scope, key, {
+        await this.keep(scope, key, {
           state: 'succeeded',
           fingerprint,
-          startedAt: existing.startedAt,
+          startedAt: record.startedAt,
           intent: found,
         });
         return found;
       }
-      attemptStartedAt = existing.startedAt;
+      attemptStartedAt = record.startedAt;
+      break;
     }
     try {
       const intent = await this.send(caller, body, key);
-      await this.store.save(scope, key, {
-        state: 'succeeded',
-        fingerprint,
-        startedAt: attemptStartedAt,
-        intent,
-      });
+      await this.keep(scope, key, { state: 'succeeded', fingerprint, startedAt: attemptStartedAt, intent });
       return intent;
     } catch (error) {
       if (error instanceof WithdrawalUserError) {
-        await this.store.save(scope, key, {
+        await this.keep(scope, key, {
           state: 'refused',
           fingerprint,
           startedAt: attemptStartedAt,
           code: error.code,
           message: error.message,
         });
+      } else {
+        // OUTCOME_UNKNOWN above all: the key stays pending, unleased, so the next attempt
+        // reconciles at once instead of waiting for the lease to run out.
+        await this.release(scope, key, { state: 'pending', fingerprint, startedAt: attemptStartedAt });
       }
-      // Anything else (OUTCOME_UNKNOWN above all) leaves the key pending: the next attempt reconciles.
       throw error;
+    }
+  }
+
+  /**
+   * Saves an outcome that already happened. When the store fails now, the client still gets the
+   * outcome: the key stays pending under a lease that runs out, and a replay reconciles.
+   */
+  private async keep(scope: string, key: string, record: IdempotencyRecord): Promise<void> {
+    await this.store.save(scope, key, record).catch(() => {});
+  }
+
+  /** Gives the lease up and keeps the key pending; a store failure here only delays the next attempt. */
+  private async release(scope: string, key: string, record: PendingRecord): Promise<void> {
+    await this.keep(scope, key, record);
+  }
+
+  /**
+   * A store call that decides whether the POST may be sent. When the store cannot answer, the
+   * withdrawal is refused before anything is sent: never sent unprotected.
+   */
+  private async guard<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      throw new GatewayError(
+        'IDEMPOTENCY_UNAVAILABLE',
+        'The withdrawal was not sent: its idempotencyKey cannot be checked right now. Retry with the same idempotencyKey.',
+        { cause: error, extensions: { sent: false } },
+      );
     }
   }
 
@@ -199,6 +252,10 @@ export class WithdrawalService {
     }
     return null;
   }
+}
+
+function stillInProgress(key: string): GatewayError {
+  return outcomeUnknown(key, null);
 }
 
 function reused(): WithdrawalUserError {

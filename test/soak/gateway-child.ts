@@ -34,6 +34,7 @@ const gateway = createGateway({
   limits: config.queryLimits,
   maxRequestBytes: config.maxRequestBytes,
   requestDeadlineMs: config.requestDeadlineMs,
+  idempotencyLeaseMs: config.idempotencyLeaseMs,
   maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
   queryDeduplication: config.queryDeduplication,
 });

@@ -30,6 +30,7 @@ export function defaultGatewayDeps(client: MerchantWalletClient, logger: Gateway
     limits: DEFAULTS.queryLimits,
     maxRequestBytes: DEFAULTS.maxRequestBytes,
     requestDeadlineMs: DEFAULTS.requestDeadlineMs,
+    idempotencyLeaseMs: DEFAULTS.idempotencyLeaseMs,
     maxUpstreamCallsPerRequest: DEFAULTS.maxUpstreamCallsPerRequest,
     queryDeduplication: DEFAULTS.queryDeduplication,
   };
