@@ -5,10 +5,12 @@
  */
 import { ConfigError, loadConfig } from './config.ts';
 import { loadExampleOperations } from './operations.ts';
+import { connectRedis, fleetScopeSecret } from './redis.ts';
 import { listen } from './server.ts';
 import { createLogger } from './shared/logger.ts';
 import { MerchantWalletClient } from './upstream/client.ts';
 import { MemoryIdempotencyStore } from './withdrawals/idempotency-store.ts';
+import { RedisIdempotencyStore } from './withdrawals/redis-idempotency-store.ts';
 import { createGateway } from './yoga.ts';
 
 let config: ReturnType<typeof loadConfig>;
@@ -56,7 +58,16 @@ if (!upstreamURL) {
   logger.info({ url: sandbox.url }, 'embedded sandbox started');
 }
 
-const client = new MerchantWalletClient({ ...config.upstream, baseURL: upstreamURL });
+// A fleet shares its state through Redis; one process keeps it in memory.
+const redis = config.redisURL ? await connectRedis(config.redisURL, logger) : undefined;
+const client = new MerchantWalletClient({
+  ...config.upstream,
+  baseURL: upstreamURL,
+  ...(redis && { scopeSecret: await fleetScopeSecret(redis) }),
+});
+const idempotencyStore = redis
+  ? new RedisIdempotencyStore(redis)
+  : new MemoryIdempotencyStore({ maxEntries: config.idempotencyMaxKeys });
 const sandboxMode = !config.upstreamURL;
 const gateway = createGateway({
   client,
@@ -68,7 +79,7 @@ const gateway = createGateway({
   idempotencyLeaseMs: config.idempotencyLeaseMs,
   maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
   queryDeduplication: config.queryDeduplication,
-  idempotencyStore: new MemoryIdempotencyStore({ maxEntries: config.idempotencyMaxKeys }),
+  idempotencyStore,
   graphiql: config.graphiql && {
     defaultQuery: loadExampleOperations(),
     defaultAuthorization: demoKey && `Bearer ${demoKey}`,
@@ -101,6 +112,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     running
       .close(config.shutdownTimeoutMs)
       .then(() => client.close())
+      .then(() => redis?.quit())
       .then(() => stopSandbox())
       .then(() => {
         logger.info('stopped');

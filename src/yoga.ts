@@ -76,7 +76,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
       useRefuseKeyInURL(),
       useMaxRequestBytes(deps.maxRequestBytes),
       useRequestId(),
-      useHealthChecks(() => deps.client.ping()),
+      useHealthChecks({
+        upstream: () => deps.client.ping(),
+        idempotencyStore: () => deps.idempotencyStore.ping(),
+      }),
       // Browsers may send "simple" requests (GET, form posts) cross-site without a preflight:
       // those must carry a custom header. JSON POSTs are preflighted and pass.
       useCSRFHeaderRequired(['x-graphql-csrf', 'x-graphql-yoga-csrf']),

@@ -9,7 +9,8 @@ import { DEFAULT_WORLD, type WorldSize } from './seed.ts';
  *
  * --port (or PORT; default 8080), --host (default 127.0.0.1), --auto-advance[=ms] (off unless
  * given; 3000 ms without a value), --wallets/--deposits/--withdrawals (size of the first merchant's
- * history), --latency (ms added to every /external request). SANDBOX_ADMIN_TOKEN guards the admin
+ * history), --latency (ms added to every /external request), --idempotency-extension on|off (whether
+ * POST honours Idempotency-Key; default on). SANDBOX_ADMIN_TOKEN guards the admin
  * API; LOG_LEVEL sets the log level.
  */
 
@@ -25,6 +26,8 @@ export interface SandboxConfig {
   autoAdvanceMs: number;
   world: WorldSize;
   latencyMs: number;
+  /** Whether POST honours Idempotency-Key (`--idempotency-extension off` turns it off). */
+  idempotencyExtension: boolean;
   adminToken: string;
   logLevel: string;
 }
@@ -67,9 +70,13 @@ export function parseSandboxConfig(argv: string[], env: Record<string, string | 
       withdrawals: integer('--withdrawals', values.withdrawals, DEFAULT_WORLD.withdrawals),
     },
     latencyMs: integer('--latency', values.latency, 0),
+    idempotencyExtension: values['idempotency-extension'] !== 'off',
     adminToken: env.SANDBOX_ADMIN_TOKEN || DEFAULT_ADMIN_TOKEN,
     logLevel: env.LOG_LEVEL || 'info',
   };
+  if (!['on', 'off', undefined].includes(values['idempotency-extension'])) {
+    problems.push(`--idempotency-extension must be on or off; received "${values['idempotency-extension']}"`);
+  }
   if (problems.length) throw new SandboxConfigError(`\n  - ${problems.join('\n  - ')}`);
   return config;
 }
@@ -85,6 +92,7 @@ function parse(argv: string[]) {
       deposits: { type: 'string' },
       withdrawals: { type: 'string' },
       latency: { type: 'string' },
+      'idempotency-extension': { type: 'string' },
     },
     allowNegative: false,
     strict: true,

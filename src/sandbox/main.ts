@@ -27,6 +27,7 @@ const running = await startSandbox({
   adminToken: config.adminToken,
   logger,
   latencyMs: config.latencyMs,
+  idempotencyExtension: config.idempotencyExtension,
 });
 const stopAdvance =
   config.autoAdvanceMs > 0 ? startAutoAdvance(store, { intervalMs: config.autoAdvanceMs, logger }) : () => {};

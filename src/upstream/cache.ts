@@ -1,4 +1,4 @@
-import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
 import type { UpstreamResponse } from './transport.ts';
@@ -49,6 +49,8 @@ export interface ResponseCacheOptions {
   now?: () => number;
   /** Whether to hand a coalesced answer out one turn per waiter; default: while the loop has idle time. */
   staggerJoiners?: () => boolean;
+  /** The HMAC secret of caller scopes; a fleet shares one (see fleetScopeSecret). Default: random per process. */
+  scopeSecret?: Buffer;
 }
 
 /**
@@ -73,7 +75,7 @@ export function loopHasIdleTime(threshold = 0.8, windowMs = 100): () => boolean 
 
 export class ResponseCache {
   // A KeyObject, not a Buffer: createHmac then skips importing the key on every call (~10 µs).
-  private readonly secret = createSecretKey(randomBytes(32));
+  private readonly secret: KeyObject;
   /**
    * Bodies kept as text, not `json`: the byte bound is then exact, and no parsed object is shared
    * across requests.
@@ -90,6 +92,7 @@ export class ResponseCache {
 
   constructor(options: ResponseCacheOptions) {
     this.staggerJoiners = options.staggerJoiners ?? loopHasIdleTime();
+    this.secret = createSecretKey(options.scopeSecret ?? randomBytes(32));
     this.entries =
       options.ttlMs > 0
         ? new LRUCache<string, { status: number; text: string }>({

@@ -25,6 +25,8 @@ export interface UpstreamClientOptions extends TransportOptions {
   /** Micro-cache TTL for 2xx GETs, per caller key; 0 disables it (coalescing stays on). */
   cacheTtlMs: number;
   cacheMaxBytes: number;
+  /** The HMAC secret of caller scopes, shared by a fleet; default: random per process. */
+  scopeSecret?: Buffer;
 }
 
 export class MerchantWalletClient {
@@ -37,6 +39,7 @@ export class MerchantWalletClient {
       ttlMs: options.cacheTtlMs,
       maxBytes: options.cacheMaxBytes,
       now: clock,
+      ...(options.scopeSecret && { scopeSecret: options.scopeSecret }),
     });
   }
 

@@ -78,7 +78,7 @@ describe('npm start: the gateway in front of the embedded sandbox', () => {
     expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${app.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready' });
+    expect(await ready.json()).toEqual({ status: 'ready', upstream: 'ok', idempotencyStore: 'ok' });
   });
 
   it('drains an in-flight request on SIGTERM, then exits 0', async () => {

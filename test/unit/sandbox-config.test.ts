@@ -10,6 +10,7 @@ describe('sandbox configuration', () => {
       autoAdvanceMs: 0,
       world: DEFAULT_WORLD,
       latencyMs: 0,
+      idempotencyExtension: true,
       adminToken: DEFAULT_ADMIN_TOKEN,
       logLevel: 'info',
     });

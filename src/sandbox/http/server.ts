@@ -34,6 +34,8 @@ export interface SandboxOptions {
   logger?: Logger;
   /** Added to every /external request, to model the real API's round-trip time in benchmarks. */
   latencyMs?: number;
+  /** Whether POST /withdrawal-intents honours Idempotency-Key (an extension of the spec). Default: on. */
+  idempotencyExtension?: boolean;
 }
 
 /** One /external request as the sandbox saw it; tests count these to prove batching. */
@@ -53,6 +55,8 @@ export class Sandbox {
   /** Every /external request since start (the log above keeps only the latest 10,000). */
   externalRequests = 0;
   latencyMs: number;
+  /** Whether POST honours Idempotency-Key; tests turn it off to model a REST API that does not. */
+  idempotencyExtension: boolean;
   private readonly adminTokenHash: Buffer;
   private readonly logger: Logger | undefined;
   private readonly externalRoutes: Route[];
@@ -62,8 +66,11 @@ export class Sandbox {
     this.store = options.store;
     this.logger = options.logger;
     this.latencyMs = options.latencyMs ?? 0;
+    this.idempotencyExtension = options.idempotencyExtension ?? true;
     this.adminTokenHash = sha256(options.adminToken);
-    this.externalRoutes = externalRoutes(this.store);
+    this.externalRoutes = externalRoutes(this.store, {
+      idempotencyExtension: () => this.idempotencyExtension,
+    });
     this.adminRoutes = adminRoutes({
       store: this.store,
       faults: this.faults,

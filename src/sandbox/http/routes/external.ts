@@ -29,7 +29,15 @@ import {
  * The spec's /external/v1 routes. Authentication (and the read-only key's 403 on POST) happens
  * before any of these runs: every handler reads the caller's merchant from the context.
  */
-export function externalRoutes(store: SandboxStore): Route[] {
+/**
+ * `idempotencyExtension`: whether POST honours Idempotency-Key (the spec does not promise it; off,
+ * the sandbox is a REST API that does not deduplicate, and the gateway's own guarantee is what
+ * keeps one intent per key).
+ */
+export function externalRoutes(
+  store: SandboxStore,
+  options: { idempotencyExtension: () => boolean },
+): Route[] {
   return [
     ...resourceRoutes('wallets', undefined, {
       list: (merchantId, query) => store.listWallets(merchantId, query.page, query.size),
@@ -49,7 +57,7 @@ export function externalRoutes(store: SandboxStore): Route[] {
     {
       method: 'POST',
       pattern: /^\/external\/v1\/withdrawal-intents$/,
-      handler: (ctx) => createWithdrawal(store, ctx),
+      handler: (ctx) => createWithdrawal(store, ctx, options.idempotencyExtension()),
     },
   ];
 }
@@ -97,11 +105,15 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
  * replay lookup to storing the answer runs synchronously once the body is read, so concurrent
  * duplicates cannot both create an intent.
  */
-async function createWithdrawal(store: SandboxStore, ctx: RequestContext): Promise<Reply> {
+async function createWithdrawal(
+  store: SandboxStore,
+  ctx: RequestContext,
+  honourKey: boolean,
+): Promise<Reply> {
   const { req } = ctx;
   const merchantId = merchantOf(ctx);
   const text = await readBody(req);
-  const idempotencyKey = headerValue(req, 'idempotency-key');
+  const idempotencyKey = honourKey ? headerValue(req, 'idempotency-key') : undefined;
   if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
     throw dataInvalid('Idempotency-Key must be 1 to 255 printable ASCII characters');
   }
