@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { DEMO_KEYS } from '../src/sandbox/seed.ts';
 import { findKeyLeaks } from './support/key-leaks.ts';
+import { ensureRedisServer } from './support/redis.ts';
 
 declare module 'vitest' {
   interface ProvidedContext {
@@ -22,6 +23,9 @@ declare module 'vitest' {
 const BANNER = /^(Demo key \(|Try: curl -H "Authorization: Bearer mw_sandbox_demo_)/;
 
 export default function setup(project: TestProject): () => void {
+  // The fleet tests start their own redis-server; a fresh machine gets it installed here, once,
+  // outside any test's time limit.
+  ensureRedisServer();
   const dir = mkdtempSync(join(tmpdir(), 'gateway-suite-logs-'));
   project.provide('suiteLogDir', dir);
   return () => scan(dir);

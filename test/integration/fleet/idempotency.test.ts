@@ -1,0 +1,184 @@
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { connectRedis, fleetScopeSecret } from '../../../src/redis.ts';
+import { createLogger } from '../../../src/shared/logger.ts';
+import { MerchantWalletClient } from '../../../src/upstream/client.ts';
+import { type IdempotencyStore, MemoryIdempotencyStore } from '../../../src/withdrawals/idempotency-store.ts';
+import { RedisIdempotencyStore } from '../../../src/withdrawals/redis-idempotency-store.ts';
+import { createGateway } from '../../../src/yoga.ts';
+import { DEFAULTS, defaultGatewayDeps } from '../../support/gateway.ts';
+import { type RunningRedis, startRedis } from '../../support/redis.ts';
+import {
+  EXTERNAL_TRON_ADDRESS,
+  startTestSandbox,
+  type TestSandbox,
+  withdrawalBody,
+} from '../../support/sandbox.ts';
+import { recordSuiteKey, suiteLogDestination } from '../../support/suite-logs.ts';
+
+/**
+ * One idempotency key, several gateway processes, one REST API that does not deduplicate (the
+ * sandbox's Idempotency-Key extension is off, as the spec does not promise it): exactly one POST
+ * reaches the REST API. Each gateway here has its own client, pool, cache, connection to Redis
+ * and process-local state, as separate processes would; they share only Redis. Calls are counted at
+ * the sandbox.
+ */
+
+let redis: RunningRedis;
+let sandbox: TestSandbox;
+let key: string;
+let walletId: string;
+const connections: Redis[] = [];
+const clients: MerchantWalletClient[] = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+  sandbox = await startTestSandbox();
+  sandbox.sandbox.idempotencyExtension = false;
+  const merchant = await sandbox.world.merchant();
+  key = merchant.key;
+  recordSuiteKey(key);
+  walletId = (await sandbox.world.wallet(merchant.id, { USDT: '100000', TRX: '10' })).id;
+});
+afterAll(async () => {
+  for (const client of clients) await client.close();
+  for (const connection of connections) connection.disconnect();
+  await sandbox.close();
+  await redis.close();
+});
+beforeEach(() => {
+  sandbox.sandbox.requests.length = 0;
+});
+
+/** A gateway as one process of a fleet would build it: with Redis, or alone with its memory. */
+async function gatewayProcess(shared: 'redis' | 'memory', options: { leaseMs?: number } = {}) {
+  let store: IdempotencyStore;
+  let scopeSecret: Buffer | undefined;
+  if (shared === 'redis') {
+    const connection = await connectRedis(redis.url, pino({ level: 'silent' }));
+    connections.push(connection);
+    store = new RedisIdempotencyStore(connection);
+    scopeSecret = await fleetScopeSecret(connection);
+  } else {
+    store = new MemoryIdempotencyStore({ maxEntries: 1000 });
+  }
+  const client = new MerchantWalletClient({
+    ...DEFAULTS.upstream,
+    retryBaseDelayMs: 1,
+    baseURL: sandbox.url,
+    ...(scopeSecret && { scopeSecret }),
+  });
+  clients.push(client);
+  const gateway = createGateway({
+    ...defaultGatewayDeps(client, createLogger('debug', suiteLogDestination())),
+    idempotencyStore: store,
+    ...(options.leaseMs !== undefined && { idempotencyLeaseMs: options.leaseMs }),
+  });
+  return async (idempotencyKey: string, amount = '1.00') => {
+    const response = await gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({
+        query: `mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) {
+          __typename ... on CreateWithdrawalIntentSuccess { withdrawalIntent { restId } } } }`,
+        variables: {
+          input: {
+            walletId,
+            serviceFeeMode: 'EXCLUSIVE',
+            currencyCode: 'USDT',
+            amount,
+            destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
+            idempotencyKey,
+          },
+        },
+      }),
+    });
+    const body = (await response.json()) as {
+      data?: { createWithdrawalIntent: { withdrawalIntent?: { restId: string } } | null } | null;
+      errors?: { extensions: Record<string, unknown> }[];
+    };
+    return { status: response.status, id: body.data?.createWithdrawalIntent?.withdrawalIntent?.restId, body };
+  };
+}
+
+const posts = () => sandbox.sandbox.requests.filter((r) => r.method === 'POST').length;
+
+describe('one idempotency key across gateway processes', () => {
+  it('control: with per-process stores, two processes send two POSTs (what Redis is for)', async () => {
+    const [a, b] = [await gatewayProcess('memory'), await gatewayProcess('memory')];
+    const [first, second] = [await a('control'), await b('control')];
+    expect(posts()).toBe(2);
+    expect(first.id).not.toBe(second.id);
+  });
+
+  it('500 concurrent submissions spread over two processes: one POST, one intent, every answer the same', async () => {
+    const [a, b] = [await gatewayProcess('redis'), await gatewayProcess('redis')];
+    const answers = await Promise.all(Array.from({ length: 500 }, (_, i) => (i % 2 ? a : b)('fleet-500')));
+    expect(posts()).toBe(1);
+    const ids = new Set(answers.map((answer) => answer.id));
+    expect(ids.size).toBe(1);
+    expect([...ids][0]).toEqual(expect.any(String));
+    // A replay through either process, later, sends nothing.
+    expect((await b('fleet-500')).id).toBe([...ids][0]);
+    expect((await a('fleet-500')).id).toBe([...ids][0]);
+    expect(posts()).toBe(1);
+    // The same key with another amount is refused the same way everywhere.
+    expect((await b('fleet-500', '2.00')).body.data?.createWithdrawalIntent).toEqual({
+      __typename: 'IdempotencyKeyReusedError',
+    });
+  });
+
+  it('a process that died holding the key: the next attempt waits out its lease, reconciles, and sends nothing', async () => {
+    const [b] = [await gatewayProcess('redis', { leaseMs: 400 })];
+    // Process C claimed the key, sent its POST (the REST API created the intent), and was killed
+    // before it could save the answer: the key is pending under C's lease.
+    const connection = await connectRedis(redis.url, pino({ level: 'silent' }));
+    connections.push(connection);
+    const scopeClient = new MerchantWalletClient({
+      ...DEFAULTS.upstream,
+      baseURL: sandbox.url,
+      scopeSecret: await fleetScopeSecret(connection),
+    });
+    clients.push(scopeClient);
+    const scope = scopeClient.caller(`Bearer ${key}`).cacheScope;
+    const dead = new RedisIdempotencyStore(connection);
+    // An amount no other test uses: reconciliation matches intents by content.
+    const body = withdrawalBody(walletId, { amount: '3.33' });
+    const { canonicalJson } = await import('../../../src/shared/canonical-json.ts');
+    await dead.claim(
+      scope,
+      'crashed',
+      { state: 'pending', fingerprint: canonicalJson(body), startedAt: Date.now() },
+      400,
+    );
+    const created = await sandbox.call('POST', '/external/v1/withdrawal-intents', { key, body });
+    sandbox.sandbox.requests.length = 0;
+
+    const replay = await b('crashed', '3.33');
+    expect(replay.id).toBe(created.body.data.id);
+    expect(posts()).toBe(0);
+  });
+
+  it('Redis down: keyed withdrawals are refused unsent, reads still answer; Redis back: withdrawals work again', async () => {
+    const [a] = [await gatewayProcess('redis')];
+    await redis.stop();
+    const refused = await a('while-down');
+    expect(refused.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'IDEMPOTENCY_UNAVAILABLE',
+      sent: false,
+    });
+    expect(posts()).toBe(0);
+
+    await redis.start();
+    // The connection comes back by itself (capped backoff): no restart of the gateway.
+    await vi.waitFor(
+      async () => {
+        const answer = await a('after-recovery');
+        expect(answer.id).toEqual(expect.any(String));
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    expect(posts()).toBe(1);
+  });
+});
