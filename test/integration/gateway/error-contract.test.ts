@@ -1,6 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { connectRedis } from '../../../src/redis.ts';
+import { RedisIdempotencyStore } from '../../../src/withdrawals/redis-idempotency-store.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { type RunningRedis, startRedis } from '../../support/redis.ts';
 import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
 
 /**
@@ -15,6 +19,10 @@ let key: string;
 let readOnlyKey: string;
 let walletId: string;
 let budgetedKey: string;
+let redis: RunningRedis;
+let fleet: TestGateway;
+let fleetKey: string;
+let fleetWalletId: string;
 
 beforeAll(async () => {
   gw = await startTestGateway({
@@ -32,10 +40,21 @@ beforeAll(async () => {
   const other = await budgeted.sandbox.world.merchant();
   await budgeted.sandbox.world.wallet(other.id);
   budgetedKey = other.key;
+  // A gateway of a fleet whose Redis has gone away.
+  redis = await startRedis();
+  const connection = await connectRedis(redis.url, pino({ level: 'silent' }));
+  fleet = await startTestGateway({ gateway: { idempotencyStore: new RedisIdempotencyStore(connection) } });
+  const third = await fleet.sandbox.world.merchant();
+  fleetKey = third.key;
+  fleetWalletId = (await fleet.sandbox.world.wallet(third.id)).id;
+  await redis.stop();
+  connection.disconnect();
 });
 afterAll(async () => {
   await gw.close();
   await budgeted.close();
+  await fleet.close();
+  await redis.close();
 });
 beforeEach(async () => {
   await gw.sandbox.admin('DELETE', '/faults');
@@ -111,6 +130,16 @@ const PATHS: Record<string, () => Promise<Answer>> = {
     await fault({ method: 'POST', path: '/external/v1/withdrawal-intents', status: 502, times: 1 });
     return query(CREATE, { input: withdrawal() });
   },
+  IDEMPOTENCY_UNAVAILABLE: () =>
+    post(
+      JSON.stringify({
+        query: CREATE,
+        variables: { input: { ...withdrawal(), walletId: fleetWalletId, idempotencyKey: 'k' } },
+      }),
+      {},
+      fleet,
+      fleetKey,
+    ),
   API_KEY_IN_URL: () =>
     raw('/graphql?access_token=abc', {
       method: 'POST',
