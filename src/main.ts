@@ -5,7 +5,7 @@
  */
 import { ConfigError, loadConfig } from './config.ts';
 import { loadExampleOperations } from './operations.ts';
-import { connectRedis, fleetScopeSecret } from './redis.ts';
+import { connectRedis, fleetInvalidation, fleetScopeSecret } from './redis.ts';
 import { listen } from './server.ts';
 import { createLogger } from './shared/logger.ts';
 import { MerchantWalletClient } from './upstream/client.ts';
@@ -60,11 +60,14 @@ if (!upstreamURL) {
 
 // A fleet shares its state through Redis; one process keeps it in memory.
 const redis = config.redisURL ? await connectRedis(config.redisURL, logger) : undefined;
+const invalidation = redis && fleetInvalidation(redis, logger);
 const client = new MerchantWalletClient({
   ...config.upstream,
   baseURL: upstreamURL,
   ...(redis && { scopeSecret: await fleetScopeSecret(redis) }),
+  ...(invalidation && { onWithdrawal: invalidation.publish }),
 });
+const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
 const idempotencyStore = redis
   ? new RedisIdempotencyStore(redis)
   : new MemoryIdempotencyStore({ maxEntries: config.idempotencyMaxKeys });
@@ -112,6 +115,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     running
       .close(config.shutdownTimeoutMs)
       .then(() => client.close())
+      .then(() => subscriber?.quit())
       .then(() => redis?.quit())
       .then(() => stopSandbox())
       .then(() => {

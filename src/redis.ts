@@ -42,3 +42,33 @@ export async function fleetScopeSecret(redis: Redis): Promise<Buffer> {
   if (!secret) throw new Error(`${SECRET_KEY} vanished right after it was set`);
   return Buffer.from(secret, 'base64');
 }
+
+const INVALIDATE_CHANNEL = 'mwg:invalidate';
+
+/**
+ * Read-your-own-withdrawal across a fleet: after a withdrawal succeeds on one process, every
+ * process forgets that caller's cached reads and query-deduplication generation. `publish` goes in
+ * the client's `onWithdrawal` (awaited before the withdrawal answers, so the message is in Redis
+ * before the client can read again); `subscribe` applies the others' messages. Messages carry the
+ * caller scope (an HMAC), never a key. A message lost while Redis is down only leaves reads up to
+ * UPSTREAM_CACHE_TTL_MS stale.
+ */
+export function fleetInvalidation(redis: Redis, logger: Logger) {
+  return {
+    async publish(scope: string): Promise<void> {
+      await redis.publish(INVALIDATE_CHANNEL, scope);
+    },
+    /** Starts applying the fleet's invalidations; returns the subscriber connection, to quit on shutdown. */
+    async subscribe(invalidate: (scope: string) => void): Promise<Redis> {
+      const subscriber = redis.duplicate({ enableOfflineQueue: true });
+      subscriber.on('error', (error: Error) =>
+        logger.debug({ err: error.message }, 'redis subscriber error'),
+      );
+      subscriber.on('message', (channel: string, scope: string) => {
+        if (channel === INVALIDATE_CHANNEL) invalidate(scope);
+      });
+      await subscriber.subscribe(INVALIDATE_CHANNEL);
+      return subscriber;
+    },
+  };
+}

@@ -27,14 +27,21 @@ export interface UpstreamClientOptions extends TransportOptions {
   cacheMaxBytes: number;
   /** The HMAC secret of caller scopes, shared by a fleet; default: random per process. */
   scopeSecret?: Buffer;
+  /**
+   * Called after a withdrawal succeeded and this process forgot the caller's cached reads, so the
+   * other processes of a fleet forget theirs too (fleet.ts). Awaited before the withdrawal answers.
+   */
+  onWithdrawal?: (scope: string) => Promise<void>;
 }
 
 export class MerchantWalletClient {
   private readonly transport: Transport;
   private readonly cache: ResponseCache;
+  private readonly onWithdrawal: ((scope: string) => Promise<void>) | undefined;
 
   constructor(options: UpstreamClientOptions, clock?: () => number) {
     this.transport = new Transport(options);
+    this.onWithdrawal = options.onWithdrawal;
     this.cache = new ResponseCache({
       ttlMs: options.cacheTtlMs,
       maxBytes: options.cacheMaxBytes,
@@ -133,9 +140,19 @@ export class MerchantWalletClient {
       });
     }
     const intent = decodeResponse(response, decodeOne<WithdrawalIntentDTO>);
-    // Balances moved: this caller's next reads must not come from the micro-cache.
+    // Balances moved: this caller's next reads must not come from the micro-cache, here or on any
+    // other process of the fleet. A failure to tell the others must not hide the created intent.
     this.cache.invalidate(caller.cacheScope);
+    await this.onWithdrawal?.(caller.cacheScope).catch(() => {});
     return intent;
+  }
+
+  /**
+   * Forgets a caller's cached reads and ends its query-deduplication generation, as after its own
+   * withdrawal: for a withdrawal another process of the fleet made.
+   */
+  invalidate(scope: string): void {
+    this.cache.invalidate(scope);
   }
 
   /** Each route's circuit state ('closed', 'open', 'half-open'), for health and metrics. */

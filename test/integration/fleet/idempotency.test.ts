@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { connectRedis, fleetScopeSecret } from '../../../src/redis.ts';
+import { connectRedis, fleetInvalidation, fleetScopeSecret } from '../../../src/redis.ts';
+import { Money } from '../../../src/sandbox/money.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
 import { type IdempotencyStore, MemoryIdempotencyStore } from '../../../src/withdrawals/idempotency-store.ts';
@@ -52,30 +53,43 @@ beforeEach(() => {
 });
 
 /** A gateway as one process of a fleet would build it: with Redis, or alone with its memory. */
-async function gatewayProcess(shared: 'redis' | 'memory', options: { leaseMs?: number } = {}) {
+async function gatewayProcess(
+  shared: 'redis' | 'memory',
+  options: { leaseMs?: number; cacheTtlMs?: number; invalidation?: boolean } = {},
+) {
   let store: IdempotencyStore;
   let scopeSecret: Buffer | undefined;
+  let connection: Redis | undefined;
   if (shared === 'redis') {
-    const connection = await connectRedis(redis.url, pino({ level: 'silent' }));
+    connection = await connectRedis(redis.url, pino({ level: 'silent' }));
     connections.push(connection);
     store = new RedisIdempotencyStore(connection);
     scopeSecret = await fleetScopeSecret(connection);
   } else {
     store = new MemoryIdempotencyStore({ maxEntries: 1000 });
   }
+  // Wired as src/main.ts wires it.
+  const invalidation =
+    connection && options.invalidation !== false
+      ? fleetInvalidation(connection, pino({ level: 'silent' }))
+      : undefined;
   const client = new MerchantWalletClient({
     ...DEFAULTS.upstream,
     retryBaseDelayMs: 1,
     baseURL: sandbox.url,
+    cacheTtlMs: options.cacheTtlMs ?? 0,
     ...(scopeSecret && { scopeSecret }),
+    ...(invalidation && { onWithdrawal: invalidation.publish }),
   });
   clients.push(client);
+  const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
+  if (subscriber) connections.push(subscriber);
   const gateway = createGateway({
     ...defaultGatewayDeps(client, createLogger('debug', suiteLogDestination())),
     idempotencyStore: store,
     ...(options.leaseMs !== undefined && { idempotencyLeaseMs: options.leaseMs }),
   });
-  return async (idempotencyKey: string, amount = '1.00') => {
+  const withdraw = async (idempotencyKey: string, amount = '1.00') => {
     const response = await gateway.fetch('http://gateway.test/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
@@ -100,6 +114,21 @@ async function gatewayProcess(shared: 'redis' | 'memory', options: { leaseMs?: n
     };
     return { status: response.status, id: body.data?.createWithdrawalIntent?.withdrawalIntent?.restId, body };
   };
+  /** The wallet's locked USDT, as this process shows it. */
+  const locked = async (): Promise<string> => {
+    const response = await gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({
+        query: `{ wallet(id: "${walletId}") { asset(currencyCode: "USDT") { balance { lockedAmount } } } }`,
+      }),
+    });
+    const body = (await response.json()) as {
+      data: { wallet: { asset: { balance: { lockedAmount: string } } } };
+    };
+    return body.data.wallet.asset.balance.lockedAmount;
+  };
+  return Object.assign(withdraw, { locked });
 }
 
 const posts = () => sandbox.sandbox.requests.filter((r) => r.method === 'POST').length;
@@ -158,6 +187,23 @@ describe('one idempotency key across gateway processes', () => {
     const replay = await b('crashed', '3.33');
     expect(replay.id).toBe(created.body.data.id);
     expect(posts()).toBe(0);
+  });
+
+  it('read-your-own-withdrawal across replicas: a read through B right after a withdrawal through A shows the lock', async () => {
+    const a = await gatewayProcess('redis', { cacheTtlMs: 60_000 });
+    const b = await gatewayProcess('redis', { cacheTtlMs: 60_000 });
+    // A replica that does not listen, as control: it keeps serving its cached balance.
+    const deaf = await gatewayProcess('redis', { cacheTtlMs: 60_000, invalidation: false });
+    const before = await b.locked();
+    expect(await deaf.locked()).toBe(before);
+    const answer = await a('read-your-own', '7.00');
+    expect(answer.id).toEqual(expect.any(String));
+    const answeredAt = Date.now();
+    await vi.waitFor(async () => expect(await b.locked()).not.toBe(before), { timeout: 100, interval: 5 });
+    expect(Date.now() - answeredAt).toBeLessThan(100);
+    // 7.00 plus the merchant's flat fee of 1, exactly.
+    expect(new Money(await b.locked()).minus(before).toFixed(2)).toBe('8.00');
+    expect(await deaf.locked()).toBe(before);
   });
 
   it('Redis down: keyed withdrawals are refused unsent, reads still answer; Redis back: withdrawals work again', async () => {
