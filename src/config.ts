@@ -52,6 +52,10 @@ const schema = z.object({
   QUERY_DEDUPLICATION: flag,
   IDEMPOTENCY_MAX_KEYS: integer(100_000, 1, 10_000_000),
   IDEMPOTENCY_LEASE_MS: integer(20_000, 100, 3_600_000),
+  RATE_LIMIT_PER_KEY: z
+    .string()
+    .regex(/^[1-9]\d{0,6}\/(s|m|h)$/, { error: 'must be <requests>/<s|m|h>, e.g. 100/s' })
+    .optional(),
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
   SANDBOX_PORT: integer(0, 0, 65_535),
   // Unset: the sandbox's own documented default (src/sandbox/config.ts).
@@ -81,6 +85,8 @@ export interface Config {
   idempotencyMaxKeys: number;
   /** How long an attempt holds its idempotency key while its POST may be in flight. */
   idempotencyLeaseMs: number;
+  /** Requests per key and window; undefined: no inbound limit. */
+  rateLimitPerKey: { points: number; durationSeconds: number } | undefined;
   /** Shared state of a fleet (idempotency); undefined: in-process stores. */
   redisURL: string | undefined;
   /** The embedded sandbox of `npm start` without UPSTREAM_URL; adminToken unset: the sandbox's default. */
@@ -154,12 +160,18 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     idempotencyMaxKeys: c.IDEMPOTENCY_MAX_KEYS,
     idempotencyLeaseMs: c.IDEMPOTENCY_LEASE_MS,
     redisURL: c.REDIS_URL,
+    rateLimitPerKey: c.RATE_LIMIT_PER_KEY ? parseRate(c.RATE_LIMIT_PER_KEY) : undefined,
     sandbox: {
       port: c.SANDBOX_PORT,
       adminToken: c.SANDBOX_ADMIN_TOKEN,
       autoAdvanceMs: c.SANDBOX_AUTO_ADVANCE_MS,
     },
   };
+}
+
+function parseRate(value: string): { points: number; durationSeconds: number } {
+  const [points = '0', unit = 's'] = value.split('/');
+  return { points: Number(points), durationSeconds: { s: 1, m: 60, h: 3_600 }[unit] ?? 1 };
 }
 
 export function loadConfig(): Config {

@@ -5,6 +5,7 @@
  */
 import { ConfigError, loadConfig } from './config.ts';
 import { loadExampleOperations } from './operations.ts';
+import { createRateLimiter } from './plugins/rate-limit.ts';
 import { connectRedis, fleetInvalidation, fleetScopeSecret } from './redis.ts';
 import { listen } from './server.ts';
 import { createLogger } from './shared/logger.ts';
@@ -83,6 +84,7 @@ const gateway = createGateway({
   maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
   queryDeduplication: config.queryDeduplication,
   idempotencyStore,
+  rateLimiter: config.rateLimitPerKey ? createRateLimiter(config.rateLimitPerKey, redis) : null,
   graphiql: config.graphiql && {
     defaultQuery: loadExampleOperations(),
     defaultAuthorization: demoKey && `Bearer ${demoKey}`,

@@ -2,6 +2,7 @@ import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspect
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { createContextFactory, type GatewayContext } from './context.ts';
 import { useAuthentication, useRefuseKeyInURL } from './plugins/authentication.ts';
 import { useEagerStringify } from './plugins/eager-stringify.ts';
@@ -11,6 +12,7 @@ import { useHealthChecks } from './plugins/health.ts';
 import { type QueryLimits, useMaxRequestBytes, useQueryLimits } from './plugins/limits.ts';
 import { useOperationStatus } from './plugins/operation-status.ts';
 import { useQueryDeduplication } from './plugins/query-deduplication.ts';
+import { useRateLimit } from './plugins/rate-limit.ts';
 import { requestIdOf, useRequestId } from './plugins/request-id.ts';
 import { schema } from './schema/index.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
@@ -37,6 +39,8 @@ export interface GatewayDeps {
   maxUpstreamCallsPerRequest: number;
   /** Identical concurrent queries of one caller share one execution (useQueryDeduplication). */
   queryDeduplication: boolean;
+  /** The per-key inbound rate limit (RATE_LIMIT_PER_KEY); null: none. */
+  rateLimiter: RateLimiterAbstract | null;
 }
 
 export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext>;
@@ -76,6 +80,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       useRefuseKeyInURL(),
       useMaxRequestBytes(deps.maxRequestBytes),
       useRequestId(),
+      ...(deps.rateLimiter ? [useRateLimit(deps.rateLimiter, (auth) => deps.client.scopeOf(auth))] : []),
       useHealthChecks({
         upstream: () => deps.client.ping(),
         idempotencyStore: () => deps.idempotencyStore.ping(),

@@ -60,6 +60,11 @@ export class MerchantWalletClient {
     };
   }
 
+  /** The caller scope of an Authorization value: an HMAC, the same on every replica of a fleet. */
+  scopeOf(authorization: string): string {
+    return this.cache.scopeOf(authorization);
+  }
+
   /**
    * Reads made in the same sharing scope may share one answer: the same caller, with no
    * withdrawal created by it in between (see ResponseCache.invalidate).

@@ -37,6 +37,7 @@ const gateway = createGateway({
   idempotencyLeaseMs: config.idempotencyLeaseMs,
   maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
   queryDeduplication: config.queryDeduplication,
+  rateLimiter: null,
 });
 const running = await listen(gateway, { port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
 process.send?.({ type: 'ready', url: running.url });

@@ -33,6 +33,7 @@ export function defaultGatewayDeps(client: MerchantWalletClient, logger: Gateway
     idempotencyLeaseMs: DEFAULTS.idempotencyLeaseMs,
     maxUpstreamCallsPerRequest: DEFAULTS.maxUpstreamCallsPerRequest,
     queryDeduplication: DEFAULTS.queryDeduplication,
+    rateLimiter: null,
   };
 }
 

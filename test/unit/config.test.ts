@@ -11,6 +11,22 @@ describe('configuration', () => {
     expect(config.upstream.circuitBreaker).toEqual({ failures: 5, halfOpenAfterMs: 10_000 });
     expect(config.maxUpstreamCallsPerRequest).toBe(100);
     expect(parseConfig({ CIRCUIT_BREAKER_FAILURES: '0' }).upstream.circuitBreaker.failures).toBe(0);
+    // No inbound limit unless asked; "<n>/<s|m|h>" when asked.
+    expect(config.rateLimitPerKey).toBeUndefined();
+    expect(parseConfig({ RATE_LIMIT_PER_KEY: '100/s' }).rateLimitPerKey).toEqual({
+      points: 100,
+      durationSeconds: 1,
+    });
+    expect(parseConfig({ RATE_LIMIT_PER_KEY: '600/m' }).rateLimitPerKey).toEqual({
+      points: 600,
+      durationSeconds: 60,
+    });
+    expect(() => parseConfig({ RATE_LIMIT_PER_KEY: 'lots' })).toThrow(
+      /RATE_LIMIT_PER_KEY: must be <requests>\/<s\|m\|h>/,
+    );
+    expect(() => parseConfig({ IDEMPOTENCY_LEASE_MS: '1000' })).toThrow(
+      /IDEMPOTENCY_LEASE_MS: must be longer than REQUEST_DEADLINE_MS/,
+    );
     expect(parseConfig({ QUERY_DEDUPLICATION: 'false' }).queryDeduplication).toBe(false);
     const upstream = { UPSTREAM_URL: 'https://api.example.com' };
     expect(parseConfig({ NODE_ENV: 'production', ...upstream }).graphiql).toBe(false);

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createRateLimiter, type RateLimit } from '../../../src/plugins/rate-limit.ts';
 import { connectRedis, fleetInvalidation, fleetScopeSecret } from '../../../src/redis.ts';
 import { Money } from '../../../src/sandbox/money.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
@@ -55,7 +56,7 @@ beforeEach(() => {
 /** A gateway as one process of a fleet would build it: with Redis, or alone with its memory. */
 async function gatewayProcess(
   shared: 'redis' | 'memory',
-  options: { leaseMs?: number; cacheTtlMs?: number; invalidation?: boolean } = {},
+  options: { leaseMs?: number; cacheTtlMs?: number; invalidation?: boolean; rateLimit?: RateLimit } = {},
 ) {
   let store: IdempotencyStore;
   let scopeSecret: Buffer | undefined;
@@ -88,6 +89,7 @@ async function gatewayProcess(
     ...defaultGatewayDeps(client, createLogger('debug', suiteLogDestination())),
     idempotencyStore: store,
     ...(options.leaseMs !== undefined && { idempotencyLeaseMs: options.leaseMs }),
+    rateLimiter: options.rateLimit ? createRateLimiter(options.rateLimit, connection) : null,
   });
   const withdraw = async (idempotencyKey: string, amount = '1.00') => {
     const response = await gateway.fetch('http://gateway.test/graphql', {
@@ -128,7 +130,17 @@ async function gatewayProcess(
     };
     return body.data.wallet.asset.balance.lockedAmount;
   };
-  return Object.assign(withdraw, { locked });
+  /** A small read as `as` (a key), answering the HTTP status and Retry-After. */
+  const read = async (as: string) => {
+    const response = await gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${as}` },
+      body: JSON.stringify({ query: '{ wallets(first: 1) { totalCount } }' }),
+    });
+    const body = (await response.json()) as { errors?: { extensions: Record<string, unknown> }[] };
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), body };
+  };
+  return Object.assign(withdraw, { locked, read });
 }
 
 const posts = () => sandbox.sandbox.requests.filter((r) => r.method === 'POST').length;
@@ -204,6 +216,30 @@ describe('one idempotency key across gateway processes', () => {
     // 7.00 plus the merchant's flat fee of 1, exactly.
     expect(new Money(await b.locked()).minus(before).toFixed(2)).toBe('8.00');
     expect(await deaf.locked()).toBe(before);
+  });
+
+  it('the per-key rate limit holds across two processes: together they admit no more than the limit', async () => {
+    const merchant = await sandbox.world.merchant();
+    recordSuiteKey(merchant.key);
+    await sandbox.world.wallet(merchant.id);
+    const limit = { points: 10, durationSeconds: 60 };
+    const [a, b] = [
+      await gatewayProcess('redis', { rateLimit: limit }),
+      await gatewayProcess('redis', { rateLimit: limit }),
+    ];
+    const answers = [];
+    for (let i = 0; i < 20; i++) answers.push(await (i % 2 ? a : b).read(merchant.key));
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
+    const refused = answers.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(10);
+    expect(refused[0]?.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'RATE_LIMITED',
+      retryAfterSeconds: expect.any(Number),
+    });
+    expect(Number(refused[0]?.retryAfter)).toBeGreaterThan(0);
+    // Refused before any REST call; another key is not affected.
+    expect(sandbox.sandbox.requests.filter((r) => r.merchantId === merchant.id)).toHaveLength(10);
+    expect((await a.read(key)).status).toBe(200);
   });
 
   it('Redis down: keyed withdrawals are refused unsent, reads still answer; Redis back: withdrawals work again', async () => {
