@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import type { QueryLimits } from './plugins/limits.ts';
 import type { UpstreamClientOptions } from './upstream/client.ts';
@@ -52,6 +53,11 @@ const schema = z.object({
   QUERY_DEDUPLICATION: flag,
   IDEMPOTENCY_MAX_KEYS: integer(100_000, 1, 10_000_000),
   IDEMPOTENCY_LEASE_MS: integer(20_000, 100, 3_600_000),
+  WORKERS: z
+    .union([z.literal('auto'), z.coerce.number().int().min(1).max(256)], {
+      error: 'must be auto or an integer from 1',
+    })
+    .default(1),
   RATE_LIMIT_PER_KEY: z
     .string()
     .regex(/^[1-9]\d{0,6}\/(s|m|h)$/, { error: 'must be <requests>/<s|m|h>, e.g. 100/s' })
@@ -85,6 +91,8 @@ export interface Config {
   idempotencyMaxKeys: number;
   /** How long an attempt holds its idempotency key while its POST may be in flight. */
   idempotencyLeaseMs: number;
+  /** Gateway processes on one port (node:cluster); more than 1 needs redisURL. */
+  workers: number;
   /** Requests per key and window; undefined: no inbound limit. */
   rateLimitPerKey: { points: number; durationSeconds: number } | undefined;
   /** Shared state of a fleet (idempotency); undefined: in-process stores. */
@@ -111,6 +119,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
   const c = result.data;
+  const workers = c.WORKERS === 'auto' ? availableParallelism() : c.WORKERS;
+  if (workers > 1 && !c.REDIS_URL) {
+    throw new ConfigError([
+      `WORKERS: ${workers} processes need REDIS_URL: without a shared store, one idempotency key could create a withdrawal per process, and a read on one process would not see a withdrawal made on another`,
+    ]);
+  }
   if (c.IDEMPOTENCY_LEASE_MS <= c.REQUEST_DEADLINE_MS) {
     throw new ConfigError([
       `IDEMPOTENCY_LEASE_MS: must be longer than REQUEST_DEADLINE_MS (${c.REQUEST_DEADLINE_MS}), so that no attempt can take over a key whose POST may still be in flight`,
@@ -160,6 +174,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     idempotencyMaxKeys: c.IDEMPOTENCY_MAX_KEYS,
     idempotencyLeaseMs: c.IDEMPOTENCY_LEASE_MS,
     redisURL: c.REDIS_URL,
+    workers,
     rateLimitPerKey: c.RATE_LIMIT_PER_KEY ? parseRate(c.RATE_LIMIT_PER_KEY) : undefined,
     sandbox: {
       port: c.SANDBOX_PORT,

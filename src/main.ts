@@ -1,9 +1,12 @@
 /**
  * `npm start`: the gateway at http://localhost:4000/graphql. Without UPSTREAM_URL it first starts
  * the embedded sandbox (seeded demo world, statuses advancing on a timer) on a free port and
- * fronts it. This is the only gateway file that knows the sandbox exists.
+ * fronts it. With WORKERS > 1 this process supervises that many gateway workers (cluster.ts).
  */
+import cluster from 'node:cluster';
+import { supervise } from './cluster.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { banner, startEmbeddedSandbox } from './embedded-sandbox.ts';
 import { loadExampleOperations } from './operations.ts';
 import { createRateLimiter } from './plugins/rate-limit.ts';
 import { connectRedis, fleetInvalidation, fleetScopeSecret } from './redis.ts';
@@ -27,106 +30,90 @@ try {
 
 const logger = createLogger(config.logLevel);
 
-let upstreamURL = config.upstreamURL;
-let stopSandbox = async () => {};
-let demoKey: string | undefined;
-if (!upstreamURL) {
-  // Loaded only in sandbox mode: a gateway fronting the real API never loads the sandbox's code.
-  const [{ startAutoAdvance }, { DEMO_KEYS, seedWorld }, { startSandbox }, { DEFAULT_ADMIN_TOKEN }] =
-    await Promise.all([
-      import('./sandbox/auto-advance.ts'),
-      import('./sandbox/seed.ts'),
-      import('./sandbox/http/server.ts'),
-      import('./sandbox/config.ts'),
-    ]);
-  demoKey = DEMO_KEYS.acmeReadWrite;
-  const { store } = seedWorld();
-  const sandbox = await startSandbox({
-    store,
-    port: config.sandbox.port,
-    adminToken: config.sandbox.adminToken ?? DEFAULT_ADMIN_TOKEN,
-    logger: logger.child({ component: 'sandbox' }),
-  });
-  const stopAdvance =
-    config.sandbox.autoAdvanceMs > 0
-      ? startAutoAdvance(store, { intervalMs: config.sandbox.autoAdvanceMs, logger })
-      : () => {};
-  stopSandbox = async () => {
-    stopAdvance();
-    await sandbox.close();
-  };
-  upstreamURL = sandbox.url;
-  logger.info({ url: sandbox.url }, 'embedded sandbox started');
+if (cluster.isPrimary && config.workers > 1) {
+  await supervise(config, logger);
+} else {
+  await serve();
 }
 
-// A fleet shares its state through Redis; one process keeps it in memory.
-const redis = config.redisURL ? await connectRedis(config.redisURL, logger) : undefined;
-const invalidation = redis && fleetInvalidation(redis, logger);
-const client = new MerchantWalletClient({
-  ...config.upstream,
-  baseURL: upstreamURL,
-  ...(redis && { scopeSecret: await fleetScopeSecret(redis) }),
-  ...(invalidation && { onWithdrawal: invalidation.publish }),
-});
-const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
-const idempotencyStore = redis
-  ? new RedisIdempotencyStore(redis)
-  : new MemoryIdempotencyStore({ maxEntries: config.idempotencyMaxKeys });
-const sandboxMode = !config.upstreamURL;
-const gateway = createGateway({
-  client,
-  logger,
-  introspection: config.introspection,
-  limits: config.queryLimits,
-  maxRequestBytes: config.maxRequestBytes,
-  requestDeadlineMs: config.requestDeadlineMs,
-  idempotencyLeaseMs: config.idempotencyLeaseMs,
-  maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
-  queryDeduplication: config.queryDeduplication,
-  idempotencyStore,
-  rateLimiter: config.rateLimitPerKey ? createRateLimiter(config.rateLimitPerKey, redis) : null,
-  graphiql: config.graphiql && {
-    defaultQuery: loadExampleOperations(),
-    defaultAuthorization: demoKey && `Bearer ${demoKey}`,
-  },
-});
-const running = await listen(gateway, { port: config.port, host: config.host, logger });
-logger.info(
-  { url: `${running.url}/graphql`, upstream: sandboxMode ? 'embedded sandbox' : upstreamURL },
-  'gateway listening',
-);
-console.log(`
-Merchant Wallet GraphQL gateway: ${running.url}/graphql${config.graphiql ? '  (open it in a browser for GraphiQL)' : ''}
-Upstream: ${sandboxMode ? `embedded sandbox at ${upstreamURL}/external/v1` : upstreamURL}
-${
-  demoKey
-    ? `Demo key (Acme Coffee, read-write): ${demoKey}
-Try: curl -H "Authorization: Bearer ${demoKey}" -H 'content-type: application/json' \\
-       -d '{"query":"{ wallets(first: 5) { nodes { address assets { currencyCode balance { availableAmount } } } } }"}' \\
-       ${running.url}/graphql
-`
-    : ''
-}`);
+/** One gateway process: alone, or one worker of `WORKERS`. */
+async function serve(): Promise<void> {
+  let upstreamURL = config.upstreamURL;
+  let sandbox: Awaited<ReturnType<typeof startEmbeddedSandbox>> | undefined;
+  if (!upstreamURL) {
+    sandbox = await startEmbeddedSandbox(config, logger);
+    upstreamURL = sandbox.url;
+  }
+  const demoKey = sandbox?.demoKey;
 
-let stopping = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'draining in-flight requests');
-    running
-      .close(config.shutdownTimeoutMs)
-      .then(() => client.close())
-      .then(() => subscriber?.quit())
-      .then(() => redis?.quit())
-      .then(() => stopSandbox())
-      .then(() => {
-        logger.info('stopped');
-        process.exit(0);
-      })
-      .catch((error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      });
+  // A fleet shares its state through Redis; one process keeps it in memory.
+  const redis = config.redisURL ? await connectRedis(config.redisURL, logger) : undefined;
+  const invalidation = redis && fleetInvalidation(redis, logger);
+  const client = new MerchantWalletClient({
+    ...config.upstream,
+    baseURL: upstreamURL,
+    ...(redis && { scopeSecret: await fleetScopeSecret(redis) }),
+    ...(invalidation && { onWithdrawal: invalidation.publish }),
   });
+  const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
+  const idempotencyStore = redis
+    ? new RedisIdempotencyStore(redis)
+    : new MemoryIdempotencyStore({ maxEntries: config.idempotencyMaxKeys });
+  const sandboxMode = !config.upstreamURL;
+  const gateway = createGateway({
+    client,
+    logger,
+    introspection: config.introspection,
+    limits: config.queryLimits,
+    maxRequestBytes: config.maxRequestBytes,
+    requestDeadlineMs: config.requestDeadlineMs,
+    idempotencyLeaseMs: config.idempotencyLeaseMs,
+    maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
+    queryDeduplication: config.queryDeduplication,
+    idempotencyStore,
+    rateLimiter: config.rateLimitPerKey ? createRateLimiter(config.rateLimitPerKey, redis) : null,
+    graphiql: config.graphiql && {
+      defaultQuery: loadExampleOperations(),
+      defaultAuthorization: demoKey && `Bearer ${demoKey}`,
+    },
+  });
+  const running = await listen(gateway, { port: config.port, host: config.host, logger });
+  // A worker's supervisor announces the fleet once; a process alone announces itself.
+  if (cluster.isPrimary) {
+    logger.info(
+      { url: `${running.url}/graphql`, upstream: sandboxMode ? 'embedded sandbox' : upstreamURL },
+      'gateway listening',
+    );
+    console.log(
+      banner(
+        running.url,
+        sandboxMode ? `embedded sandbox at ${upstreamURL}/external/v1` : String(upstreamURL),
+        config.graphiql,
+        demoKey,
+      ),
+    );
+  }
+
+  let stopping = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'draining in-flight requests');
+      running
+        .close(config.shutdownTimeoutMs)
+        .then(() => client.close())
+        .then(() => subscriber?.quit())
+        .then(() => redis?.quit())
+        .then(() => sandbox?.stop())
+        .then(() => {
+          logger.info('stopped');
+          process.exit(0);
+        })
+        .catch((error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        });
+    });
+  }
 }

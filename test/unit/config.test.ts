@@ -24,6 +24,10 @@ describe('configuration', () => {
     expect(() => parseConfig({ RATE_LIMIT_PER_KEY: 'lots' })).toThrow(
       /RATE_LIMIT_PER_KEY: must be <requests>\/<s\|m\|h>/,
     );
+    // More than one process without a shared store would weaken the guarantees silently: refused.
+    expect(config.workers).toBe(1);
+    expect(() => parseConfig({ WORKERS: '2' })).toThrow(/WORKERS: 2 processes need REDIS_URL/);
+    expect(parseConfig({ WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:6379' }).workers).toBe(2);
     expect(() => parseConfig({ IDEMPOTENCY_LEASE_MS: '1000' })).toThrow(
       /IDEMPOTENCY_LEASE_MS: must be longer than REQUEST_DEADLINE_MS/,
     );

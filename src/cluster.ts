@@ -1,0 +1,63 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { banner, startEmbeddedSandbox } from './embedded-sandbox.ts';
+
+/**
+ * WORKERS > 1: this process only supervises. It forks that many gateway workers, which share one
+ * port (node:cluster) and, through REDIS_URL, one state (config.ts refuses WORKERS > 1 without it).
+ * In sandbox mode it also runs the embedded sandbox, once, and points the workers at it. A worker
+ * that dies is replaced; SIGTERM/SIGINT is forwarded to every worker, each drains its in-flight
+ * requests, and the supervisor exits once all have.
+ */
+export async function supervise(config: Config, logger: Logger): Promise<void> {
+  const sandbox = config.upstreamURL ? undefined : await startEmbeddedSandbox(config, logger);
+  const env = sandbox ? { UPSTREAM_URL: sandbox.url } : {};
+  let stopping = false;
+  let announced = false;
+
+  const fork = (): Worker => cluster.fork(env);
+  cluster.on('listening', (_worker, address) => {
+    if (announced) return;
+    announced = true;
+    const host = ['0.0.0.0', '::', '127.0.0.1', '::1', null].includes(address.address)
+      ? 'localhost'
+      : address.address;
+    const url = `http://${host}:${address.port}`;
+    logger.info({ url: `${url}/graphql`, workers: config.workers }, 'gateway listening');
+    console.log(
+      banner(
+        url,
+        sandbox ? `embedded sandbox at ${sandbox.url}/external/v1` : String(config.upstreamURL),
+        config.graphiql,
+        sandbox?.demoKey,
+      ),
+    );
+  });
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) void finish();
+      return;
+    }
+    logger.error({ pid: worker.process.pid, code, signal }, 'gateway worker died; starting another');
+    // A short pause, so a worker that cannot start does not spin the supervisor.
+    setTimeout(fork, 500).unref();
+  });
+  for (let i = 0; i < config.workers; i++) fork();
+
+  const finish = async () => {
+    await sandbox?.stop();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'stopping workers');
+      const workers = Object.values(cluster.workers ?? {});
+      if (workers.length === 0) void finish();
+      for (const worker of workers) worker?.process.kill('SIGTERM');
+    });
+  }
+}

@@ -1,0 +1,117 @@
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
+import { DEMO_KEYS } from '../../src/sandbox/seed.ts';
+import { startProcess } from '../support/process.ts';
+import { type RunningRedis, startRedis } from '../support/redis.ts';
+import { captureProcessOutput } from '../support/suite-logs.ts';
+
+/**
+ * `npm start` with WORKERS=2 and REDIS_URL, as processes: a supervisor and two gateway workers on
+ * one port, in front of a sandbox process whose Idempotency-Key extension is off (a REST API that
+ * does not deduplicate). POSTs are counted by the sandbox's admin API.
+ */
+
+type Started = Awaited<ReturnType<typeof startProcess>>;
+let redis: RunningRedis;
+let sandbox: Started;
+let fleet: Started;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  sandbox = await startProcess(
+    'src/sandbox/main.ts',
+    ['--port', '0', '--idempotency-extension', 'off'],
+    { LOG_LEVEL: 'warn' },
+    /Try: curl .* (http:\/\/\S+)\/external\/v1\/wallets/,
+  );
+  fleet = await startProcess(
+    'src/main.ts',
+    [],
+    {
+      PORT: '0',
+      WORKERS: '2',
+      REDIS_URL: redis.url,
+      UPSTREAM_URL: sandbox.url,
+      LOG_LEVEL: 'debug',
+      NODE_ENV: 'development',
+    },
+    /gateway: (http:\/\/\S+)\/graphql/,
+  );
+});
+afterAll(async () => {
+  for (const started of [fleet, sandbox]) if (started.child.exitCode === null) started.child.kill('SIGKILL');
+  captureProcessOutput('npm start, WORKERS=2', fleet.output());
+  await redis.close();
+});
+
+const workers = () =>
+  execFileSync('pgrep', ['-P', String(fleet.child.pid)], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map(Number);
+const admin = (path: string) =>
+  fetch(`${sandbox.url}/sandbox/v1${path}`, {
+    headers: { authorization: `Bearer ${DEFAULT_ADMIN_TOKEN}` },
+  }).then(async (r) => (await r.json()) as { data: { method: string; path: string }[] });
+
+async function withdraw(idempotencyKey: string, walletId: string) {
+  const response = await fetch(`${fleet.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
+    body: JSON.stringify({
+      query: `mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) {
+        ... on CreateWithdrawalIntentSuccess { withdrawalIntent { restId } } } }`,
+      variables: {
+        input: {
+          walletId,
+          serviceFeeMode: 'EXCLUSIVE',
+          currencyCode: 'USDT',
+          amount: '0.01',
+          destination: { type: 'crypto', rail: 'tron', identifier: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7' },
+          idempotencyKey,
+        },
+      },
+    }),
+  });
+  const body = (await response.json()) as {
+    data?: { createWithdrawalIntent?: { withdrawalIntent?: { restId: string } } };
+  };
+  return body.data?.createWithdrawalIntent?.withdrawalIntent?.restId;
+}
+
+describe('WORKERS=2 with REDIS_URL', () => {
+  it('runs two workers under one supervisor and announces one URL', () => {
+    expect(workers()).toHaveLength(2);
+    expect(fleet.output().match(/Merchant Wallet GraphQL gateway:/g)).toHaveLength(1);
+  });
+
+  it('500 concurrent submissions of one key over both workers: one POST, one intent', async () => {
+    const wallets = await fetch(`${sandbox.url}/external/v1/wallets?size=1`, {
+      headers: { authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
+    }).then(async (r) => (await r.json()) as { data: { id: string }[] });
+    const walletId = wallets.data[0]?.id ?? '';
+    const ids = await Promise.all(Array.from({ length: 500 }, () => withdraw('workers-500', walletId)));
+    expect(new Set(ids).size).toBe(1);
+    expect(ids[0]).toEqual(expect.any(String));
+    const posts = (await admin('/requests')).data.filter((r) => r.method === 'POST');
+    expect(posts).toHaveLength(1);
+  });
+
+  it('replaces a worker killed with SIGKILL, and keeps answering', async () => {
+    const [victim] = workers();
+    process.kill(victim as number, 'SIGKILL');
+    await vi.waitFor(() => expect(workers().filter((pid) => pid !== victim)).toHaveLength(2), {
+      timeout: 15_000,
+      interval: 100,
+    });
+    const response = await fetch(`${fleet.url}/healthz`);
+    expect(response.status).toBe(200);
+  });
+
+  it('drains and exits 0 on SIGTERM', async () => {
+    fleet.child.kill('SIGTERM');
+    expect(await fleet.exited).toBe(0);
+  });
+});
