@@ -41,6 +41,8 @@ const { values } = parseArgs({
     latency: { type: 'string', multiple: true },
     /** Another checkout of this project, whose gateway is measured beside this one. */
     baseline: { type: 'string' },
+    /** The fleet runs instead: S1 and S4 with in-process stores, with Redis, and with WORKERS=2. */
+    fleet: { type: 'boolean', default: false },
   },
 });
 const quick = values.quick ?? false;
@@ -452,4 +454,135 @@ function toMarkdown(report: {
   return `${lines.join('\n')}\n`;
 }
 
-await main();
+/**
+ * `--fleet`: what sharing state through Redis and running several workers cost or bring, in one
+ * run: S1 (dashboard) and S4 (withdrawal, keyed) at 0 ms upstream latency against one gateway with
+ * in-process stores, one with REDIS_URL, and WORKERS=2 with REDIS_URL. Nothing is pinned: the
+ * workers need both cores. On a 2-core machine the sandbox, autocannon and Redis share those cores
+ * with the gateway, so 2 workers cannot double anything here; the figures show the overhead and
+ * the direction, not a production scaling factor.
+ */
+async function fleet() {
+  const { startRedis } = await import('../support/redis.ts');
+  const redis = await startRedis();
+  const rows: string[] = [];
+  try {
+    const setups: [string, Record<string, string>][] = [
+      ['in-process stores, 1 process', {}],
+      ['Redis, 1 process', { REDIS_URL: redis.url }],
+      ['Redis, WORKERS=2', { REDIS_URL: redis.url, WORKERS: '2' }],
+    ];
+    for (const [name, env] of setups) {
+      // A fresh sandbox per setup: each S4 run adds thousands of intents, and the REST API's daily
+      // limit check reads that history, so a shared one would slow every later setup down.
+      const sandbox = await startProcess(
+        'src/sandbox/main.ts',
+        [
+          '--port',
+          '0',
+          '--wallets',
+          '20',
+          '--deposits',
+          '1000',
+          '--withdrawals',
+          '100',
+          '--idempotency-extension',
+          'off',
+        ],
+        { LOG_LEVEL: 'warn' },
+        /Try: curl .* (http:\/\/\S+)\/external\/v1\/wallets/,
+      );
+      const wallets = await fetch(`${sandbox.url}/external/v1/wallets?size=20`, {
+        headers: { authorization: KEY },
+      });
+      const walletId = ((await wallets.json()) as { data: { id: string }[] }).data[0]?.id ?? '';
+      const gateway = await startProcess(
+        'src/main.ts',
+        [],
+        {
+          LOG_LEVEL: 'warn',
+          UPSTREAM_URL: sandbox.url,
+          PORT: '0',
+          UPSTREAM_CACHE_TTL_MS: '0',
+          NODE_ENV: 'production',
+          GRAPHIQL: 'false',
+          ...env,
+        },
+        /gateway: (http:\/\/\S+)\/graphql/,
+      );
+      try {
+        const request = (body: string) => ({
+          url: `${gateway.url}/graphql`,
+          method: 'POST' as const,
+          headers: { authorization: KEY, 'content-type': 'application/json' },
+          body,
+        });
+        const s1 = request(
+          graphql(
+            '{ wallets(first: 20) { nodes { id address assets { currencyCode balance { availableAmount lockedAmount } } } } }',
+          ),
+        );
+        // Every S4 request has its own idempotency key, so each claims, POSTs and saves in the store.
+        let n = 0;
+        const s4: autocannon.Options = {
+          url: `${gateway.url}/graphql`,
+          requests: [
+            {
+              method: 'POST',
+              headers: { authorization: KEY, 'content-type': 'application/json' },
+              setupRequest: (req) => ({
+                ...req,
+                body: graphql(
+                  'mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }',
+                  {
+                    input: {
+                      walletId,
+                      serviceFeeMode: 'EXCLUSIVE',
+                      currencyCode: 'USDT',
+                      amount: '0.01',
+                      destination: {
+                        type: 'crypto',
+                        rail: 'tron',
+                        identifier: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7',
+                      },
+                      idempotencyKey: `bench-${process.pid}-${Date.now()}-${n++}`,
+                    },
+                  },
+                ),
+              }),
+            },
+          ],
+        };
+        const scenarios: [string, autocannon.Options][] = [
+          ['S1', s1],
+          ['S4', s4],
+        ];
+        for (const [scenario, options] of scenarios) {
+          await autocannon({ ...options, connections, duration: warmup });
+          const result = await autocannon({ ...options, connections, duration });
+          const row = `| ${name} | ${scenario} | ${Math.round(result.requests.average)} | ${result.latency.p50} / ${result.latency.p99} | ${result.errors + result.non2xx} |`;
+          rows.push(row);
+          console.log(row);
+        }
+      } finally {
+        await stop(gateway.child);
+        await stop(sandbox.child);
+      }
+    }
+  } finally {
+    await redis.close();
+  }
+  const markdown = [
+    `Fleet benchmark (${quick ? 'quick' : 'full'}, ${duration} s per run, ${connections} connections, not pinned), ${new Date().toISOString()}`,
+    `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}.`,
+    '',
+    '| Setup | Scenario | req/s | p50 / p99 ms | errors |',
+    '|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+  await writeFile(new URL('./results/fleet.md', import.meta.url), `${markdown}\n`);
+  console.log(`\n${markdown}`);
+}
+
+if (values.fleet) await fleet();
+else await main();
