@@ -115,3 +115,98 @@ describe('WORKERS=2 with REDIS_URL', () => {
     expect(await fleet.exited).toBe(0);
   });
 });
+
+describe('a process killed while holding a claim', () => {
+  it('after the REST API created the intent: a replay on another process returns it, and no second POST is sent', async () => {
+    // Two gateway processes of one fleet; short deadline and lease so the test waits seconds, not 20.
+    const env = {
+      PORT: '0',
+      REDIS_URL: redis.url,
+      UPSTREAM_URL: sandbox.url,
+      LOG_LEVEL: 'warn',
+      REQUEST_DEADLINE_MS: '2000',
+      IDEMPOTENCY_LEASE_MS: '3000',
+    };
+    const holder = await startProcess('src/main.ts', [], env, /gateway: (http:\/\/\S+)\/graphql/);
+    const other = await startProcess('src/main.ts', [], env, /gateway: (http:\/\/\S+)\/graphql/);
+    try {
+      const wallets = await fetch(`${sandbox.url}/external/v1/wallets?size=1`, {
+        headers: { authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
+      }).then(async (r) => (await r.json()) as { data: { id: string }[] });
+      const walletId = wallets.data[0]?.id ?? '';
+      await fetch(`${sandbox.url}/sandbox/v1/requests`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${DEFAULT_ADMIN_TOKEN}` },
+      });
+      // The REST API creates the intent at once but answers only 10 s later.
+      await fetch(`${sandbox.url}/sandbox/v1/faults`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${DEFAULT_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          method: 'POST',
+          path: '/external/v1/withdrawal-intents',
+          respondAfterMs: 10_000,
+          times: 1,
+        }),
+      });
+      const send = (url: string) =>
+        fetch(`${url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
+          body: JSON.stringify({
+            query: `mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) {
+              ... on CreateWithdrawalIntentSuccess { withdrawalIntent { restId } } } }`,
+            variables: {
+              input: {
+                walletId,
+                serviceFeeMode: 'EXCLUSIVE',
+                currencyCode: 'USDT',
+                amount: '0.02',
+                destination: {
+                  type: 'crypto',
+                  rail: 'tron',
+                  identifier: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7',
+                },
+                idempotencyKey: 'killed-holder',
+              },
+            },
+          }),
+        }).then(
+          async (r) =>
+            (await r.json()) as {
+              data?: { createWithdrawalIntent?: { withdrawalIntent?: { restId: string } } };
+            },
+        );
+      void send(holder.url).catch(() => {});
+      // The moment the POST reached the REST API, the holder dies without a word.
+      await vi.waitFor(
+        async () => expect((await admin('/requests')).data.some((r) => r.method === 'POST')).toBe(true),
+        {
+          timeout: 1_500,
+          interval: 10,
+        },
+      );
+      holder.child.kill('SIGKILL');
+      const intents = await fetch(`${sandbox.url}/external/v1/withdrawal-intents?size=1`, {
+        headers: { authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
+      }).then(async (r) => (await r.json()) as { data: { id: string }[] });
+      const created = intents.data[0]?.id;
+
+      // The client retries on the other process, as OUTCOME_UNKNOWN tells it to, until it has an answer.
+      let replayed: string | undefined;
+      await vi.waitFor(
+        async () => {
+          replayed = (await send(other.url)).data?.createWithdrawalIntent?.withdrawalIntent?.restId;
+          expect(replayed).toEqual(expect.any(String));
+        },
+        { timeout: 15_000, interval: 200 },
+      );
+      expect(replayed).toBe(created);
+      expect((await admin('/requests')).data.filter((r) => r.method === 'POST')).toHaveLength(1);
+    } finally {
+      for (const started of [holder, other])
+        if (started.child.exitCode === null) started.child.kill('SIGKILL');
+      captureProcessOutput('killed holder', holder.output() + other.output());
+    }
+  });
+});

@@ -251,6 +251,10 @@ describe('one idempotency key across gateway processes', () => {
       sent: false,
     });
     expect(posts()).toBe(0);
+    // Reads need no Redis: they are served as usual.
+    const read = await a.read(key);
+    expect(read.status).toBe(200);
+    expect(read.body.errors).toBeUndefined();
 
     await redis.start();
     // The connection comes back by itself (capped backoff): no restart of the gateway.
