@@ -7,7 +7,6 @@ import {
 } from 'cockatiel';
 import { GatewayError } from '../errors.ts';
 import { errorCodeOf, RETRYABLE_STATUS } from './error-mapping.ts';
-import type { UpstreamResponse } from './transport.ts';
 
 /**
  * Circuit breakers on the REST API, one per route template (`GET /deposits/{id}`,
@@ -64,7 +63,7 @@ export class CircuitBreakers {
    * `circuit: "open"`, `retryAfterSeconds`) without calling `attempt` when the circuit is open or
    * its probe is out; otherwise returns or throws what the attempt did.
    */
-  async run(route: string, attempt: () => Promise<UpstreamResponse>): Promise<UpstreamResponse> {
+  async run<T extends { status: number }>(route: string, attempt: () => Promise<T>): Promise<T> {
     if (this.options.failures <= 0) return attempt();
     const breaker = this.breaker(route);
     const { state } = breaker.policy;
@@ -98,7 +97,7 @@ export class CircuitBreakers {
     if (!breaker) {
       const policy = circuitBreaker(
         handleWhen((error) => FAILURE_CODES.has(errorCodeOf(error))).orWhenResult((result) =>
-          RETRYABLE_STATUS.has((result as UpstreamResponse).status),
+          RETRYABLE_STATUS.has((result as { status: number }).status),
         ),
         {
           halfOpenAfter: this.options.halfOpenAfterMs,
