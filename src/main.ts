@@ -15,7 +15,7 @@ import { createLogger } from './shared/logger.ts';
 import { MerchantWalletClient } from './upstream/client.ts';
 import { MemoryIdempotencyStore } from './withdrawals/idempotency-store.ts';
 import { RedisIdempotencyStore } from './withdrawals/redis-idempotency-store.ts';
-import { createGateway } from './yoga.ts';
+import { createGateway, gatewaySettings } from './yoga.ts';
 
 let config: ReturnType<typeof loadConfig>;
 try {
@@ -63,13 +63,7 @@ async function serve(): Promise<void> {
   const gateway = createGateway({
     client,
     logger,
-    introspection: config.introspection,
-    limits: config.queryLimits,
-    maxRequestBytes: config.maxRequestBytes,
-    requestDeadlineMs: config.requestDeadlineMs,
-    idempotencyLeaseMs: config.idempotencyLeaseMs,
-    maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
-    queryDeduplication: config.queryDeduplication,
+    ...gatewaySettings(config),
     idempotencyStore,
     rateLimiter: config.rateLimitPerKey ? createRateLimiter(config.rateLimitPerKey, redis) : null,
     graphiql: config.graphiql && {

@@ -3,6 +3,7 @@ import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Config } from './config.ts';
 import { createContextFactory, type GatewayContext } from './context.ts';
 import { useAuthentication, useRefuseKeyInURL } from './plugins/authentication.ts';
 import { useEagerStringify } from './plugins/eager-stringify.ts';
@@ -41,6 +42,19 @@ export interface GatewayDeps {
   queryDeduplication: boolean;
   /** The per-key inbound rate limit (RATE_LIMIT_PER_KEY); null: none. */
   rateLimiter: RateLimiterAbstract | null;
+}
+
+/** createGateway's settings as the configuration gives them; the caller adds the live parts. */
+export function gatewaySettings(config: Config) {
+  return {
+    introspection: config.introspection,
+    limits: config.queryLimits,
+    maxRequestBytes: config.maxRequestBytes,
+    requestDeadlineMs: config.requestDeadlineMs,
+    idempotencyLeaseMs: config.idempotencyLeaseMs,
+    maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
+    queryDeduplication: config.queryDeduplication,
+  } satisfies Partial<GatewayDeps>;
 }
 
 export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext>;

@@ -179,6 +179,28 @@ async function measure(
   };
 }
 
+/**
+ * The gateway as the benchmark runs it: in production mode, in front of `upstreamURL`, with its
+ * micro-cache off so every operation really calls the REST API (coalescing stays on).
+ */
+function startBenchGateway(upstreamURL: string, env: Record<string, string> = {}, cwd?: string) {
+  return startProcess(
+    'src/main.ts',
+    [],
+    {
+      LOG_LEVEL: 'warn',
+      UPSTREAM_URL: upstreamURL,
+      PORT: '0',
+      UPSTREAM_CACHE_TTL_MS: '0',
+      NODE_ENV: 'production',
+      GRAPHIQL: 'false',
+      ...env,
+    },
+    /gateway: (http:\/\/\S+)\/graphql/,
+    cwd,
+  );
+}
+
 const graphql = (query: string, variables: Record<string, unknown> = {}) =>
   JSON.stringify({ query, variables });
 
@@ -205,21 +227,7 @@ async function main() {
     );
     pin(sandbox.child.pid, EVERYTHING_ELSE);
     const startGateway = async (env: Record<string, string> = {}, cwd?: string) => {
-      const started = await startProcess(
-        'src/main.ts',
-        [],
-        {
-          LOG_LEVEL: 'warn',
-          UPSTREAM_URL: sandbox.url,
-          PORT: '0',
-          UPSTREAM_CACHE_TTL_MS: '0',
-          NODE_ENV: 'production',
-          GRAPHIQL: 'false',
-          ...env,
-        },
-        /gateway: (http:\/\/\S+)\/graphql/,
-        cwd,
-      );
+      const started = await startBenchGateway(sandbox.url, env, cwd);
       pin(started.child.pid, UNDER_TEST);
       return started;
     };
@@ -496,20 +504,7 @@ async function fleet() {
         headers: { authorization: KEY },
       });
       const walletId = ((await wallets.json()) as { data: { id: string }[] }).data[0]?.id ?? '';
-      const gateway = await startProcess(
-        'src/main.ts',
-        [],
-        {
-          LOG_LEVEL: 'warn',
-          UPSTREAM_URL: sandbox.url,
-          PORT: '0',
-          UPSTREAM_CACHE_TTL_MS: '0',
-          NODE_ENV: 'production',
-          GRAPHIQL: 'false',
-          ...env,
-        },
-        /gateway: (http:\/\/\S+)\/graphql/,
-      );
+      const gateway = await startBenchGateway(sandbox.url, env);
       try {
         const request = (body: string) => ({
           url: `${gateway.url}/graphql`,

@@ -56,8 +56,9 @@ const admin = (path: string) =>
     headers: { authorization: `Bearer ${DEFAULT_ADMIN_TOKEN}` },
   }).then(async (r) => (await r.json()) as { data: { method: string; path: string }[] });
 
-async function withdraw(idempotencyKey: string, walletId: string) {
-  const response = await fetch(`${fleet.url}/graphql`, {
+/** createWithdrawalIntent through one gateway (`url`), answering the intent's REST id or undefined. */
+async function withdraw(url: string, walletId: string, idempotencyKey: string, amount = '0.01') {
+  const response = await fetch(`${url}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
     body: JSON.stringify({
@@ -68,7 +69,7 @@ async function withdraw(idempotencyKey: string, walletId: string) {
           walletId,
           serviceFeeMode: 'EXCLUSIVE',
           currencyCode: 'USDT',
-          amount: '0.01',
+          amount,
           destination: { type: 'crypto', rail: 'tron', identifier: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7' },
           idempotencyKey,
         },
@@ -81,6 +82,14 @@ async function withdraw(idempotencyKey: string, walletId: string) {
   return body.data?.createWithdrawalIntent?.withdrawalIntent?.restId;
 }
 
+/** The demo merchant's first wallet, read from the sandbox. */
+async function firstWallet(): Promise<string> {
+  const wallets = await fetch(`${sandbox.url}/external/v1/wallets?size=1`, {
+    headers: { authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
+  }).then(async (r) => (await r.json()) as { data: { id: string }[] });
+  return wallets.data[0]?.id ?? '';
+}
+
 describe('WORKERS=2 with REDIS_URL', () => {
   it('runs two workers under one supervisor and announces one URL', () => {
     expect(workers()).toHaveLength(2);
@@ -88,11 +97,10 @@ describe('WORKERS=2 with REDIS_URL', () => {
   });
 
   it('500 concurrent submissions of one key over both workers: one POST, one intent', async () => {
-    const wallets = await fetch(`${sandbox.url}/external/v1/wallets?size=1`, {
-      headers: { authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
-    }).then(async (r) => (await r.json()) as { data: { id: string }[] });
-    const walletId = wallets.data[0]?.id ?? '';
-    const ids = await Promise.all(Array.from({ length: 500 }, () => withdraw('workers-500', walletId)));
+    const walletId = await firstWallet();
+    const ids = await Promise.all(
+      Array.from({ length: 500 }, () => withdraw(fleet.url, walletId, 'workers-500')),
+    );
     expect(new Set(ids).size).toBe(1);
     expect(ids[0]).toEqual(expect.any(String));
     const posts = (await admin('/requests')).data.filter((r) => r.method === 'POST');
@@ -130,10 +138,7 @@ describe('a process killed while holding a claim', () => {
     const holder = await startProcess('src/main.ts', [], env, /gateway: (http:\/\/\S+)\/graphql/);
     const other = await startProcess('src/main.ts', [], env, /gateway: (http:\/\/\S+)\/graphql/);
     try {
-      const wallets = await fetch(`${sandbox.url}/external/v1/wallets?size=1`, {
-        headers: { authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
-      }).then(async (r) => (await r.json()) as { data: { id: string }[] });
-      const walletId = wallets.data[0]?.id ?? '';
+      const walletId = await firstWallet();
       await fetch(`${sandbox.url}/sandbox/v1/requests`, {
         method: 'DELETE',
         headers: { authorization: `Bearer ${DEFAULT_ADMIN_TOKEN}` },
@@ -149,34 +154,7 @@ describe('a process killed while holding a claim', () => {
           times: 1,
         }),
       });
-      const send = (url: string) =>
-        fetch(`${url}/graphql`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
-          body: JSON.stringify({
-            query: `mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) {
-              ... on CreateWithdrawalIntentSuccess { withdrawalIntent { restId } } } }`,
-            variables: {
-              input: {
-                walletId,
-                serviceFeeMode: 'EXCLUSIVE',
-                currencyCode: 'USDT',
-                amount: '0.02',
-                destination: {
-                  type: 'crypto',
-                  rail: 'tron',
-                  identifier: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7',
-                },
-                idempotencyKey: 'killed-holder',
-              },
-            },
-          }),
-        }).then(
-          async (r) =>
-            (await r.json()) as {
-              data?: { createWithdrawalIntent?: { withdrawalIntent?: { restId: string } } };
-            },
-        );
+      const send = (url: string) => withdraw(url, walletId, 'killed-holder', '0.02');
       void send(holder.url).catch(() => {});
       // The moment the POST reached the REST API, the holder dies without a word.
       await vi.waitFor(
@@ -196,7 +174,7 @@ describe('a process killed while holding a claim', () => {
       let replayed: string | undefined;
       await vi.waitFor(
         async () => {
-          replayed = (await send(other.url)).data?.createWithdrawalIntent?.withdrawalIntent?.restId;
+          replayed = await send(other.url);
           expect(replayed).toEqual(expect.any(String));
         },
         { timeout: 15_000, interval: 200 },

@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config.ts';
 import { listen } from '../../src/server.ts';
 import { MerchantWalletClient } from '../../src/upstream/client.ts';
 import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
-import { createGateway } from '../../src/yoga.ts';
+import { createGateway, gatewaySettings } from '../../src/yoga.ts';
 
 const config = loadConfig();
 const upstreamURL = config.upstreamURL;
@@ -30,13 +30,7 @@ const gateway = createGateway({
   logger: pino({ level: 'silent' }),
   graphiql: false,
   idempotencyStore,
-  introspection: config.introspection,
-  limits: config.queryLimits,
-  maxRequestBytes: config.maxRequestBytes,
-  requestDeadlineMs: config.requestDeadlineMs,
-  idempotencyLeaseMs: config.idempotencyLeaseMs,
-  maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
-  queryDeduplication: config.queryDeduplication,
+  ...gatewaySettings(config),
   rateLimiter: null,
 });
 const running = await listen(gateway, { port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });

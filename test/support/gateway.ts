@@ -5,7 +5,7 @@ import { SandboxStore } from '../../src/sandbox/store/store.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { MerchantWalletClient, type UpstreamClientOptions } from '../../src/upstream/client.ts';
 import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
-import { createGateway, type GatewayDeps } from '../../src/yoga.ts';
+import { createGateway, type GatewayDeps, gatewaySettings } from '../../src/yoga.ts';
 import { startTestSandbox } from './sandbox.ts';
 import { recordSuiteKey, suiteLogDestination } from './suite-logs.ts';
 
@@ -26,13 +26,7 @@ export function defaultGatewayDeps(client: MerchantWalletClient, logger: Gateway
     logger,
     idempotencyStore: new MemoryIdempotencyStore({ maxEntries: DEFAULTS.idempotencyMaxKeys }),
     graphiql: false,
-    introspection: DEFAULTS.introspection,
-    limits: DEFAULTS.queryLimits,
-    maxRequestBytes: DEFAULTS.maxRequestBytes,
-    requestDeadlineMs: DEFAULTS.requestDeadlineMs,
-    idempotencyLeaseMs: DEFAULTS.idempotencyLeaseMs,
-    maxUpstreamCallsPerRequest: DEFAULTS.maxUpstreamCallsPerRequest,
-    queryDeduplication: DEFAULTS.queryDeduplication,
+    ...gatewaySettings(DEFAULTS),
     rateLimiter: null,
   };
 }
