@@ -2,6 +2,8 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { banner, startEmbeddedSandbox } from './embedded-sandbox.ts';
+import { superviseMetrics } from './observability/cluster-metrics.ts';
+import { listenMetrics } from './observability/metrics-server.ts';
 
 /**
  * WORKERS > 1: this process only supervises. It forks that many gateway workers, which share one
@@ -16,6 +18,12 @@ export async function supervise(config: Config, logger: Logger): Promise<void> {
   let stopping = false;
   let announced = false;
 
+  // The fleet's metrics: summed from every worker, served by this process on METRICS_PORT.
+  const scrape = config.metrics ? superviseMetrics() : undefined;
+  const metricsServer =
+    scrape && config.metrics?.port !== undefined
+      ? await listenMetrics(scrape, { port: config.metrics.port, host: config.host })
+      : undefined;
   const fork = (): Worker => cluster.fork(env);
   cluster.on('listening', (_worker, address) => {
     if (announced) return;
@@ -46,6 +54,7 @@ export async function supervise(config: Config, logger: Logger): Promise<void> {
   for (let i = 0; i < config.workers; i++) fork();
 
   const finish = async () => {
+    await metricsServer?.close();
     await sandbox?.stop();
     logger.info('stopped');
     process.exit(0);

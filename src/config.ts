@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import type { TracingConfig } from './observability/tracing.ts';
 import type { QueryLimits } from './plugins/limits.ts';
 import type { UpstreamClientOptions } from './upstream/client.ts';
 
@@ -62,6 +63,33 @@ const schema = z.object({
     .string()
     .regex(/^[1-9]\d{0,6}\/(s|m|h)$/, { error: 'must be <requests>/<s|m|h>, e.g. 100/s' })
     .optional(),
+  METRICS: flag,
+  METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
+  METRICS_MAX_OPERATION_NAMES: integer(100, 1, 10_000),
+  OTEL_SDK_DISABLED: flag,
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none'], { error: 'must be otlp or none' }).default('otlp'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z
+    .literal('http/json', { error: 'only http/json is supported (OTLP over HTTP, JSON)' })
+    .optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z
+    .literal('http/json', { error: 'only http/json is supported (OTLP over HTTP, JSON)' })
+    .optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).max(200).default('merchant-wallet-gateway'),
+  OTEL_TRACES_SAMPLER: z
+    .enum([
+      'always_on',
+      'always_off',
+      'traceidratio',
+      'parentbased_always_on',
+      'parentbased_always_off',
+      'parentbased_traceidratio',
+    ])
+    .default('parentbased_always_on'),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
   SANDBOX_PORT: integer(0, 0, 65_535),
   // Unset: the sandbox's own documented default (src/sandbox/config.ts).
@@ -97,6 +125,10 @@ export interface Config {
   rateLimitPerKey: { points: number; durationSeconds: number } | undefined;
   /** Shared state of a fleet (idempotency); undefined: in-process stores. */
   redisURL: string | undefined;
+  /** Prometheus metrics; `port` undefined: GET /metrics on the gateway's port. */
+  metrics: { port: number | undefined; maxOperationNames: number } | undefined;
+  /** OpenTelemetry tracing; undefined: off (no OTLP endpoint, OTEL_SDK_DISABLED, or exporter none). */
+  tracing: TracingConfig | undefined;
   /** The embedded sandbox of `npm start` without UPSTREAM_URL; adminToken unset: the sandbox's default. */
   sandbox: { port: number; adminToken: string | undefined; autoAdvanceMs: number };
 }
@@ -128,6 +160,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (c.IDEMPOTENCY_LEASE_MS <= c.REQUEST_DEADLINE_MS) {
     throw new ConfigError([
       `IDEMPOTENCY_LEASE_MS: must be longer than REQUEST_DEADLINE_MS (${c.REQUEST_DEADLINE_MS}), so that no attempt can take over a key whose POST may still be in flight`,
+    ]);
+  }
+  if (c.METRICS_PORT !== undefined && c.METRICS_PORT === c.PORT) {
+    throw new ConfigError([
+      `METRICS_PORT: must differ from PORT (${c.PORT}); unset it to serve /metrics on PORT`,
     ]);
   }
   if (c.NODE_ENV === 'production' && !c.UPSTREAM_URL) {
@@ -176,11 +213,31 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     redisURL: c.REDIS_URL,
     workers,
     rateLimitPerKey: c.RATE_LIMIT_PER_KEY ? parseRate(c.RATE_LIMIT_PER_KEY) : undefined,
+    metrics:
+      c.METRICS === false
+        ? undefined
+        : { port: c.METRICS_PORT, maxOperationNames: c.METRICS_MAX_OPERATION_NAMES },
+    tracing: tracingOf(c),
     sandbox: {
       port: c.SANDBOX_PORT,
       adminToken: c.SANDBOX_ADMIN_TOKEN,
       autoAdvanceMs: c.SANDBOX_AUTO_ADVANCE_MS,
     },
+  };
+}
+
+/** Traces go where the standard variables say: the traces endpoint as given, or the base one + /v1/traces. */
+function tracingOf(c: z.infer<typeof schema>): TracingConfig | undefined {
+  if (c.OTEL_SDK_DISABLED || c.OTEL_TRACES_EXPORTER === 'none') return undefined;
+  const url =
+    c.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (c.OTEL_EXPORTER_OTLP_ENDPOINT && `${c.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces`);
+  if (!url) return undefined;
+  return {
+    url,
+    serviceName: c.OTEL_SERVICE_NAME,
+    sampler: c.OTEL_TRACES_SAMPLER,
+    ratio: c.OTEL_TRACES_SAMPLER_ARG,
   };
 }
 

@@ -49,6 +49,7 @@ export function createContextFactory(deps: {
       authorization ?? '',
       Date.now() + deps.requestDeadlineMs,
       deps.maxUpstreamCallsPerRequest,
+      requestId,
     );
     let logger: Logger | undefined;
     return {

@@ -4,9 +4,14 @@
  * fronts it. With WORKERS > 1 this process supervises that many gateway workers (cluster.ts).
  */
 import cluster from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import { supervise } from './cluster.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { banner, startEmbeddedSandbox } from './embedded-sandbox.ts';
+import { workerMetrics } from './observability/cluster-metrics.ts';
+import { GatewayMetrics } from './observability/metrics.ts';
+import { listenMetrics } from './observability/metrics-server.ts';
+import { startTracing } from './observability/tracing.ts';
 import { loadExampleOperations } from './operations.ts';
 import { createRateLimiter } from './plugins/rate-limit.ts';
 import { connectRedis, fleetInvalidation, fleetScopeSecret } from './redis.ts';
@@ -29,6 +34,9 @@ try {
 }
 
 const logger = createLogger(config.logLevel);
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 if (cluster.isPrimary && config.workers > 1) {
   await supervise(config, logger);
@@ -49,12 +57,24 @@ async function serve(): Promise<void> {
   // A fleet shares its state through Redis; one process keeps it in memory.
   const redis = config.redisURL ? await connectRedis(config.redisURL, logger) : undefined;
   const invalidation = redis && fleetInvalidation(redis, logger);
+  const metrics = config.metrics
+    ? new GatewayMetrics({ maxOperationNames: config.metrics.maxOperationNames, processMetrics: true })
+    : null;
+  const tracing = config.tracing ? startTracing(config.tracing, { version: VERSION }) : null;
   const client = new MerchantWalletClient({
     ...config.upstream,
     baseURL: upstreamURL,
     ...(redis && { scopeSecret: await fleetScopeSecret(redis) }),
     ...(invalidation && { onWithdrawal: invalidation.publish }),
+    telemetry: { ...(metrics && { observer: metrics }), ...(tracing && { tracer: tracing.tracer }) },
   });
+  metrics?.watchCircuits(() => client.circuits());
+  // A worker's scrape is the fleet's, summed by the supervisor (which serves METRICS_PORT itself).
+  const scrape = metrics && (cluster.isWorker ? workerMetrics(metrics.registry) : metrics.scrape);
+  const metricsServer =
+    scrape && cluster.isPrimary && config.metrics?.port !== undefined
+      ? await listenMetrics(scrape, { port: config.metrics.port, host: config.host })
+      : undefined;
   const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
   const idempotencyStore = redis
     ? new RedisIdempotencyStore(redis)
@@ -66,6 +86,9 @@ async function serve(): Promise<void> {
     ...gatewaySettings(config),
     idempotencyStore,
     rateLimiter: config.rateLimitPerKey ? createRateLimiter(config.rateLimitPerKey, redis) : null,
+    metrics,
+    metricsEndpoint: config.metrics?.port === undefined ? scrape : null,
+    tracer: tracing?.tracer ?? null,
     graphiql: config.graphiql && {
       defaultQuery: loadExampleOperations(),
       defaultAuthorization: demoKey && `Bearer ${demoKey}`,
@@ -75,7 +98,12 @@ async function serve(): Promise<void> {
   // A worker's supervisor announces the fleet once; a process alone announces itself.
   if (cluster.isPrimary) {
     logger.info(
-      { url: `${running.url}/graphql`, upstream: sandboxMode ? 'embedded sandbox' : upstreamURL },
+      {
+        url: `${running.url}/graphql`,
+        upstream: sandboxMode ? 'embedded sandbox' : upstreamURL,
+        metrics: metricsServer?.url ?? (scrape ? `${running.url}/metrics` : 'off'),
+        tracing: config.tracing ? config.tracing.url : 'off',
+      },
       'gateway listening',
     );
     console.log(
@@ -97,6 +125,8 @@ async function serve(): Promise<void> {
       running
         .close(config.shutdownTimeoutMs)
         .then(() => client.close())
+        .then(() => metricsServer?.close())
+        .then(() => tracing?.shutdown())
         .then(() => subscriber?.quit())
         .then(() => redis?.quit())
         .then(() => sandbox?.stop())

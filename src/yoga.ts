@@ -1,20 +1,25 @@
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import type { Tracer } from '@opentelemetry/api';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config } from './config.ts';
 import { createContextFactory, type GatewayContext } from './context.ts';
+import type { GatewayMetrics, Scrape } from './observability/metrics.ts';
 import { useAuthentication, useRefuseKeyInURL } from './plugins/authentication.ts';
 import { useEagerStringify } from './plugins/eager-stringify.ts';
 import { useCSRFHeaderRequired, useErrorContract } from './plugins/error-contract.ts';
 import { useErrorLogging } from './plugins/error-logging.ts';
 import { useHealthChecks } from './plugins/health.ts';
 import { type QueryLimits, useMaxRequestBytes, useQueryLimits } from './plugins/limits.ts';
+import { useMetricsEndpoint } from './plugins/metrics-endpoint.ts';
 import { useOperationStatus } from './plugins/operation-status.ts';
 import { useQueryDeduplication } from './plugins/query-deduplication.ts';
 import { useRateLimit } from './plugins/rate-limit.ts';
 import { requestIdOf, useRequestId } from './plugins/request-id.ts';
+import { useRequestTelemetry } from './plugins/request-telemetry.ts';
+import { useTracing } from './plugins/tracing.ts';
 import { schema } from './schema/index.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
 import type { IdempotencyStore } from './withdrawals/idempotency-store.ts';
@@ -42,6 +47,12 @@ export interface GatewayDeps {
   queryDeduplication: boolean;
   /** The per-key inbound rate limit (RATE_LIMIT_PER_KEY); null: none. */
   rateLimiter: RateLimiterAbstract | null;
+  /** Prometheus metrics (METRICS); null: none. Give the same object to the client's telemetry. */
+  metrics: GatewayMetrics | null;
+  /** What GET /metrics on the gateway's port answers; null: not served here (METRICS_PORT, or metrics off). */
+  metricsEndpoint: Scrape | null;
+  /** OpenTelemetry spans (OTEL_EXPORTER_OTLP_ENDPOINT); null: no tracing, at no cost. */
+  tracer: Tracer | null;
 }
 
 /** createGateway's settings as the configuration gives them; the caller adds the live parts. */
@@ -61,7 +72,11 @@ export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext
 
 /** The whole GraphQL gateway as one fetch-style handler; tests call `gateway.fetch` directly. */
 export function createGateway(deps: GatewayDeps): Gateway {
-  const withdrawals = new WithdrawalService(deps.client, deps.idempotencyStore, deps.idempotencyLeaseMs);
+  const { metrics, tracer } = deps;
+  const withdrawals = new WithdrawalService(deps.client, deps.idempotencyStore, deps.idempotencyLeaseMs, {
+    ...(metrics && { metrics }),
+    ...(tracer && { tracer }),
+  });
   const createContext = createContextFactory({ ...deps, withdrawals });
   const { graphiql, introspection } = deps;
   const limits: QueryLimits = { ...deps.limits, blockFieldSuggestions: !introspection };
@@ -91,6 +106,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // One operation per request: batching would multiply every limit below.
     batching: false,
     plugins: [
+      // First: they see every request, the ones refused by the plugins below included.
+      ...(tracer ? [useTracing(tracer)] : []),
+      useRequestTelemetry({ logger: deps.logger, metrics, graphqlEndpoint: '/graphql' }),
+      ...(deps.metricsEndpoint ? [useMetricsEndpoint(deps.metricsEndpoint)] : []),
       useRefuseKeyInURL(),
       useMaxRequestBytes(deps.maxRequestBytes),
       useRequestId(),
@@ -116,6 +135,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
             useQueryDeduplication({
               sharingScope: (context) =>
                 context.authorization ? deps.client.sharingScope(context.caller) : null,
+              ...(metrics && { onJoined: () => metrics.deduplicated() }),
             }),
           ]
         : []),

@@ -2,6 +2,7 @@ import { getOperationAST, Kind, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
 import { GatewayError, unauthenticated } from '../errors.ts';
+import { refusal } from './refusal.ts';
 
 /** Query parameter names that look like someone put a credential in the URL. */
 const CREDENTIAL_PARAMS = new Set([
@@ -23,7 +24,7 @@ const CREDENTIAL_PARAMS = new Set([
  */
 export function useRefuseKeyInURL(): Plugin {
   return {
-    onRequest({ url, endResponse }) {
+    onRequest({ request, url, endResponse }) {
       let refused = false;
       for (const [name, value] of url.searchParams) {
         if (CREDENTIAL_PARAMS.has(name.toLowerCase()) || /^bearer\s/i.test(value)) refused = true;
@@ -33,12 +34,7 @@ export function useRefuseKeyInURL(): Plugin {
         'API_KEY_IN_URL',
         'API keys must not be sent in URLs. Send Authorization: Bearer <API key> as a header, and revoke a key that was sent in a URL.',
       );
-      endResponse(
-        new Response(JSON.stringify({ errors: [error.toJSON()] }), {
-          status: 400,
-          headers: { 'content-type': 'application/json; charset=utf-8' },
-        }),
-      );
+      endResponse(refusal(request, 400, error.toJSON() as Parameters<typeof refusal>[2]));
     },
   };
 }

@@ -18,6 +18,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { DEFAULT_WINDOW } from '../schema/pagination.ts';
+import { refusal } from './refusal.ts';
 
 /**
  * Hostile documents are refused before any upstream call, with HTTP 400 and
@@ -179,13 +180,8 @@ export function useMaxRequestBytes(maxBytes: number): Plugin {
     onRequest({ request, endResponse }) {
       const header = request.headers.get('content-length');
       if (header === null || Number(header) <= maxBytes) return;
-      const errors = [{ message: message(`received ${header}`), extensions: { code: 'REQUEST_TOO_LARGE' } }];
-      endResponse(
-        new Response(JSON.stringify({ errors }), {
-          status: 413,
-          headers: { 'content-type': 'application/json; charset=utf-8', connection: 'close' },
-        }),
-      );
+      const error = { message: message(`received ${header}`), extensions: { code: 'REQUEST_TOO_LARGE' } };
+      endResponse(refusal(request, 413, error, { connection: 'close' }));
     },
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       if (request.headers.has('content-length') || !request.body || !requestParser) return;

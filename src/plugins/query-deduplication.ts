@@ -24,6 +24,8 @@ import type { GatewayContext } from '../context.ts';
  */
 export function useQueryDeduplication(options: {
   sharingScope: (context: GatewayContext) => string | null;
+  /** Called for each query answered with another's result (metrics). */
+  onJoined?: () => void;
 }): Plugin<GatewayContext> {
   const inFlight = new WeakMap<DocumentNode, Map<string, Promise<ExecutionResult | null>>>();
   return {
@@ -42,7 +44,9 @@ export function useQueryDeduplication(options: {
       if (pending) {
         // Envelop waits for a promise returned from onExecute before it executes.
         return pending.then((result) => {
-          if (result) setResultAndStopExecution(result);
+          if (!result) return;
+          options.onJoined?.();
+          setResultAndStopExecution(result);
         });
       }
       setExecuteFn(async (executionArgs) => {

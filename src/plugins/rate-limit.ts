@@ -7,6 +7,7 @@ import {
   RateLimiterRes,
 } from 'rate-limiter-flexible';
 import { authorizationOf } from '../context.ts';
+import { refusal } from './refusal.ts';
 
 /** RATE_LIMIT_PER_KEY: `points` requests per `durationSeconds`, per API key. */
 export interface RateLimit {
@@ -55,12 +56,7 @@ export function useRateLimit(
             message: `Too many requests for this API key: at most ${limiter.points} every ${limiter.duration} s. Retry after ${seconds} s.`,
             extensions: { code: 'RATE_LIMITED', retryAfterSeconds: seconds },
           };
-          endResponse(
-            new Response(JSON.stringify({ errors: [error] }), {
-              status: 429,
-              headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(seconds) },
-            }),
-          );
+          endResponse(refusal(request, 429, error, { 'retry-after': String(seconds) }));
         },
       );
     },

@@ -1,6 +1,7 @@
 import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
+import type { UpstreamObserver } from './telemetry.ts';
 import type { UpstreamResponse } from './transport.ts';
 
 /**
@@ -51,6 +52,8 @@ export interface ResponseCacheOptions {
   staggerJoiners?: () => boolean;
   /** The HMAC secret of caller scopes; a fleet shares one (see fleetScopeSecret). Default: random per process. */
   scopeSecret?: Buffer;
+  /** Counts hits, misses and coalesced waits (metrics). */
+  observer?: Pick<UpstreamObserver, 'cache'>;
 }
 
 /**
@@ -89,8 +92,10 @@ export class ResponseCache {
    */
   private readonly generations = new LRUCache<string, number>({ max: 100_000 });
   private readonly staggerJoiners: () => boolean;
+  private readonly observer: Pick<UpstreamObserver, 'cache'> | undefined;
 
   constructor(options: ResponseCacheOptions) {
+    this.observer = options.observer;
     this.staggerJoiners = options.staggerJoiners ?? loopHasIdleTime();
     this.secret = createSecretKey(options.scopeSecret ?? randomBytes(32));
     this.entries =
@@ -107,17 +112,30 @@ export class ResponseCache {
 
   /**
    * The response for GET `path` in a caller's scope (scopeOf): from the cache, from an identical call already in
-   * flight, or from `fetch` (whose 2xx answer is then cached).
+   * flight, or from `fetch` (whose 2xx answer is then cached). `served` counts the first two, for
+   * the request's access log.
    */
-  async get(scope: string, path: string, fetch: () => Promise<UpstreamResponse>): Promise<UpstreamResponse> {
+  async get(
+    scope: string,
+    path: string,
+    fetch: () => Promise<UpstreamResponse>,
+    served?: { cached: number; coalesced: number },
+  ): Promise<UpstreamResponse> {
     const key = this.key(scope, path);
     const cached = this.entries?.get(key);
-    if (cached) return { ...cached, json: JSON.parse(cached.text) };
+    if (cached) {
+      if (served) served.cached++;
+      this.observer?.cache('hit');
+      return { ...cached, json: JSON.parse(cached.text) };
+    }
     const pending = this.inFlight.get(key);
     if (pending) {
+      if (served) served.coalesced++;
+      this.observer?.cache('coalesced');
       pending.turn = pending.turn.then(() => (this.takesTurns(pending) ? nextTurn() : undefined));
       return pending.turn.then(() => pending.call);
     }
+    this.observer?.cache('miss');
     const call = fetch()
       .then((response) => {
         if (response.status >= 200 && response.status < 300 && response.json !== undefined) {

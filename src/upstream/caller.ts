@@ -14,4 +14,8 @@ export interface Caller {
    * (MAX_UPSTREAM_CALLS_PER_REQUEST). Mutable: the transport counts.
    */
   readonly calls: { made: number; readonly max: number };
+  /** GETs of this request answered by the micro-cache, or by an identical call in flight: for the access log. */
+  readonly served: { cached: number; coalesced: number };
+  /** The GraphQL request's id, sent upstream as X-Request-Id so both sides' logs can be joined. */
+  readonly requestId?: string;
 }

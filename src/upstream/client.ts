@@ -2,6 +2,7 @@ import { GatewayError, outcomeUnknown } from '../errors.ts';
 import { ResponseCache } from './cache.ts';
 import type { Caller } from './caller.ts';
 import { type Decoder, decodeOne, decodePage, decodeResponse, envelopeCode } from './envelope.ts';
+import type { UpstreamTelemetry } from './telemetry.ts';
 import { Transport, type TransportOptions, type UpstreamResponse } from './transport.ts';
 import type {
   CreateWithdrawalIntentBody,
@@ -32,6 +33,8 @@ export interface UpstreamClientOptions extends TransportOptions {
    * other processes of a fleet forget theirs too (fleet.ts). Awaited before the withdrawal answers.
    */
   onWithdrawal?: (scope: string) => Promise<void>;
+  /** Metrics and traces of upstream calls; none by default. */
+  telemetry?: UpstreamTelemetry;
 }
 
 export class MerchantWalletClient {
@@ -40,9 +43,10 @@ export class MerchantWalletClient {
   private readonly onWithdrawal: ((scope: string) => Promise<void>) | undefined;
 
   constructor(options: UpstreamClientOptions, clock?: () => number) {
-    this.transport = new Transport(options);
+    this.transport = new Transport(options, options.telemetry);
     this.onWithdrawal = options.onWithdrawal;
     this.cache = new ResponseCache({
+      ...(options.telemetry?.observer && { observer: options.telemetry.observer }),
       ttlMs: options.cacheTtlMs,
       maxBytes: options.cacheMaxBytes,
       now: clock,
@@ -51,12 +55,19 @@ export class MerchantWalletClient {
   }
 
   /** The Caller of one GraphQL request: its key, deadline and upstream call budget. */
-  caller(authorization: string, deadline?: number, maxCalls = Number.POSITIVE_INFINITY): Caller {
+  caller(
+    authorization: string,
+    deadline?: number,
+    maxCalls = Number.POSITIVE_INFINITY,
+    requestId?: string,
+  ): Caller {
     return {
       authorization,
       cacheScope: this.cache.scopeOf(authorization),
       calls: { made: 0, max: maxCalls },
+      served: { cached: 0, coalesced: 0 },
       ...(deadline !== undefined && { deadline }),
+      ...(requestId !== undefined && { requestId }),
     };
   }
 
@@ -199,8 +210,11 @@ export class MerchantWalletClient {
 
   /** A GET through the micro-cache and coalescing, then decoded. */
   private async get<T>(caller: Caller, route: string, path: string, decode: Decoder<T>): Promise<T> {
-    const response = await this.cache.get(caller.cacheScope, path, () =>
-      this.transport.get(caller, route, path),
+    const response = await this.cache.get(
+      caller.cacheScope,
+      path,
+      () => this.transport.get(caller, route, path),
+      caller.served,
     );
     return decodeResponse(response, decode);
   }

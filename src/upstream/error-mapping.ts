@@ -81,3 +81,15 @@ export function transportError(error: unknown): GatewayError {
   if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return upstreamMalformed(200, 'body over the size cap');
   return upstreamUnavailable(error);
 }
+
+/** How a call that got no answer failed, in a word fit for a metric label or a span attribute. */
+export function failureKind(error: unknown): string {
+  const code = errorCodeOf(error);
+  if (code === 'DEADLINE') return 'deadline';
+  if (TIMEOUT_ERRORS.has(code)) return 'timeout';
+  if (code === 'ECONNREFUSED') return 'refused';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
+  if (CONNECTION_ERRORS.has(code)) return 'reset';
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return 'too_large';
+  return 'error';
+}

@@ -1,17 +1,28 @@
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { type Dispatcher, Pool } from 'undici';
 import { GatewayError } from '../errors.ts';
 import type { Caller } from './caller.ts';
 import { type CircuitBreakerOptions, CircuitBreakers } from './circuit-breakers.ts';
-import { CONNECTION_ERRORS, errorCodeOf, RETRYABLE_STATUS, transportError } from './error-mapping.ts';
+import {
+  CONNECTION_ERRORS,
+  errorCodeOf,
+  failureKind,
+  RETRYABLE_STATUS,
+  transportError,
+} from './error-mapping.ts';
+import type { UpstreamObserver, UpstreamTelemetry } from './telemetry.ts';
 
 /**
  * How bytes reach the REST API: one undici Pool with keep-alive per process, explicit timeouts, the
  * GraphQL request's deadline on every call, and bounded, jittered retries for idempotent GETs.
- * Every attempt passes the route's circuit breaker (circuit-breakers.ts) and the request's call
- * budget (Caller.calls) before it leaves. Nothing here knows a resource or an envelope (client.ts
- * and envelope.ts do); upstream metrics, tracing headers and request-id forwarding belong here too,
- * in `send`.
+ * Every attempt passes the request's call budget (Caller.calls) and the route's circuit breaker
+ * (circuit-breakers.ts) before it leaves, and is counted (UpstreamObserver) and traced: its span is
+ * a child of the active one, and its `traceparent` and the GraphQL request's `x-request-id` go with
+ * it, so the REST API's traces and logs join the gateway's. Nothing here knows a resource or an
+ * envelope (client.ts and envelope.ts do).
  */
 
 export interface TransportOptions {
@@ -43,20 +54,42 @@ export interface UpstreamResponse {
 
 const BASE_PATH = '/external/v1';
 
+const propagator = new W3CTraceContextPropagator();
+const headerSetter = {
+  set(carrier: Record<string, string>, key: string, value: string) {
+    carrier[key] = value;
+  },
+};
+
+/** A route (`GET /deposits/{id}`) as metrics and spans name it: method and `/external/v1/deposits/{id}`. */
+interface RouteLabels {
+  method: string;
+  template: string;
+  /** The span name: `GET /external/v1/deposits/{id}`. */
+  name: string;
+}
+
 export class Transport {
   private readonly pool: Pool;
   private readonly options: TransportOptions;
   private readonly pathPrefix: string;
+  private readonly host: string;
   private readonly breakers: CircuitBreakers;
   /** Upstream calls under way and timers pending (deadlines, backoffs), for activity(). */
   private calls = 0;
   private timers = 0;
+  private readonly observer: UpstreamObserver | undefined;
+  private readonly tracer: Tracer | undefined;
+  private readonly routes = new Map<string, RouteLabels>();
 
-  constructor(options: TransportOptions) {
+  constructor(options: TransportOptions, telemetry: UpstreamTelemetry = {}) {
     this.options = options;
+    this.observer = telemetry.observer;
+    this.tracer = telemetry.tracer;
     this.breakers = new CircuitBreakers(options.circuitBreaker);
     const url = new URL(options.baseURL);
     this.pathPrefix = url.pathname.replace(/\/$/, '') + BASE_PATH;
+    this.host = url.host;
     this.pool = new Pool(url.origin, {
       connections: options.connections,
       connectTimeout: options.connectTimeoutMs,
@@ -79,7 +112,7 @@ export class Transport {
       const last = attempt >= this.options.maxRetries || !this.hasTimeLeft(caller, attempt);
       let response: UpstreamResponse;
       try {
-        response = await this.send('GET', route, path, caller, {}, undefined);
+        response = await this.send('GET', route, path, caller, {}, undefined, attempt);
       } catch (error) {
         if (error instanceof GatewayError) throw error;
         if (!last && CONNECTION_ERRORS.has(errorCodeOf(error))) {
@@ -119,7 +152,8 @@ export class Transport {
     headers: Record<string, string>,
     body: string,
   ): Promise<UpstreamResponse> {
-    return this.send('POST', route, path, caller, { 'content-type': 'application/json', ...headers }, body);
+    const json = { 'content-type': 'application/json', ...headers };
+    return this.send('POST', route, path, caller, json, body, 0);
   }
 
   /** Each route's circuit state. */
@@ -167,19 +201,90 @@ export class Transport {
   }
 
   /** One attempt: the budget, then the route's circuit, then the wire. */
-  private send(
+  private async send(
     method: 'GET' | 'POST',
     route: string,
     path: string,
     caller: Caller,
     headers: Record<string, string>,
     body: string | undefined,
+    attempt: number,
   ): Promise<UpstreamResponse> {
-    if (caller.calls.made >= caller.calls.max) return Promise.reject(budgetSpent(caller.calls.max));
-    return this.breakers.run(route, () => {
-      caller.calls.made++;
-      return this.request(method, path, caller, headers, body);
+    const labels = this.labelsOf(route);
+    if (caller.calls.made >= caller.calls.max) {
+      this.observer?.refused(labels.method, labels.template, 'budget');
+      throw budgetSpent(caller.calls.max);
+    }
+    let sent = false;
+    try {
+      return await this.breakers.run(route, () => {
+        sent = true;
+        caller.calls.made++;
+        return this.observed(labels, method, path, caller, headers, body, attempt);
+      });
+    } catch (error) {
+      if (!sent) this.observer?.refused(labels.method, labels.template, 'circuit_open');
+      throw error;
+    }
+  }
+
+  /** One attempt on the wire, counted and traced. */
+  private async observed(
+    labels: RouteLabels,
+    method: 'GET' | 'POST',
+    path: string,
+    caller: Caller,
+    headers: Record<string, string>,
+    body: string | undefined,
+    attempt: number,
+  ): Promise<UpstreamResponse> {
+    const started = performance.now();
+    const span = this.tracer?.startSpan(labels.name, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'http.request.method': method,
+        'url.template': labels.template,
+        'server.address': this.host,
+        ...(attempt > 0 && { 'http.request.resend_count': attempt }),
+      },
     });
+    try {
+      const response = await this.request(method, path, caller, headers, body, span);
+      this.observer?.attempt(
+        labels.method,
+        labels.template,
+        String(response.status),
+        (performance.now() - started) / 1000,
+        attempt > 0,
+      );
+      span?.setAttribute('http.response.status_code', response.status);
+      if (response.status >= 500) span?.setStatus({ code: SpanStatusCode.ERROR });
+      return response;
+    } catch (error) {
+      const kind = failureKind(error);
+      this.observer?.attempt(
+        labels.method,
+        labels.template,
+        kind,
+        (performance.now() - started) / 1000,
+        attempt > 0,
+      );
+      span?.setAttribute('error.type', kind);
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: kind });
+      throw error;
+    } finally {
+      span?.end();
+    }
+  }
+
+  private labelsOf(route: string): RouteLabels {
+    let labels = this.routes.get(route);
+    if (!labels) {
+      const [method = 'GET', template = route] = route.split(' ');
+      labels = { method, template: BASE_PATH + template, name: `${method} ${BASE_PATH}${template}` };
+      this.routes.set(route, labels);
+    }
+    return labels;
   }
 
   private async request(
@@ -188,6 +293,7 @@ export class Transport {
     caller: Caller,
     headers: Record<string, string>,
     body: string | undefined,
+    span: Span | undefined,
   ): Promise<UpstreamResponse> {
     const remaining = caller.deadline === undefined ? undefined : caller.deadline - Date.now();
     if (remaining !== undefined && remaining <= 0) throw deadlinePassed();
@@ -205,10 +311,17 @@ export class Transport {
     let response: Dispatcher.ResponseData;
     let text: string;
     try {
+      const sent: Record<string, string> = {
+        accept: 'application/json',
+        authorization: caller.authorization,
+        ...headers,
+      };
+      if (caller.requestId) sent['x-request-id'] = caller.requestId;
+      if (span) propagator.inject(trace.setSpan(context.active(), span), sent, headerSetter);
       response = await this.pool.request({
         method,
         path: this.pathPrefix + path,
-        headers: { accept: 'application/json', authorization: caller.authorization, ...headers },
+        headers: sent,
         body,
         ...(deadline && { signal: deadline.signal }),
       });

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { GatewayError, isGatewayError, outcomeUnknown } from '../errors.ts';
+import type { GatewayMetrics } from '../observability/metrics.ts';
 import { canonicalJson } from '../shared/canonical-json.ts';
 import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
@@ -43,18 +45,23 @@ export class WithdrawalService {
   private readonly store: IdempotencyStore;
   private readonly leaseMs: number;
   private readonly now: () => number;
+  private readonly metrics: Pick<GatewayMetrics, 'idempotency'> | undefined;
+  private readonly tracer: Tracer | undefined;
 
   /** `leaseMs` must outlive any POST: longer than the request deadline (config.ts checks it). */
   constructor(
     client: MerchantWalletClient,
     store: IdempotencyStore,
     leaseMs: number,
+    telemetry: { metrics?: Pick<GatewayMetrics, 'idempotency'>; tracer?: Tracer } = {},
     now: () => number = Date.now,
   ) {
     this.client = client;
     this.store = store;
     this.leaseMs = leaseMs;
     this.now = now;
+    this.metrics = telemetry.metrics;
+    this.tracer = telemetry.tracer;
   }
 
   /**
@@ -85,7 +92,8 @@ export class WithdrawalService {
     const id = `${caller.cacheScope}\u0000${key}`;
     const running = this.inFlight.get(id);
     if (running) {
-      if (running.fingerprint !== fingerprint) throw reused();
+      if (running.fingerprint !== fingerprint) throw this.reused();
+      this.metrics?.idempotency('waited');
       return running.result;
     }
     const result = this.attempt(caller, body, key, fingerprint).finally(() => this.inFlight.delete(id));
@@ -102,15 +110,22 @@ export class WithdrawalService {
     const scope = caller.cacheScope;
     const mine: PendingRecord = { state: 'pending', fingerprint, startedAt: this.now() };
     let attemptStartedAt = mine.startedAt;
-    let held = await this.guard(() => this.store.claim(scope, key, mine, this.leaseMs));
+    let held = await this.traced('withdrawal.idempotency.claim', () =>
+      this.guard(() => this.store.claim(scope, key, mine, this.leaseMs)),
+    );
     for (let wait = 10; held; wait = Math.min(wait * 2, 200)) {
       const { record, leased } = held;
-      if (record.fingerprint !== fingerprint) throw reused();
-      if (record.state === 'succeeded') return record.intent;
+      if (record.fingerprint !== fingerprint) throw this.reused();
+      if (record.state === 'succeeded') {
+        this.metrics?.idempotency('replayed');
+        return record.intent;
+      }
       if (record.state === 'refused') {
+        this.metrics?.idempotency('replayed');
         throw withdrawalUserError(record.code, record.message) ?? new Error(`unknown code ${record.code}`);
       }
       if (leased) {
+        if (wait === 10) this.metrics?.idempotency('waited');
         // Another attempt (in another process) may be sending right now: wait for its outcome.
         if (caller.deadline !== undefined && Date.now() + wait >= caller.deadline) throw stillInProgress(key);
         await sleep(wait);
@@ -125,10 +140,13 @@ export class WithdrawalService {
         held = await this.guard(() => this.store.read(scope, key));
         continue;
       }
-      const found = await this.reconcile(caller, body, record.startedAt).catch(async (error: unknown) => {
+      const found = await this.traced('withdrawal.reconcile', () =>
+        this.reconcile(caller, body, record.startedAt),
+      ).catch(async (error: unknown) => {
         await this.release(scope, key, next);
         throw error;
       });
+      this.metrics?.idempotency(found ? 'reconciled_found' : 'reconciled_not_found');
       if (found) {
         await this.keep(scope, key, {
           state: 'succeeded',
@@ -161,6 +179,26 @@ export class WithdrawalService {
       }
       throw error;
     }
+  }
+
+  /** `work` inside a span of its own, when tracing is on. */
+  private traced<T>(name: string, work: () => Promise<T>): Promise<T> {
+    if (!this.tracer) return work();
+    return this.tracer.startActiveSpan(name, async (span) => {
+      try {
+        return await work();
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.name ?? 'error' });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  private reused(): WithdrawalUserError {
+    this.metrics?.idempotency('key_reused');
+    return reused();
   }
 
   /**

@@ -32,6 +32,9 @@ const gateway = createGateway({
   idempotencyStore,
   ...gatewaySettings(config),
   rateLimiter: null,
+  metrics: null,
+  metricsEndpoint: null,
+  tracer: null,
 });
 const running = await listen(gateway, { port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
 process.send?.({ type: 'ready', url: running.url });

@@ -1,6 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import { parseConfig } from '../../src/config.ts';
+import { GatewayMetrics } from '../../src/observability/metrics.ts';
 import { SandboxStore } from '../../src/sandbox/store/store.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { MerchantWalletClient, type UpstreamClientOptions } from '../../src/upstream/client.ts';
@@ -28,6 +29,9 @@ export function defaultGatewayDeps(client: MerchantWalletClient, logger: Gateway
     graphiql: false,
     ...gatewaySettings(DEFAULTS),
     rateLimiter: null,
+    metrics: null,
+    metricsEndpoint: null,
+    tracer: null,
   };
 }
 
@@ -44,6 +48,11 @@ export async function startTestGateway(
   } = {},
 ) {
   const sandbox = await startTestSandbox(options.store ?? new SandboxStore());
+  // Metrics on, as in production by default: every test exercises their counting.
+  const metrics = new GatewayMetrics({
+    maxOperationNames: DEFAULTS.metrics?.maxOperationNames ?? 100,
+    processMetrics: false,
+  });
   const client = new MerchantWalletClient(
     {
       ...DEFAULTS.upstream,
@@ -52,16 +61,20 @@ export async function startTestGateway(
       circuitBreaker: { ...DEFAULTS.upstream.circuitBreaker, failures: 0 },
       // Tests change the sandbox between reads; the micro-cache has its own tests with TTL on.
       cacheTtlMs: 0,
+      telemetry: { observer: metrics },
       ...options.upstream,
       baseURL: sandbox.url,
     },
     options.clock,
   );
+  metrics.watchCircuits(() => client.circuits());
   const logs: string[] = [];
   const logger = createLogger('debug', suiteLogDestination(logs));
   const gateway = createGateway({
     ...defaultGatewayDeps(client, logger),
     graphiql: { defaultQuery: '{ __typename }' },
+    metrics,
+    metricsEndpoint: metrics.scrape,
     ...options.gateway,
   });
 
@@ -107,6 +120,7 @@ export async function startTestGateway(
     sandbox,
     client,
     gateway,
+    metrics,
     logs,
     request,
     run,

@@ -45,6 +45,10 @@ export interface LoggedRequest {
   merchantId: string | null;
   /** The HTTP status answered; -1 when a fault dropped or cut the connection. */
   status: number;
+  /** The X-Request-Id the caller sent, or the one the sandbox made. */
+  requestId: string;
+  /** The W3C trace context the caller sent, as received; null without one. */
+  traceparent: string | null;
 }
 
 /** The HTTP face of the sandbox: the spec's /external/v1 API, the admin API and fault injection. */
@@ -119,7 +123,14 @@ export class Sandbox {
   private async handleExternal(ctx: RequestContext, res: ServerResponse): Promise<void> {
     const { req, url } = ctx;
     const path = url.pathname + url.search;
-    const entry: LoggedRequest = { method: req.method ?? 'GET', path, merchantId: null, status: 0 };
+    const entry: LoggedRequest = {
+      method: req.method ?? 'GET',
+      path,
+      merchantId: null,
+      status: 0,
+      requestId: ctx.requestId,
+      traceparent: headerValue(req, 'traceparent') ?? null,
+    };
     this.externalRequests++;
     if (this.requests.length >= MAX_LOGGED_REQUESTS) this.requests.shift();
     this.requests.push(entry);

@@ -141,13 +141,32 @@ describe('fault injection', () => {
     expect(answered).toBe(false);
   });
 
-  it('logs every /external request with its merchant, for call counting', async () => {
+  it('logs every /external request with its merchant, request id and trace context, for call counting', async () => {
     await sb.admin('DELETE', '/requests');
-    await sb.call('GET', '/external/v1/wallets?size=5', { key: merchant.key });
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    await sb.call('GET', '/external/v1/wallets?size=5', {
+      key: merchant.key,
+      headers: { 'x-request-id': 'req-1', traceparent },
+    });
     await sb.call('GET', '/external/v1/deposits', { key: 'nope' });
-    expect(await sb.admin('GET', '/requests')).toEqual([
-      { method: 'GET', path: '/external/v1/wallets?size=5', merchantId: merchant.id, status: 200 },
-      { method: 'GET', path: '/external/v1/deposits', merchantId: null, status: 401 },
+    const logged = await sb.admin('GET', '/requests');
+    expect(logged).toEqual([
+      {
+        method: 'GET',
+        path: '/external/v1/wallets?size=5',
+        merchantId: merchant.id,
+        status: 200,
+        requestId: 'req-1',
+        traceparent,
+      },
+      {
+        method: 'GET',
+        path: '/external/v1/deposits',
+        merchantId: null,
+        status: 401,
+        requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        traceparent: null,
+      },
     ]);
   });
 });

@@ -1,0 +1,235 @@
+import { performance } from 'node:perf_hooks';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { CircuitStateName } from '../upstream/circuit-breakers.ts';
+import type { UpstreamObserver } from '../upstream/telemetry.ts';
+
+/**
+ * The gateway's Prometheus metrics (prom-client), one registry per gateway. Every label is
+ * bounded: routes are templates, codes come from the gateway's own table, and operation names are
+ * folded (`operationLabel`). No API key, merchant, wallet or intent id is ever a label value.
+ * The README's "Operating it" lists them; ops/grafana/gateway.json draws them.
+ */
+
+/** Seconds; GraphQL requests run from a cache hit (~1 ms) to the request deadline (15 s). */
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15];
+const UPSTREAM_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The operation label of a request that never named an operation, or never got as far as one. */
+export const ANONYMOUS_OPERATION = '__anonymous';
+export const NO_OPERATION = '__none';
+export const OTHER_OPERATION = '__other';
+
+/** The Prometheus exposition of a process, or of a fleet (cluster-metrics.ts). */
+export type Scrape = () => Promise<{ contentType: string; body: string }>;
+
+export type Outcome = 'success' | 'partial' | 'error';
+
+/** One GraphQL request, as the request-telemetry plugin saw it end. */
+export interface RequestRecord {
+  /** The operation's name as sent; null when anonymous; undefined when no operation was found. */
+  operationName: string | null | undefined;
+  /** query, mutation, subscription; undefined when the document never parsed. */
+  operationType: string | undefined;
+  outcome: Outcome;
+  status: number;
+  seconds: number;
+  errorCodes: readonly string[];
+  upstreamCalls: number;
+}
+
+export type IdempotencyEvent =
+  /** A stored outcome was answered again (same key, same input). */
+  | 'replayed'
+  /** The attempt waited for another attempt holding the key's lease. */
+  | 'waited'
+  /** An unfinished attempt was reconciled and found the intent it had created. */
+  | 'reconciled_found'
+  /** An unfinished attempt was reconciled and had created nothing: the withdrawal is sent. */
+  | 'reconciled_not_found'
+  /** The key came back with a different input (IdempotencyKeyReusedError). */
+  | 'key_reused';
+
+export interface MetricsOptions {
+  /** Distinct operation names given their own label; later ones count as `__other`. */
+  maxOperationNames: number;
+  /** Node.js process metrics (heap, GC, event-loop lag, CPU); off in unit tests of the counts. */
+  processMetrics: boolean;
+}
+
+const NAME = /^[_A-Za-z][_0-9A-Za-z]{0,63}$/;
+
+export class GatewayMetrics implements UpstreamObserver {
+  readonly registry = new Registry();
+  private readonly names = new Set<string>();
+  private readonly maxOperationNames: number;
+  private circuits: () => Record<string, CircuitStateName> = () => ({});
+
+  private readonly requests = new Counter({
+    name: 'gateway_graphql_requests_total',
+    help: 'GraphQL requests, by operation, operation type, outcome (success, partial, error) and HTTP status.',
+    labelNames: ['operation_name', 'operation_type', 'outcome', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly duration = new Histogram({
+    name: 'gateway_graphql_request_duration_seconds',
+    help: 'Time from a GraphQL request arriving to its response being ready, by operation and type.',
+    labelNames: ['operation_name', 'operation_type'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly errors = new Counter({
+    name: 'gateway_graphql_errors_total',
+    help: 'GraphQL errors in responses, by operation and extensions.code.',
+    labelNames: ['operation_name', 'code'] as const,
+    registers: [this.registry],
+  });
+  private readonly operationUpstreamCalls = new Counter({
+    name: 'gateway_graphql_upstream_calls_total',
+    help: 'Upstream calls made by GraphQL requests (retries included), by operation: divide by gateway_graphql_requests_total for calls per operation.',
+    labelNames: ['operation_name'] as const,
+    registers: [this.registry],
+  });
+  private readonly upstreamRequests = new Counter({
+    name: 'gateway_upstream_requests_total',
+    help: 'Attempts sent to the REST API, by method, route template and HTTP status (or timeout, reset, refused, deadline, dns, too_large, error).',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly upstreamDuration = new Histogram({
+    name: 'gateway_upstream_request_duration_seconds',
+    help: 'Duration of one attempt sent to the REST API, by method and route template.',
+    labelNames: ['method', 'route'] as const,
+    buckets: UPSTREAM_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly retries = new Counter({
+    name: 'gateway_upstream_retries_total',
+    help: 'GET attempts after the first (after a connection error, a 502/503/504, or a short 429).',
+    labelNames: ['method', 'route'] as const,
+    registers: [this.registry],
+  });
+  private readonly refusals = new Counter({
+    name: 'gateway_upstream_refused_total',
+    help: 'Upstream calls never sent: the route circuit was open (circuit_open) or the request call budget spent (budget).',
+    labelNames: ['method', 'route', 'reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly cacheResults = new Counter({
+    name: 'gateway_upstream_cache_total',
+    help: 'GETs answered by the micro-cache (hit), by an identical call in flight (coalesced), or by the REST API (miss).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  private readonly deduplicatedQueries = new Counter({
+    name: 'gateway_graphql_deduplicated_total',
+    help: 'Queries answered with the result of an identical query of the same caller executing at the same time.',
+    registers: [this.registry],
+  });
+  private readonly idempotencyEvents = new Counter({
+    name: 'gateway_idempotency_events_total',
+    help: 'createWithdrawalIntent idempotency: replayed, waited, reconciled_found, reconciled_not_found, key_reused.',
+    labelNames: ['event'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(options: MetricsOptions) {
+    this.maxOperationNames = options.maxOperationNames;
+    const circuits = () => this.circuits();
+    new Gauge({
+      name: 'gateway_upstream_circuit_state',
+      help: 'Circuit breaker state per route template: 0 closed, 1 half-open, 2 open.',
+      labelNames: ['method', 'route'] as const,
+      registers: [this.registry],
+      // A fleet's state per route is its worst worker's (cluster-metrics.ts).
+      aggregator: 'max',
+      collect() {
+        this.reset();
+        for (const [route, state] of Object.entries(circuits())) {
+          const [method = 'GET', template = route] = route.split(' ');
+          this.set(
+            { method, route: `/external/v1${template}` },
+            state === 'open' ? 2 : state === 'half-open' ? 1 : 0,
+          );
+        }
+      },
+    });
+    if (options.processMetrics) {
+      collectDefaultMetrics({ register: this.registry });
+      let last = performance.eventLoopUtilization();
+      new Gauge({
+        name: 'nodejs_eventloop_utilization_ratio',
+        help: 'Share of the time since the previous scrape the event loop spent running code (0 to 1).',
+        registers: [this.registry],
+        aggregator: 'average',
+        collect() {
+          const now = performance.eventLoopUtilization();
+          this.set(performance.eventLoopUtilization(now, last).utilization);
+          last = now;
+        },
+      });
+    }
+  }
+
+  /** Where circuit states are read at each scrape (the client is made after its metrics). */
+  watchCircuits(states: () => Record<string, CircuitStateName>): void {
+    this.circuits = states;
+  }
+
+  /**
+   * The operation-name label: the name itself for the first `maxOperationNames` distinct names
+   * (an app's operations are a few dozen), `__other` after that or for a name too long or
+   * malformed, `__anonymous` for an unnamed operation, `__none` when no operation was found.
+   */
+  operationLabel(name: string | null | undefined): string {
+    if (name === undefined) return NO_OPERATION;
+    if (name === null) return ANONYMOUS_OPERATION;
+    if (this.names.has(name)) return name;
+    if (this.names.size >= this.maxOperationNames || !NAME.test(name)) return OTHER_OPERATION;
+    this.names.add(name);
+    return name;
+  }
+
+  request(record: RequestRecord): void {
+    const operation = this.operationLabel(record.operationName);
+    const type = record.operationType ?? 'unknown';
+    this.requests.inc({
+      operation_name: operation,
+      operation_type: type,
+      outcome: record.outcome,
+      status: String(record.status),
+    });
+    this.duration.observe({ operation_name: operation, operation_type: type }, record.seconds);
+    for (const code of record.errorCodes) this.errors.inc({ operation_name: operation, code });
+    if (record.upstreamCalls > 0) {
+      this.operationUpstreamCalls.inc({ operation_name: operation }, record.upstreamCalls);
+    }
+  }
+
+  attempt(method: string, route: string, outcome: string, seconds: number, retry: boolean): void {
+    this.upstreamRequests.inc({ method, route, status: outcome });
+    this.upstreamDuration.observe({ method, route }, seconds);
+    if (retry) this.retries.inc({ method, route });
+  }
+
+  refused(method: string, route: string, reason: 'circuit_open' | 'budget'): void {
+    this.refusals.inc({ method, route, reason });
+  }
+
+  cache(result: 'hit' | 'miss' | 'coalesced'): void {
+    this.cacheResults.inc({ result });
+  }
+
+  deduplicated(): void {
+    this.deduplicatedQueries.inc();
+  }
+
+  idempotency(event: IdempotencyEvent): void {
+    this.idempotencyEvents.inc({ event });
+  }
+
+  /** This process's exposition text and its content type. */
+  readonly scrape: Scrape = async () => ({
+    contentType: this.registry.contentType,
+    body: await this.registry.metrics(),
+  });
+}

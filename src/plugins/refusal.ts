@@ -1,0 +1,24 @@
+const codes = new WeakMap<Request, string>();
+
+/**
+ * The answer of a plugin that ends a request before GraphQL runs (a key in the URL, a body too
+ * large, a rate limit): `{"errors":[error]}` as JSON. Its code is kept for the access log and the
+ * metrics (request-telemetry.ts), which see no GraphQL result for such a request.
+ */
+export function refusal(
+  request: Request,
+  status: number,
+  error: { message: string; extensions: { code: string; [key: string]: unknown } },
+  headers: Record<string, string> = {},
+): Response {
+  codes.set(request, error.extensions.code);
+  return new Response(JSON.stringify({ errors: [error] }), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  });
+}
+
+/** The code of the refusal that ended this request, if one did. */
+export function refusalCodeOf(request: Request): string | undefined {
+  return codes.get(request);
+}

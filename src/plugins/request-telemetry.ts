@@ -1,0 +1,136 @@
+import { performance } from 'node:perf_hooks';
+import { trace } from '@opentelemetry/api';
+import { type ExecutionResult, getOperationAST } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { GatewayContext } from '../context.ts';
+import type { GatewayMetrics, Outcome } from '../observability/metrics.ts';
+import { refusalCodeOf } from './refusal.ts';
+import { requestIdOf } from './request-id.ts';
+
+/** Paths probed every few seconds by orchestrators and scrapers: logged at debug, not info. */
+const PROBES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+
+interface RequestState {
+  started: number;
+  /** The operationName parameter as sent (for the log; metrics wait for execution). */
+  requestedName?: string | null;
+  executed?: { name: string | null; type: string; context: GatewayContext };
+  codes: string[];
+  /** Whether some data came back (a partial result) when there were errors. */
+  hasData: boolean;
+  /** A GraphQL result was produced (not GraphiQL's page, not a probe). */
+  graphql: boolean;
+}
+
+/**
+ * One JSON access-log line per HTTP request, and the request metrics: request id, operation name
+ * and type, client name and version, HTTP status, duration, error codes, upstream calls made and
+ * answered from cache or coalesced. Never the key, the variables or the document. Install it
+ * first: it must see every request, including those refused by the plugins after it, and run its
+ * onExecute before query deduplication ends a joiner's execution.
+ */
+export function useRequestTelemetry(options: {
+  logger: Logger;
+  metrics: GatewayMetrics | null;
+  graphqlEndpoint: string;
+}): Plugin<GatewayContext> {
+  const { logger, metrics } = options;
+  const states = new WeakMap<Request, RequestState>();
+  return {
+    onRequest({ request }) {
+      states.set(request, { started: performance.now(), codes: [], hasData: false, graphql: false });
+    },
+    onParams({ request, params }) {
+      const state = states.get(request);
+      if (state) state.requestedName = typeof params.operationName === 'string' ? params.operationName : null;
+    },
+    onExecute({ args }) {
+      const context = args.contextValue;
+      const state = states.get(context.request);
+      if (!state) return;
+      const operation = getOperationAST(args.document, args.operationName);
+      state.executed = {
+        name: operation?.name?.value ?? null,
+        type: operation?.operation ?? 'unknown',
+        context,
+      };
+    },
+    onResultProcess({ request, result }) {
+      const state = states.get(request);
+      if (!state) return;
+      state.graphql = true;
+      for (const one of Array.isArray(result) ? result : [result]) {
+        if (Symbol.asyncIterator in one) continue;
+        const { errors, data } = one as ExecutionResult;
+        if (data != null) state.hasData = true;
+        for (const error of errors ?? []) {
+          const code = (error.extensions as { code?: unknown } | undefined)?.code;
+          state.codes.push(typeof code === 'string' ? code : 'INTERNAL_SERVER_ERROR');
+        }
+      }
+    },
+    onResponse({ request, response }) {
+      const state = states.get(request);
+      if (!state) return;
+      const seconds = (performance.now() - state.started) / 1000;
+      const refused = refusalCodeOf(request);
+      if (refused) state.codes.push(refused);
+      const path = new URL(request.url).pathname;
+      const graphql = path === options.graphqlEndpoint && (state.graphql || refused !== undefined);
+      const codes = [...new Set(state.codes)];
+      const outcome: Outcome = codes.length === 0 ? 'success' : state.hasData ? 'partial' : 'error';
+      const executed = state.executed;
+      const caller = executed?.context.caller;
+      if (graphql && metrics) {
+        metrics.request({
+          operationName: executed ? executed.name : undefined,
+          operationType: executed?.type,
+          outcome,
+          status: response.status,
+          seconds,
+          errorCodes: state.codes,
+          upstreamCalls: caller?.calls.made ?? 0,
+        });
+      }
+      const headers = request.headers;
+      const line = {
+        requestId: requestIdOf(request),
+        method: request.method,
+        path,
+        status: response.status,
+        durationMs: Math.round(seconds * 10_000) / 10,
+        ...(graphql && {
+          operationName: executed ? executed.name : (state.requestedName ?? null),
+          operationType: executed?.type ?? null,
+          outcome,
+          errorCodes: codes,
+          upstreamCalls: caller?.calls.made ?? 0,
+          cacheHits: caller?.served.cached ?? 0,
+          coalesced: caller?.served.coalesced ?? 0,
+        }),
+        client: {
+          name: clientHeader(headers, 'graphql-client-name', 'apollographql-client-name'),
+          version: clientHeader(headers, 'graphql-client-version', 'apollographql-client-version'),
+        },
+        ...traceIdOfActiveSpan(),
+      };
+      if (PROBES.has(path)) logger.debug(line, 'request');
+      else logger.info(line, 'request');
+    },
+  };
+}
+
+/** A client-name header, bounded: it is the caller's text. */
+function clientHeader(headers: Headers, name: string, apolloName: string): string | null {
+  const value = headers.get(name) ?? headers.get(apolloName);
+  return value === null ? null : value.slice(0, 64).replace(/[^\x20-\x7e]/g, '?');
+}
+
+function traceIdOfActiveSpan(): { traceId?: string } {
+  const span = trace.getActiveSpan();
+  if (!span) return {};
+  const { traceId, traceFlags } = span.spanContext();
+  // Only a sampled trace can be looked up.
+  return traceFlags & 1 ? { traceId } : {};
+}
