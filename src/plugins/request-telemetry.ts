@@ -13,8 +13,8 @@ const PROBES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics'])
 
 interface RequestState {
   started: number;
-  /** The operationName parameter as sent (for the log; metrics wait for execution). */
-  requestedName?: string | null;
+  /** The operation as the parsed document names it (for the log; metrics wait for execution). */
+  parsed?: { name: string | null; type: string };
   executed?: { name: string | null; type: string; context: GatewayContext };
   codes: string[];
   /** Whether some data came back (a partial result) when there were errors. */
@@ -41,9 +41,14 @@ export function useRequestTelemetry(options: {
     onRequest({ request }) {
       states.set(request, { started: performance.now(), codes: [], hasData: false, graphql: false });
     },
-    onParams({ request, params }) {
-      const state = states.get(request);
-      if (state) state.requestedName = typeof params.operationName === 'string' ? params.operationName : null;
+    onParse({ context }) {
+      const state = states.get(context.request);
+      if (!state) return;
+      return ({ result }) => {
+        if (!result || result instanceof Error) return;
+        const operation = getOperationAST(result, context.params.operationName);
+        state.parsed = { name: operation?.name?.value ?? null, type: operation?.operation ?? 'unknown' };
+      };
     },
     onExecute({ args }) {
       const context = args.contextValue;
@@ -101,8 +106,8 @@ export function useRequestTelemetry(options: {
         status: response.status,
         durationMs: Math.round(seconds * 10_000) / 10,
         ...(graphql && {
-          operationName: executed ? executed.name : (state.requestedName ?? null),
-          operationType: executed?.type ?? null,
+          operationName: (executed ?? state.parsed)?.name ?? null,
+          operationType: (executed ?? state.parsed)?.type ?? null,
           outcome,
           errorCodes: codes,
           upstreamCalls: caller?.calls.made ?? 0,
