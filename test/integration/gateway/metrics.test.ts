@@ -3,7 +3,7 @@ import { parseConfig } from '../../../src/config.ts';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
 import { listenMetrics } from '../../../src/observability/metrics-server.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { parseMetrics, type Sample, valueOf } from '../../support/metrics.ts';
+import { parseMetrics, type Sample, sampleSum } from '../../support/metrics.ts';
 import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
 
 let gw: TestGateway;
@@ -36,7 +36,7 @@ async function growth(
   return Object.fromEntries(
     Object.entries(asked).map(([as, [name, labels]]) => [
       as,
-      valueOf(after, name, labels) - valueOf(before, name, labels),
+      sampleSum(after, name, labels) - sampleSum(before, name, labels),
     ]),
   );
 }
@@ -151,7 +151,7 @@ describe('GET /metrics', () => {
       await slow.request(WALLETS, {}, { key: m.key });
       const samples = parseMetrics(await (await slow.gateway.fetch('http://gateway.test/metrics')).text());
       expect(
-        valueOf(samples, 'gateway_upstream_requests_total', {
+        sampleSum(samples, 'gateway_upstream_requests_total', {
           route: '/external/v1/wallets',
           status: 'timeout',
         }),
@@ -234,7 +234,7 @@ describe('GET /metrics', () => {
           circuit: samples.find(
             (s) => s.name === 'gateway_upstream_circuit_state' && s.labels.route === '/external/v1/wallets',
           )?.value,
-          refused: valueOf(samples, 'gateway_upstream_refused_total', {
+          refused: sampleSum(samples, 'gateway_upstream_refused_total', {
             method: 'GET',
             route: '/external/v1/wallets',
             reason: 'circuit_open',

@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayMetrics } from '../../../src/observability/metrics.ts';
+import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { parseMetrics } from '../../support/metrics.ts';
+import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
+
+// ops/grafana/gateway.json must only draw metrics the gateway exports: a renamed metric would
+// leave a panel empty without anyone noticing.
+
+interface Panel {
+  title: string;
+  type: string;
+  targets?: { expr: string }[];
+}
+const dashboard = JSON.parse(
+  readFileSync(new URL('../../../ops/grafana/gateway.json', import.meta.url), 'utf8'),
+) as {
+  panels: Panel[];
+};
+const exprs = dashboard.panels.flatMap((p) =>
+  (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })),
+);
+
+/** The metric names an expression reads: identifiers that are followed by a selector. */
+function metricsIn(expr: string): string[] {
+  return [...expr.matchAll(/\b([a-z_][a-z0-9_]*)\{/g)].map((m) => m[1] as string);
+}
+
+let gw: TestGateway;
+let metrics: GatewayMetrics;
+
+beforeAll(async () => {
+  metrics = new GatewayMetrics({ maxOperationNames: 100, processMetrics: true });
+  gw = await startTestGateway({
+    upstream: {
+      telemetry: { observer: metrics },
+      cacheTtlMs: 60_000,
+      circuitBreaker: DEFAULTS.upstream.circuitBreaker,
+    },
+    gateway: { metrics, metricsEndpoint: metrics.scrape, maxUpstreamCallsPerRequest: 2 },
+  });
+  metrics.watchCircuits(() => gw.client.circuits());
+});
+afterAll(() => gw.close());
+
+/** Traffic that touches every metric: success, cache hit, retry, budget refusal, replay, deduplication. */
+async function traffic() {
+  const m = await gw.sandbox.world.merchant();
+  const wallet = await gw.sandbox.world.wallet(m.id, { USDT: '100', TRX: '0' });
+  const wallets = 'query Wallets { wallets(first: 2) { nodes { id } } }';
+  await gw.request(wallets, {}, { key: m.key });
+  await gw.request(wallets, {}, { key: m.key });
+  await gw.sandbox.admin('POST', '/faults', {
+    method: 'GET',
+    path: '/external/v1/deposits',
+    status: 503,
+    times: 1,
+  });
+  await gw.request('query Deposits { deposits(first: 1) { totalCount } }', {}, { key: m.key });
+  await gw.request(
+    'query TooMany { wallets(first: 9) { totalCount } deposits(first: 9) { totalCount } withdrawalIntents(first: 9) { totalCount } }',
+    {},
+    { key: m.key },
+  );
+  const input = {
+    walletId: wallet.id,
+    serviceFeeMode: 'EXCLUSIVE',
+    currencyCode: 'USDT',
+    amount: '1.00',
+    destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
+    idempotencyKey: 'dashboard-1',
+  };
+  const withdraw =
+    'mutation W($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }';
+  await gw.request(withdraw, { input }, { key: m.key });
+  await gw.request(withdraw, { input }, { key: m.key });
+  await gw.sandbox.admin('POST', '/faults', {
+    method: 'GET',
+    path: '/external/v1/withdrawal-intents',
+    latencyMs: 100,
+    times: 1,
+  });
+  const same = 'query Same { withdrawalIntents(first: 3) { totalCount } }';
+  await Promise.all([1, 2, 3].map(() => gw.request(same, {}, { key: m.key })));
+}
+
+describe('the Grafana dashboard', () => {
+  it('has panels for requests, errors, latency, upstream, cache, deduplication and the event loop', () => {
+    const titles = dashboard.panels.map((p) => p.title).join('\n');
+    for (const topic of [
+      'Requests',
+      'Errors',
+      'Latency',
+      'Upstream calls per operation',
+      'Upstream p99',
+      'Micro-cache',
+      'identical one in flight',
+      'Event loop',
+    ]) {
+      expect(titles).toContain(topic);
+    }
+    expect(exprs.length).toBeGreaterThan(15);
+  });
+
+  it('queries only metrics that /metrics exports after traffic', async () => {
+    await traffic();
+    const samples = parseMetrics(await (await gw.gateway.fetch('http://gateway.test/metrics')).text());
+    const exported = new Set(samples.map((s) => s.name));
+    const missing = exprs.flatMap(({ panel, expr }) =>
+      metricsIn(expr)
+        .filter((name) => !exported.has(name))
+        .map((name) => `${panel}: ${name}`),
+    );
+    expect(missing).toEqual([]);
+    // Every expression names at least one metric: the check above cannot pass vacuously.
+    for (const { expr } of exprs) expect(metricsIn(expr).length).toBeGreaterThan(0);
+  });
+});
