@@ -33,6 +33,8 @@ export function superviseMetrics(): Scrape {
 /** In a worker: offers `registry` to the supervisor, and scrapes the fleet through it. */
 export function workerMetrics(registry: Registry, timeoutMs = 5_000): Scrape {
   AggregatorRegistry.setRegistries([registry]);
+  // Constructing one is what makes prom-client answer the supervisor's requests in a worker.
+  new AggregatorRegistry();
   let next = 0;
   const waiting = new Map<number, (answer: { contentType: string; body: string } | null) => void>();
   process.on('message', (message: { type?: string; id?: number; contentType?: string; body?: string }) => {

@@ -1,7 +1,10 @@
 import { execFileSync } from 'node:child_process';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { DEMO_KEYS } from '../../src/sandbox/seed.ts';
+import { parseMetrics, sampleSum } from '../support/metrics.ts';
 import { startProcess } from '../support/process.ts';
 import { type RunningRedis, startRedis } from '../support/redis.ts';
 import { captureProcessOutput } from '../support/suite-logs.ts';
@@ -16,9 +19,11 @@ type Started = Awaited<ReturnType<typeof startProcess>>;
 let redis: RunningRedis;
 let sandbox: Started;
 let fleet: Started;
+let metricsPort: number;
 
 beforeAll(async () => {
   redis = await startRedis();
+  metricsPort = await freePort();
   sandbox = await startProcess(
     'src/sandbox/main.ts',
     ['--port', '0', '--idempotency-extension', 'off'],
@@ -35,10 +40,43 @@ beforeAll(async () => {
       UPSTREAM_URL: sandbox.url,
       LOG_LEVEL: 'debug',
       NODE_ENV: 'development',
+      METRICS_PORT: String(metricsPort),
     },
     /gateway: (http:\/\/\S+)\/graphql/,
   );
 });
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** One GraphQL request on a connection of its own, so that the cluster hands it to any worker. */
+function freshConnectionQuery(url: string, query: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      `${url}/graphql`,
+      {
+        method: 'POST',
+        agent: false,
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}`,
+          connection: 'close',
+        },
+      },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+      },
+    );
+    request.on('error', reject);
+    request.end(JSON.stringify({ query }));
+  });
+}
 afterAll(async () => {
   for (const started of [fleet, sandbox]) if (started.child.exitCode === null) started.child.kill('SIGKILL');
   captureProcessOutput('npm start, WORKERS=2', fleet.output());
@@ -105,6 +143,31 @@ describe('WORKERS=2 with REDIS_URL', () => {
     expect(ids[0]).toEqual(expect.any(String));
     const posts = (await admin('/requests')).data.filter((r) => r.method === 'POST');
     expect(posts).toHaveLength(1);
+  });
+
+  it('metrics are the fleet’s sums, on the supervisor’s METRICS_PORT', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      statuses.push(
+        await freshConnectionQuery(fleet.url, 'query FleetCount { wallets(first: 1) { totalCount } }'),
+      );
+    }
+    expect(statuses).toEqual(Array(20).fill(200));
+    // Both workers answered some of them (each access-log line carries its process id).
+    const pids = new Set(
+      fleet
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"operationName":"FleetCount"'))
+        .map((line) => (JSON.parse(line) as { pid: number }).pid),
+    );
+    expect(pids.size).toBe(2);
+    const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(scraped.status).toBe(200);
+    const samples = parseMetrics(await scraped.text());
+    expect(sampleSum(samples, 'gateway_graphql_requests_total', { operation_name: 'FleetCount' })).toBe(20);
+    // Not on the public port.
+    expect((await fetch(`${fleet.url}/metrics`)).status).toBe(404);
   });
 
   it('replaces a worker killed with SIGKILL, and keeps answering', async () => {
