@@ -81,6 +81,31 @@ describe('npm start: the gateway in front of the embedded sandbox', () => {
     expect(await ready.json()).toEqual({ status: 'ready', upstream: 'ok', idempotencyStore: 'ok' });
   });
 
+  it('serves Prometheus metrics, process metrics included, and logs each request', async () => {
+    await graphql('query StartCheck { wallets(first: 1) { totalCount } }');
+    const metrics = await fetch(`${app.url}/metrics`);
+    expect(metrics.status).toBe(200);
+    const text = await metrics.text();
+    expect(text).toMatch(
+      /^gateway_graphql_requests_total\{operation_name="StartCheck",operation_type="query",outcome="success",status="200"\} 1$/m,
+    );
+    expect(text).toMatch(
+      /^gateway_upstream_requests_total\{method="GET",route="\/external\/v1\/wallets",status="200"\} [1-9]\d*$/m,
+    );
+    for (const name of [
+      'nodejs_eventloop_lag_p99_seconds',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_eventloop_utilization_ratio',
+    ]) {
+      expect(text).toMatch(new RegExp(`^${name} `, 'm'));
+    }
+    const line = app
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"operationName":"StartCheck"'));
+    expect(JSON.parse(line ?? '{}')).toMatchObject({ msg: 'request', status: 200, upstreamCalls: 1 });
+  });
+
   it('drains an in-flight request on SIGTERM, then exits 0', async () => {
     const fault = await fetch(`${sandboxURL}/sandbox/v1/faults`, {
       method: 'POST',
