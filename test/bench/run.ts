@@ -43,6 +43,8 @@ const { values } = parseArgs({
     baseline: { type: 'string' },
     /** The fleet runs instead: S1 and S4 with in-process stores, with Redis, and with WORKERS=2. */
     fleet: { type: 'boolean', default: false },
+    /** What metrics and tracing cost runs instead: S1 with metrics off, on, and tracing at 100 %. */
+    observability: { type: 'boolean', default: false },
   },
 });
 const quick = values.quick ?? false;
@@ -579,5 +581,105 @@ async function fleet() {
   console.log(`\n${markdown}`);
 }
 
+/**
+ * `--observability`: what metrics and tracing cost, S1 on one sandbox, one gateway per setup,
+ * measured in alternating rounds (A B C D, A B C D, …) so that the machine's drift hits every setup
+ * alike; the medians are compared with metrics off. Spans go to an OTLP/HTTP sink in this process,
+ * which answers 200 and counts them.
+ */
+async function observabilityCost() {
+  const { createServer } = await import('node:http');
+  let exports = 0;
+  let spanBytes = 0;
+  const sink = createServer((request, response) => {
+    request.on('data', (chunk: Buffer) => {
+      spanBytes += chunk.length;
+    });
+    request.on('end', () => {
+      exports++;
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  const sinkURL = `http://127.0.0.1:${(sink.address() as { port: number }).port}`;
+  const sandbox = await startProcess(
+    'src/sandbox/main.ts',
+    ['--port', '0', '--wallets', '20', '--deposits', '1000', '--withdrawals', '100'],
+    { LOG_LEVEL: 'warn' },
+    /Try: curl .* (http:\/\/\S+)\/external\/v1\/wallets/,
+  );
+  pin(sandbox.child.pid, EVERYTHING_ELSE);
+  const setups: [string, Record<string, string>][] = [
+    ['metrics off', { METRICS: 'false' }],
+    ['metrics on (default)', {}],
+    ['metrics on, tracing 100 %', { OTEL_EXPORTER_OTLP_ENDPOINT: sinkURL, OTEL_TRACES_SAMPLER: 'always_on' }],
+    [
+      'metrics on, tracing 10 %',
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: sinkURL,
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.1',
+      },
+    ],
+  ];
+  const gateways = [];
+  for (const [, env] of setups) {
+    const started = await startBenchGateway(sandbox.url, env);
+    pin(started.child.pid, UNDER_TEST);
+    gateways.push(started);
+  }
+  const rounds = quick ? 1 : 3;
+  const results: Measurement[][] = setups.map(() => []);
+  try {
+    const s1 = (url: string): autocannon.Options => ({
+      url: `${url}/graphql`,
+      method: 'POST',
+      headers: { authorization: KEY, 'content-type': 'application/json' },
+      body: graphql(
+        '{ wallets(first: 20) { nodes { id address assets { currencyCode balance { availableAmount lockedAmount } } } } }',
+      ),
+    });
+    for (let round = 0; round < rounds; round++) {
+      for (const [i, gateway] of gateways.entries()) {
+        await autocannon({ ...s1(gateway.url), connections, duration: round === 0 ? warmup : 2 });
+        const measured = await measure(sandbox.url, s1(gateway.url), gateway.child.pid);
+        results[i]?.push(measured);
+        console.log(JSON.stringify({ setup: setups[i]?.[0], round, ...measured }));
+      }
+    }
+  } finally {
+    for (const gateway of gateways) await stop(gateway.child);
+    await stop(sandbox.child);
+    sink.close();
+  }
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)] ?? 0;
+  };
+  const summary = results.map((measured) => ({
+    requestsPerSecond: median(measured.map((m) => m.requestsPerSecond)),
+    cpu: median(measured.map((m) => m.cpuMicrosPerOperation ?? 0)),
+    p99: median(measured.map((m) => m.p99)),
+    errors: measured.reduce((sum, m) => sum + m.errors, 0),
+  }));
+  const off = summary[0];
+  const rows = summary.map(
+    (m, i) =>
+      `| ${setups[i]?.[0]} | ${m.requestsPerSecond} | ${ratio(m.requestsPerSecond, off?.requestsPerSecond ?? 0)} | ${m.cpu} | ${ratio(m.cpu, off?.cpu ?? 0)} | ${m.p99.toFixed(2)} | ${m.errors} |`,
+  );
+  const markdown = [
+    `Observability cost, S1 dashboard (${quick ? 'quick' : 'full'}: ${rounds} alternating rounds of ${duration} s, medians; ${connections} connections; ${pinned ? 'pinned' : 'not pinned'}), ${new Date().toISOString()}`,
+    `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}. OTLP exports received: ${exports} (${Math.round(spanBytes / 1024)} KiB).`,
+    '',
+    '| Setup | req/s | vs metrics off | CPU µs/op | vs metrics off | p99 ms | errors |',
+    '|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+  await mkdir(new URL('./results/', import.meta.url), { recursive: true });
+  await writeFile(new URL('./results/observability.md', import.meta.url), `${markdown}\n`);
+  console.log(`\n${markdown}`);
+}
+
 if (values.fleet) await fleet();
+else if (values.observability) await observabilityCost();
 else await main();
