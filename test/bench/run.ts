@@ -628,7 +628,7 @@ async function observabilityCost() {
     pin(started.child.pid, UNDER_TEST);
     gateways.push(started);
   }
-  const rounds = quick ? 1 : 3;
+  const rounds = quick ? 1 : 5;
   const results: Measurement[][] = setups.map(() => []);
   try {
     const s1 = (url: string): autocannon.Options => ({
