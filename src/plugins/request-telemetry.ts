@@ -129,7 +129,7 @@ export function useRequestTelemetry(options: {
 }
 
 /** The path of an absolute URL, without parsing the whole URL (this runs for every request). */
-function pathOf(url: string): string {
+export function pathOf(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2);
   if (start === -1) return '/';
   const end = url.search(/[?#]/);

@@ -11,6 +11,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { requestIdOf } from './request-id.ts';
+import { pathOf } from './request-telemetry.ts';
 
 const propagator = new W3CTraceContextPropagator();
 const headerGetter = {
@@ -44,7 +45,7 @@ export function useTracing(tracer: Tracer): Plugin {
     instrumentation: {
       request({ request }, wrapped) {
         const parent = propagator.extract(ROOT_CONTEXT, request.headers, headerGetter);
-        const path = new URL(request.url).pathname;
+        const path = pathOf(request.url);
         const span = tracer.startSpan(
           `${request.method} ${path}`,
           {
