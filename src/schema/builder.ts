@@ -19,9 +19,49 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   plugins: [ErrorsPlugin, RelayPlugin],
   relay: {
-    nodesOnConnection: true,
-    edgesFieldOptions: { nullable: false },
-    nodeFieldOptions: { nullable: false },
+    nodesOnConnection: {
+      description:
+        'The items of this page, in order: `edges` without the cursors, for screens that need none.',
+    },
+    edgesFieldOptions: {
+      nullable: false,
+      description: 'The items of this page with their cursors, in order.',
+    },
+    nodeFieldOptions: { nullable: false, description: 'The item.' },
+    cursorFieldOptions: {
+      description:
+        'Opaque; pass it as `after` or `before` to page from this item. Valid for this list and filter only.',
+    },
+    pageInfoFieldOptions: { description: 'Where this page sits in the whole list.' },
+    nodeTypeOptions: {
+      description:
+        'An object with a global id: Wallet, Deposit or WithdrawalIntent. Fetch any of them again with `node(id:)`.',
+    },
+    pageInfoTypeOptions: { description: 'Where a page sits in its list (Relay cursor connections).' },
+    hasNextPageFieldOptions: { description: 'Whether items follow this page.' },
+    hasPreviousPageFieldOptions: { description: 'Whether items precede this page.' },
+    startCursorFieldOptions: { description: "The first item's cursor; null on an empty page." },
+    endCursorFieldOptions: { description: "The last item's cursor; null on an empty page." },
+    firstArgOptions: {
+      description:
+        "How many items after `after` (or from the newest): 0 to 1000, the REST API's largest page; 20 when neither first nor last is given. Counts toward the cost limit.",
+    },
+    lastArgOptions: { description: 'How many items before `before` (or up to the oldest): 0 to 1000.' },
+    afterArgOptions: { description: 'A cursor of this list: the page starts after that item.' },
+    beforeArgOptions: { description: 'A cursor of this list: the page ends before that item.' },
+    nodeQueryOptions: {
+      description:
+        'A Wallet, Deposit or WithdrawalIntent by its global id; null when it does not exist for this merchant.',
+      args: { id: { description: 'A global id, as the `id` field of a Node returns it.' } },
+    },
+    nodesQueryOptions: {
+      description:
+        'Several nodes by global id, in the order asked; null for each one that does not exist for this merchant.',
+      args: { ids: { description: 'Global ids, as the `id` field of a Node returns them.' } },
+    },
+    idFieldOptions: {
+      description: 'Global id (Relay): the type and the REST id, opaque. Use it with `node(id:)`.',
+    },
     decodeGlobalID: (globalID: string) => {
       let decoded: { typename: string; id: string };
       try {
@@ -40,5 +80,8 @@ export const builder = new SchemaBuilder<{
   errors: { defaultTypes: [] },
 });
 
-builder.queryType({});
-builder.mutationType({});
+builder.queryType({
+  description:
+    "What the caller's API key may read: its merchant's wallets, deposits and withdrawal intents. Every field needs `Authorization: Bearer <API key>`.",
+});
+builder.mutationType({ description: 'What changes money: creating a withdrawal intent.' });

@@ -224,7 +224,8 @@ export function connectionType<T>(type: ObjectRef<BuilderTypes, T>, name: string
           resolve: (connection) => (connection as unknown as ConnectionShape<{ id: string }>).totalCount(),
         }),
       }),
+      description: `A page of ${name} items, newest first (Relay cursor connection over the REST API's page/size lists).`,
     },
-    { name: `${name}Edge` },
+    { name: `${name}Edge`, description: `One ${name} of a page, with its cursor.` },
   );
 }

@@ -4,41 +4,52 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+/** A withdrawal of USDT from one of your wallets to a Tron address (REST POST /withdrawal-intents). */
 export type CreateWithdrawalIntentInput = {
   /** Positive, at most 2 decimal places. */
   amount: string;
   /** Only USDT. */
   currencyCode: string;
+  /** The recipient. */
   destination: WithdrawalDestinationInput;
   /** Makes retries safe: the same key with the same input returns the first result instead of creating a second intent. 1-255 printable ASCII characters. */
   idempotencyKey?: string | null | undefined;
+  /** INCLUSIVE: the fee comes out of amount. EXCLUSIVE: it is charged on top. */
   serviceFeeMode: ServiceFeeMode;
   /** The sender wallet: its global id or its REST id. */
   walletId: string | number;
 };
 
-/** Status of a deposit. */
+/** Status of a deposit (REST `status`). COMPLETED and FAILED are final. */
 export type DepositStatus =
+  /** Credited to the wallet; final (REST `completed`). */
   | 'COMPLETED'
+  /** Not credited; final (REST `failed`). */
   | 'FAILED'
+  /** Seen, not yet processed (REST `pending`). */
   | 'PENDING'
+  /** Being confirmed (REST `processing`). */
   | 'PROCESSING'
   /** A value this schema does not know yet; see the raw field. */
   | 'UNKNOWN';
 
-/** INCLUSIVE: the fee is deducted from the amount (net = amount - fee, gross = amount). EXCLUSIVE: the fee is charged on top (net = amount, gross = amount + fee). */
+/** How the service fee is charged (REST `serviceFeeMode`). */
 export type ServiceFeeMode =
+  /** The fee is charged on top: net = amount, gross = amount + fee (REST `exclusive`). */
   | 'EXCLUSIVE'
+  /** The fee is deducted from the amount: net = amount - fee, gross = amount (REST `inclusive`). */
   | 'INCLUSIVE'
   /** A value this schema does not know yet; see the raw field. */
   | 'UNKNOWN';
 
-/** Status of a wallet. */
+/** Status of a wallet (REST `status`). */
 export type WalletStatus =
+  /** The wallet can receive deposits and send withdrawals (REST `active`). */
   | 'ACTIVE'
   /** A value this schema does not know yet; see the raw field. */
   | 'UNKNOWN';
 
+/** Where the withdrawal goes (REST `destination`). */
 export type WithdrawalDestinationInput = {
   /** The recipient Tron address. */
   identifier: string;
@@ -48,13 +59,19 @@ export type WithdrawalDestinationInput = {
   type: string;
 };
 
-/** Status of a withdrawal intent. */
+/** Status of a withdrawal intent (REST `status`). COMPLETED, FAILED and CANCELLED are final; until then the gross amount is locked in the wallet. */
 export type WithdrawalIntentStatus =
+  /** Withdrawn before sending; the locked amount is released; final (REST `cancelled`). */
   | 'CANCELLED'
+  /** Sent: the transaction and finalizedAt are set; final (REST `completed`). */
   | 'COMPLETED'
+  /** Not sent; the locked amount is released; final (REST `failed`). */
   | 'FAILED'
+  /** Approved and being sent on-chain (REST `pending`). */
   | 'PENDING'
+  /** Just created; no on-chain transaction yet (REST `preparing`). */
   | 'PREPARING'
+  /** Under review by the platform (REST `reviewing`). */
   | 'REVIEWING'
   /** A value this schema does not know yet; see the raw field. */
   | 'UNKNOWN';

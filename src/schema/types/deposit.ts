@@ -10,6 +10,7 @@ import { shallowCopy, Wallet } from './wallet.ts';
 export const Deposit = builder.objectRef<DepositDTO>('Deposit');
 
 const DepositSource = builder.objectRef<DepositDTO['source']>('DepositSource').implement({
+  description: 'Where a deposit came from (REST `source`).',
   fields: (t) => ({
     type: t.exposeString('type', { description: 'crypto' }),
     rail: t.exposeString('rail', { description: 'tron' }),
@@ -30,17 +31,28 @@ builder.node(Deposit, {
       resolve: (d, _args, ctx) => ctx.loaders.wallet.load(d.wallet.id),
     }),
     walletRestId: t.string({ description: "The receiving wallet's REST id.", resolve: (d) => d.wallet.id }),
-    transaction: t.expose('transaction', { type: Transaction }),
-    source: t.expose('source', { type: DepositSource }),
-    status: t.field({ type: DepositStatus.ref, resolve: (d) => DepositStatus.fromRaw(d.status) }),
+    transaction: t.expose('transaction', {
+      type: Transaction,
+      description: 'The on-chain transaction that brought it.',
+    }),
+    source: t.expose('source', { type: DepositSource, description: "The sender's network and address." }),
+    status: t.field({
+      type: DepositStatus.ref,
+      description: 'The deposit status; UNKNOWN for a value this schema does not know yet (see rawStatus).',
+      resolve: (d) => DepositStatus.fromRaw(d.status),
+    }),
     rawStatus: t.exposeString('status', { description: 'The status exactly as the REST API sent it.' }),
-    currencyCode: t.exposeString('currencyCode'),
+    currencyCode: t.exposeString('currencyCode', { description: 'The currency deposited, e.g. USDT.' }),
     amount: t.expose('amount', { type: 'Decimal', description: 'Deposited amount.' }),
     amountFee: t.expose('amountFee', { type: 'Decimal', description: 'Fee taken.' }),
     amountNet: t.expose('amountNet', { type: 'Decimal', description: 'Amount after the fee.' }),
-    finalizedAt: t.expose('finalizedAt', { type: 'DateTime', nullable: true }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    finalizedAt: t.expose('finalizedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the deposit reached a final status; null before that.',
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the deposit was first seen.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When the deposit last changed.' }),
   }),
 });
 
@@ -51,7 +63,7 @@ builder.queryFields((t) => ({
     type: Deposit,
     nullable: true,
     description: 'A deposit by its global id or its REST id; null when it does not exist for this merchant.',
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: 'A Deposit global id, or a REST deposit id.' }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.deposit.load(restIdOf(String(id), 'Deposit')),
   }),
   deposits: t.connection(
@@ -83,7 +95,9 @@ builder.objectField(Wallet, 'deposits', (t) =>
       description:
         "This wallet's deposits, newest first. The REST API has no wallet filter: the gateway scans the " +
         "merchant's deposits once per request for all wallets, and only as far as the requested windows need. Null only when its REST call failed; the error names this path and sibling fields keep their data.",
-      args: { status: t.arg({ type: [DepositStatus.ref], required: false }) },
+      args: {
+        status: t.arg({ type: [DepositStatus.ref], required: false, description: 'Any of these statuses.' }),
+      },
       resolve: (wallet, args, ctx) => {
         const statusIn = statusFilter(args.status);
         return resolveScanConnection(

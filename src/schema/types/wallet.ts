@@ -7,22 +7,30 @@ import { WalletStatus } from '../enums.ts';
 const BlockchainDetail = builder
   .objectRef<WalletDTO['networkEndpoint']['blockchainDetail']>('WalletBlockchainDetail')
   .implement({
+    description: 'Network details of a wallet (REST `networkEndpoint.blockchainDetail`).',
     fields: (t) => ({
-      chainId: t.exposeString('chainId'),
-      address: t.exposeString('address'),
+      chainId: t.exposeString('chainId', {
+        description: 'The network, a numeric-looking id (REST `chainId`).',
+      }),
+      address: t.exposeString('address', { description: 'The wallet address; the same as `identifier`.' }),
     }),
   });
 
 const NetworkEndpoint = builder.objectRef<WalletDTO['networkEndpoint']>('NetworkEndpoint').implement({
+  description: 'Where a wallet lives on its network (REST `networkEndpoint`).',
   fields: (t) => ({
     type: t.exposeString('type', { description: 'blockchain' }),
     provider: t.exposeString('provider', { description: 'tron' }),
     identifier: t.exposeString('identifier', { description: 'The wallet address on the network.' }),
-    blockchainDetail: t.expose('blockchainDetail', { type: BlockchainDetail }),
+    blockchainDetail: t.expose('blockchainDetail', {
+      type: BlockchainDetail,
+      description: 'Chain id and address.',
+    }),
   }),
 });
 
 const AssetBalance = builder.objectRef<WalletAssetDTO['balance']>('AssetBalance').implement({
+  description: 'Amounts of one currency in a wallet, exact decimals (REST `balance`).',
   fields: (t) => ({
     availableAmount: t.expose('availableAmount', { type: 'Decimal', description: 'Spendable now.' }),
     lockedAmount: t.expose('lockedAmount', {
@@ -35,11 +43,14 @@ const AssetBalance = builder.objectRef<WalletAssetDTO['balance']>('AssetBalance'
 const WalletAsset = builder.objectRef<WalletAssetDTO>('WalletAsset').implement({
   description: 'The balance of one currency held in a wallet.',
   fields: (t) => ({
-    currencyCode: t.exposeString('currencyCode'),
-    nickname: t.exposeString('nickname'),
-    balance: t.expose('balance', { type: AssetBalance }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    currencyCode: t.exposeString('currencyCode', { description: 'The currency, e.g. USDT or TRX.' }),
+    nickname: t.exposeString('nickname', { description: 'Display label of the asset (REST `nickname`).' }),
+    balance: t.expose('balance', { type: AssetBalance, description: 'Available and locked amounts.' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When the asset was added to the wallet.',
+    }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When the asset last changed.' }),
   }),
 });
 
@@ -52,24 +63,40 @@ builder.node(Wallet, {
   description: 'A merchant wallet on the Tron network, with one asset per currency held.',
   fields: (t) => ({
     restId: t.exposeString('id', { description: 'The REST API identifier of this wallet.' }),
-    status: t.field({ type: WalletStatus.ref, resolve: (w) => WalletStatus.fromRaw(w.status) }),
+    status: t.field({
+      type: WalletStatus.ref,
+      description: 'The wallet status; UNKNOWN for a value this schema does not know yet (see rawStatus).',
+      resolve: (w) => WalletStatus.fromRaw(w.status),
+    }),
     rawStatus: t.exposeString('status', { description: 'The status exactly as the REST API sent it.' }),
     address: t.string({
       description: 'Shortcut for networkEndpoint.identifier: the Tron address to deposit to.',
       resolve: (w) => w.networkEndpoint.identifier,
     }),
-    networkEndpoint: t.expose('networkEndpoint', { type: NetworkEndpoint }),
-    assets: t.expose('assets', { type: [WalletAsset] }),
+    networkEndpoint: t.expose('networkEndpoint', {
+      type: NetworkEndpoint,
+      description: 'The network and address (REST `networkEndpoint`).',
+    }),
+    assets: t.expose('assets', {
+      type: [WalletAsset],
+      description:
+        'One entry per currency held, with its balance; read from the same REST answer as the wallet.',
+    }),
     asset: t.field({
       type: WalletAsset,
       nullable: true,
       description: 'The asset of one currency, or null when the wallet holds none of it.',
-      args: { currencyCode: t.arg.string({ required: true }) },
+      args: {
+        currencyCode: t.arg.string({
+          required: true,
+          description: 'The currency, e.g. USDT; any letter case.',
+        }),
+      },
       resolve: (w, { currencyCode }) =>
         w.assets.find((a) => a.currencyCode.toUpperCase() === currencyCode.toUpperCase()) ?? null,
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the wallet was created.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When the wallet last changed.' }),
   }),
 });
 
@@ -84,7 +111,7 @@ builder.queryFields((t) => ({
     type: Wallet,
     nullable: true,
     description: 'A wallet by its global id or its REST id; null when it does not exist for this merchant.',
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: 'A Wallet global id, or a REST wallet id.' }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.wallet.load(restIdOf(String(id), 'Wallet')),
   }),
   wallets: t.connection(

@@ -18,6 +18,7 @@ export const WithdrawalIntent = builder.objectRef<WithdrawalIntentDTO>('Withdraw
 const WithdrawalDestination = builder
   .objectRef<WithdrawalIntentDTO['destination']>('WithdrawalDestination')
   .implement({
+    description: 'Where a withdrawal goes (REST `destination`).',
     fields: (t) => ({
       type: t.exposeString('type', { description: 'crypto' }),
       rail: t.exposeString('rail', { description: 'tron' }),
@@ -45,25 +46,36 @@ builder.node(WithdrawalIntent, {
       nullable: true,
       description: 'null until an on-chain transaction exists (e.g. while preparing).',
     }),
-    destination: t.expose('destination', { type: WithdrawalDestination }),
+    destination: t.expose('destination', {
+      type: WithdrawalDestination,
+      description: "The recipient's network and address.",
+    }),
     status: t.field({
       type: WithdrawalIntentStatus.ref,
+      description: 'The intent status; UNKNOWN for a value this schema does not know yet (see rawStatus).',
       resolve: (w) => WithdrawalIntentStatus.fromRaw(w.status),
     }),
     rawStatus: t.exposeString('status', { description: 'The status exactly as the REST API sent it.' }),
     serviceFeeMode: t.field({
       type: ServiceFeeMode.ref,
+      description: 'How the service fee was charged: it decides amountNet and amountGross.',
       resolve: (w) => ServiceFeeMode.fromRaw(w.serviceFeeMode),
     }),
-    rawServiceFeeMode: t.exposeString('serviceFeeMode'),
+    rawServiceFeeMode: t.exposeString('serviceFeeMode', {
+      description: 'The fee mode exactly as the REST API sent it.',
+    }),
     amount: t.expose('amount', { type: 'Decimal', description: 'Requested amount.' }),
     amountFee: t.expose('amountFee', { type: 'Decimal', description: 'Service fee.' }),
     amountNet: t.expose('amountNet', { type: 'Decimal', description: 'What the recipient receives.' }),
     amountGross: t.expose('amountGross', { type: 'Decimal', description: 'What leaves the wallet.' }),
-    submittedAt: t.expose('submittedAt', { type: 'DateTime' }),
-    finalizedAt: t.expose('finalizedAt', { type: 'DateTime', nullable: true }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    submittedAt: t.expose('submittedAt', { type: 'DateTime', description: 'When the intent was submitted.' }),
+    finalizedAt: t.expose('finalizedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the intent reached a final status; null until then.',
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the intent was created.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When the intent last changed.' }),
   }),
 });
 
@@ -75,7 +87,9 @@ builder.queryFields((t) => ({
     nullable: true,
     description:
       'A withdrawal intent by its global id or its REST id; null when it does not exist for this merchant.',
-    args: { id: t.arg.id({ required: true }) },
+    args: {
+      id: t.arg.id({ required: true, description: 'A WithdrawalIntent global id, or a REST intent id.' }),
+    },
     resolve: (_root, { id }, ctx) =>
       ctx.loaders.withdrawalIntent.load(restIdOf(String(id), 'WithdrawalIntent')),
   }),
@@ -85,7 +99,13 @@ builder.queryFields((t) => ({
       nullable: true,
       description:
         "The merchant's withdrawal intents, newest first. Null only when its REST call failed; the error names this path and sibling fields keep their data.",
-      args: { status: t.arg({ type: [WithdrawalIntentStatus.ref], required: false }) },
+      args: {
+        status: t.arg({
+          type: [WithdrawalIntentStatus.ref],
+          required: false,
+          description: 'Any of these statuses (REST `statusIn`).',
+        }),
+      },
       resolve: (_root, args, ctx, info) => {
         const statusIn = statusFilter(args.status);
         if (wantsItemWallets(args, info)) ctx.loaders.prefetchWallets();
@@ -105,7 +125,13 @@ builder.objectField(Wallet, 'withdrawalIntents', (t) =>
       nullable: true,
       description:
         "This wallet's withdrawal intents, newest first (scanned like Wallet.deposits: the REST API has no wallet filter). Null only when its REST call failed; the error names this path and sibling fields keep their data.",
-      args: { status: t.arg({ type: [WithdrawalIntentStatus.ref], required: false }) },
+      args: {
+        status: t.arg({
+          type: [WithdrawalIntentStatus.ref],
+          required: false,
+          description: 'Any of these statuses (REST `statusIn`).',
+        }),
+      },
       resolve: (wallet, args, ctx) => {
         const statusIn = statusFilter(args.status);
         return resolveScanConnection(
@@ -125,8 +151,11 @@ builder.objectField(Wallet, 'withdrawalIntents', (t) =>
 const UserError = builder.interfaceRef<WithdrawalUserError>('UserError').implement({
   description: 'A business failure the client can act on. `code` is the REST API error code verbatim.',
   fields: (t) => ({
-    code: t.exposeString('code'),
-    message: t.exposeString('message'),
+    code: t.exposeString('code', {
+      description:
+        'The REST API error code, e.g. withdrawal_intent.balance_insufficient; stable, for programs.',
+    }),
+    message: t.exposeString('message', { description: 'What went wrong, for people; may change.' }),
   }),
 });
 
@@ -157,6 +186,7 @@ const USER_ERROR_TYPES = USER_ERRORS.map((row) => {
 });
 
 const DestinationInput = builder.inputType('WithdrawalDestinationInput', {
+  description: 'Where the withdrawal goes (REST `destination`).',
   fields: (t) => ({
     type: t.string({ required: true, description: 'Only crypto.' }),
     rail: t.string({ required: true, description: 'Only tron.' }),
@@ -165,12 +195,18 @@ const DestinationInput = builder.inputType('WithdrawalDestinationInput', {
 });
 
 const CreateWithdrawalIntentInput = builder.inputType('CreateWithdrawalIntentInput', {
+  description:
+    'A withdrawal of USDT from one of your wallets to a Tron address (REST POST /withdrawal-intents).',
   fields: (t) => ({
     walletId: t.id({ required: true, description: 'The sender wallet: its global id or its REST id.' }),
-    serviceFeeMode: t.field({ type: ServiceFeeMode.ref, required: true }),
+    serviceFeeMode: t.field({
+      type: ServiceFeeMode.ref,
+      required: true,
+      description: 'INCLUSIVE: the fee comes out of amount. EXCLUSIVE: it is charged on top.',
+    }),
     currencyCode: t.string({ required: true, description: 'Only USDT.' }),
     amount: t.field({ type: 'Decimal', required: true, description: 'Positive, at most 2 decimal places.' }),
-    destination: t.field({ type: DestinationInput, required: true }),
+    destination: t.field({ type: DestinationInput, required: true, description: 'The recipient.' }),
     idempotencyKey: t.string({
       required: false,
       description:
@@ -185,12 +221,24 @@ builder.mutationField('createWithdrawalIntent', (t) =>
     description:
       'Creates a withdrawal intent. Business failures are returned as typed results (UserError); ' +
       'the gateway never retries this call. On OUTCOME_UNKNOWN, retry with the same idempotencyKey.',
-    args: { input: t.arg({ type: CreateWithdrawalIntentInput, required: true }) },
+    args: {
+      input: t.arg({ type: CreateWithdrawalIntentInput, required: true, description: 'The withdrawal.' }),
+    },
     errors: {
       types: USER_ERROR_TYPES,
-      result: { name: 'CreateWithdrawalIntentSuccess' },
-      union: { name: 'CreateWithdrawalIntentPayload' },
-      dataField: { name: 'withdrawalIntent' },
+      result: {
+        name: 'CreateWithdrawalIntentSuccess',
+        description: 'The intent was created (or, with a known idempotencyKey, the one created first).',
+      },
+      union: {
+        name: 'CreateWithdrawalIntentPayload',
+        description:
+          'The created intent, or one of the business failures (each implements UserError: select `... on UserError { code message }`).',
+      },
+      dataField: {
+        name: 'withdrawalIntent',
+        description: 'The withdrawal intent, status PREPARING when new.',
+      },
     },
     resolve: async (_root, { input }, ctx) => {
       const intent = await ctx.withdrawals.create(ctx.caller, input);
