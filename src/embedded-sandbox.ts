@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import { globalIdOf } from './global-ids.ts';
+import type { DemoVariables } from './operations.ts';
 
 /**
  * The embedded sandbox of `npm start` without UPSTREAM_URL (seeded demo world, statuses advancing on
@@ -10,7 +13,7 @@ import type { Config } from './config.ts';
 export async function startEmbeddedSandbox(
   config: Config,
   logger: Logger,
-): Promise<{ url: string; demoKey: string; stop(): Promise<void> }> {
+): Promise<{ url: string; demoKey: string; demo: DemoVariables; stop(): Promise<void> }> {
   const [{ startAutoAdvance }, { DEMO_KEYS, seedWorld }, { startSandbox }, { DEFAULT_ADMIN_TOKEN }] =
     await Promise.all([
       import('./sandbox/auto-advance.ts'),
@@ -30,9 +33,20 @@ export async function startEmbeddedSandbox(
       ? startAutoAdvance(store, { intervalMs: config.sandbox.autoAdvanceMs, logger })
       : () => {};
   logger.info({ url: sandbox.url }, 'embedded sandbox started');
+  // GraphiQL's examples run at once: a real wallet of the demo merchant, read as a client would.
+  const wallets = await fetch(`${sandbox.url}/external/v1/wallets?size=1`, {
+    headers: { authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
+  });
+  const walletRestId = ((await wallets.json()) as { data: { id: string }[] }).data[0]?.id ?? '';
   return {
     url: sandbox.url,
     demoKey: DEMO_KEYS.acmeReadWrite,
+    demo: {
+      walletId: globalIdOf('Wallet', walletRestId),
+      // Outside the platform: a withdrawal to it is an ordinary external one.
+      externalAddress: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7',
+      idempotencyKey: `graphiql-${randomUUID()}`,
+    },
     async stop() {
       stopAdvance();
       await sandbox.close();

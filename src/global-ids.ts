@@ -1,4 +1,4 @@
-import { decodeGlobalID } from '@pothos/plugin-relay';
+import { decodeGlobalID, encodeGlobalID } from '@pothos/plugin-relay';
 import { badUserInput } from './errors.ts';
 
 export type NodeTypename = 'Wallet' | 'Deposit' | 'WithdrawalIntent';
@@ -9,6 +9,11 @@ export const NODE_TYPES: ReadonlySet<string> = new Set<NodeTypename>([
   'Deposit',
   'WithdrawalIntent',
 ]);
+
+/** The global id of a REST object, as its `id` field answers it. */
+export function globalIdOf(type: NodeTypename, restId: string): string {
+  return encodeGlobalID(type, restId);
+}
 
 /**
  * The REST id behind an `id` argument that may be either a global id (from this API) or a REST id

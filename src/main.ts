@@ -12,7 +12,7 @@ import { workerMetrics } from './observability/cluster-metrics.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { listenMetrics } from './observability/metrics-server.ts';
 import { startTracing } from './observability/tracing.ts';
-import { loadExampleOperations } from './operations.ts';
+import { exampleTabs, loadExampleOperations } from './operations.ts';
 import { createRateLimiter } from './plugins/rate-limit.ts';
 import { connectRedis, fleetInvalidation, fleetScopeSecret } from './redis.ts';
 import { listen } from './server.ts';
@@ -92,6 +92,12 @@ async function serve(): Promise<void> {
     graphiql: config.graphiql && {
       defaultQuery: loadExampleOperations(),
       defaultAuthorization: demoKey && `Bearer ${demoKey}`,
+      ...(sandbox && {
+        tabs: exampleTabs(
+          sandbox.demo,
+          JSON.stringify({ Authorization: `Bearer ${sandbox.demoKey}` }, null, 2),
+        ),
+      }),
     },
   });
   const running = await listen(gateway, { port: config.port, host: config.host, logger });

@@ -2,14 +2,58 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const DIRECTORY = new URL('../schema/operations/', import.meta.url);
 
-/**
- * The example operations in schema/operations/*.graphql, joined into one document: GraphiQL's
- * default tab. The same files feed codegen and the tests' typed client.
- */
-export function loadExampleOperations(): string {
+/** The example operations in schema/operations/*.graphql, by file, sorted. */
+function exampleFiles(): { name: string; text: string }[] {
   return readdirSync(DIRECTORY)
     .filter((name) => name.endsWith('.graphql'))
     .sort()
-    .map((name) => readFileSync(new URL(name, DIRECTORY), 'utf8').trim())
+    .map((name) => ({ name, text: readFileSync(new URL(name, DIRECTORY), 'utf8').trim() }));
+}
+
+/**
+ * The example operations joined into one document: GraphiQL's default tab when there are no
+ * demo variables to offer. The same files feed codegen and the tests' typed client.
+ */
+export function loadExampleOperations(): string {
+  return exampleFiles()
+    .map((file) => file.text)
     .join('\n\n');
+}
+
+/** What the examples need to run at once against a known world (the embedded sandbox's). */
+export interface DemoVariables {
+  /** The global id of one of the demo merchant's wallets. */
+  walletId: string;
+  /** A Tron address outside the platform, valid to withdraw to. */
+  externalAddress: string;
+  /** An idempotency key for the withdrawal example; fixed per process, so a second run replays. */
+  idempotencyKey: string;
+}
+
+/** One GraphiQL tab per example operation, with working variables where it takes any. */
+export function exampleTabs(demo: DemoVariables, headers: string | undefined) {
+  const variablesOf = (text: string): Record<string, unknown> | null => {
+    if (/query NodeById\b|query WalletScreen\b/.test(text)) return { id: demo.walletId };
+    if (/mutation CreateWithdrawal\b/.test(text)) {
+      return {
+        input: {
+          walletId: demo.walletId,
+          serviceFeeMode: 'EXCLUSIVE',
+          currencyCode: 'USDT',
+          amount: '1.00',
+          destination: { type: 'crypto', rail: 'tron', identifier: demo.externalAddress },
+          idempotencyKey: demo.idempotencyKey,
+        },
+      };
+    }
+    return null;
+  };
+  return exampleFiles().map(({ text }) => {
+    const variables = variablesOf(text);
+    return {
+      query: text,
+      variables: variables && JSON.stringify(variables, null, 2),
+      headers: headers ?? null,
+    };
+  });
 }

@@ -11,6 +11,7 @@ import { useAuthentication, useRefuseKeyInURL } from './plugins/authentication.t
 import { useEagerStringify } from './plugins/eager-stringify.ts';
 import { useCSRFHeaderRequired, useErrorContract } from './plugins/error-contract.ts';
 import { useErrorLogging } from './plugins/error-logging.ts';
+import { useGraphiQLDelivery } from './plugins/graphiql-delivery.ts';
 import { useHealthChecks } from './plugins/health.ts';
 import { type QueryLimits, useMaxRequestBytes, useQueryLimits } from './plugins/limits.ts';
 import { useMetricsEndpoint } from './plugins/metrics-endpoint.ts';
@@ -34,7 +35,14 @@ export interface GatewayDeps {
   /** How long an attempt holds its idempotency key (IDEMPOTENCY_LEASE_MS). */
   idempotencyLeaseMs: number;
   /** GraphiQL at /graphql for browsers; false turns it off. */
-  graphiql: false | { defaultQuery?: string; defaultAuthorization?: string };
+  graphiql:
+    | false
+    | {
+        defaultQuery?: string;
+        defaultAuthorization?: string;
+        /** One tab per example with working variables (sandbox mode); replaces defaultQuery. */
+        tabs?: { query: string; variables: string | null; headers: string | null }[];
+      };
   /** Schema introspection; off also hides field suggestions. */
   introspection: boolean;
   limits: Omit<QueryLimits, 'blockFieldSuggestions'>;
@@ -98,6 +106,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
             ? JSON.stringify({ Authorization: graphiql.defaultAuthorization }, null, 2)
             : undefined,
           shouldPersistHeaders: false,
+          ...(graphiql.tabs && { defaultTabs: graphiql.tabs }),
         }
       : false,
     renderGraphiQL,
@@ -114,6 +123,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       useMaxRequestBytes(deps.maxRequestBytes),
       useRequestId(),
       ...(deps.rateLimiter ? [useRateLimit(deps.rateLimiter, (auth) => deps.client.scopeOf(auth))] : []),
+      ...(graphiql ? [useGraphiQLDelivery('/graphql')] : []),
       useHealthChecks({
         upstream: () => deps.client.ping(),
         idempotencyStore: () => deps.idempotencyStore.ping(),
