@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { DEMO_KEYS } from '../../src/sandbox/seed.ts';
@@ -72,6 +73,31 @@ describe('npm start: the gateway in front of the embedded sandbox', () => {
     expect(html).toContain('query Dashboard');
     expect(html).toContain(DEMO_KEYS.acmeReadWrite);
     expect(html).not.toMatch(/https?:\/\/(unpkg\.com|cdn\.jsdelivr\.net|esm\.sh)/);
+  });
+
+  it('answers the README’s curl, and a bad document with 400 under its Accept header', async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const command = /```sh\n(curl localhost:4000\/graphql[\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const headers = Object.fromEntries(
+      [...command.matchAll(/-H '([^:]+): ([^']+)'/g)].map((m) => [m[1] as string, m[2] as string]),
+    );
+    const body = /-d '([^']+)'/.exec(command)?.[1] ?? '';
+    expect(headers.accept).toBe('application/graphql-response+json');
+    const ok = await fetch(`${app.url}/graphql`, { method: 'POST', headers, body });
+    expect(ok.status).toBe(200);
+    expect(
+      ((await ok.json()) as { data: { wallets: { nodes: unknown[] } } }).data.wallets.nodes.length,
+    ).toBeGreaterThan(0);
+    const post = (query: string, accept: string) =>
+      fetch(`${app.url}/graphql`, {
+        method: 'POST',
+        headers: { ...headers, accept },
+        body: JSON.stringify({ query }),
+      }).then((r) => r.status);
+    expect(await post('{ wallets(', 'application/graphql-response+json')).toBe(400);
+    expect(await post('{ nope }', 'application/graphql-response+json')).toBe(400);
+    expect(await post('{ wallets(', '*/*')).toBe(200);
+    expect(await post('{ nope }', 'application/json')).toBe(200);
   });
 
   it('has liveness and readiness endpoints', async () => {
