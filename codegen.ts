@@ -11,7 +11,9 @@ const config: CodegenConfig = {
   generates: {
     'test/generated/': {
       preset: 'client',
-      presetConfig: { fragmentMasking: false },
+      // persisted-documents.json: the trusted-documents manifest (sha256 of each operation → its text),
+      // which PERSISTED_DOCUMENTS loads; each typed document carries its hash.
+      presetConfig: { fragmentMasking: false, persistedDocuments: { hashAlgorithm: 'sha256' } },
       config: {
         emitLegacyCommonJSImports: false,
         useTypeImports: true,

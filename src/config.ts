@@ -63,6 +63,10 @@ const schema = z.object({
     .string()
     .regex(/^[1-9]\d{0,6}\/(s|m|h)$/, { error: 'must be <requests>/<s|m|h>, e.g. 100/s' })
     .optional(),
+  PERSISTED_DOCUMENTS: z.string().min(1).optional(),
+  PERSISTED_DOCUMENTS_MODE: z
+    .enum(['off', 'audit', 'enforce'], { error: 'must be off, audit or enforce' })
+    .optional(),
   METRICS: flag,
   METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
   METRICS_MAX_OPERATION_NAMES: integer(100, 1, 10_000),
@@ -125,6 +129,8 @@ export interface Config {
   rateLimitPerKey: { points: number; durationSeconds: number } | undefined;
   /** Shared state of a fleet (idempotency); undefined: in-process stores. */
   redisURL: string | undefined;
+  /** The persisted-documents manifest to load, and what documents outside it may do. */
+  trustedDocuments: { manifestPath: string | undefined; mode: 'off' | 'audit' | 'enforce' };
   /** Prometheus metrics; `port` undefined: GET /metrics on the gateway's port. */
   metrics: { port: number | undefined; maxOperationNames: number } | undefined;
   /** OpenTelemetry tracing; undefined: off (no OTLP endpoint, OTEL_SDK_DISABLED, or exporter none). */
@@ -165,6 +171,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (c.METRICS_PORT !== undefined && c.METRICS_PORT === c.PORT) {
     throw new ConfigError([
       `METRICS_PORT: must differ from PORT (${c.PORT}); unset it to serve /metrics on PORT`,
+    ]);
+  }
+  if (c.PERSISTED_DOCUMENTS_MODE && c.PERSISTED_DOCUMENTS_MODE !== 'off' && !c.PERSISTED_DOCUMENTS) {
+    throw new ConfigError([
+      `PERSISTED_DOCUMENTS_MODE: ${c.PERSISTED_DOCUMENTS_MODE} needs PERSISTED_DOCUMENTS, the manifest of the apps' documents`,
     ]);
   }
   if (c.NODE_ENV === 'production' && !c.UPSTREAM_URL) {
@@ -218,6 +229,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
         ? undefined
         : { port: c.METRICS_PORT, maxOperationNames: c.METRICS_MAX_OPERATION_NAMES },
     tracing: tracingOf(c),
+    trustedDocuments: {
+      manifestPath: c.PERSISTED_DOCUMENTS,
+      // With a manifest, production runs only its documents unless told otherwise.
+      mode:
+        c.PERSISTED_DOCUMENTS_MODE ??
+        (c.PERSISTED_DOCUMENTS && c.NODE_ENV === 'production' ? 'enforce' : 'off'),
+    },
     sandbox: {
       port: c.SANDBOX_PORT,
       adminToken: c.SANDBOX_ADMIN_TOKEN,

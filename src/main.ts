@@ -14,6 +14,7 @@ import { listenMetrics } from './observability/metrics-server.ts';
 import { startTracing } from './observability/tracing.ts';
 import { exampleTabs, loadExampleOperations } from './operations.ts';
 import { createRateLimiter } from './plugins/rate-limit.ts';
+import { loadManifest } from './plugins/trusted-documents.ts';
 import { connectRedis, fleetInvalidation, fleetScopeSecret } from './redis.ts';
 import { listen } from './server.ts';
 import { createLogger } from './shared/logger.ts';
@@ -31,6 +32,16 @@ try {
     process.exit(2);
   }
   throw error;
+}
+
+let manifest: Map<string, string>;
+try {
+  manifest = config.trustedDocuments.manifestPath
+    ? loadManifest(config.trustedDocuments.manifestPath)
+    : new Map();
+} catch (error) {
+  console.error(`Invalid configuration:\n  - PERSISTED_DOCUMENTS: ${(error as Error).message}`);
+  process.exit(2);
 }
 
 const logger = createLogger(config.logLevel);
@@ -88,6 +99,7 @@ async function serve(): Promise<void> {
     rateLimiter: config.rateLimitPerKey ? createRateLimiter(config.rateLimitPerKey, redis) : null,
     metrics,
     metricsEndpoint: config.metrics?.port === undefined ? scrape : null,
+    trustedDocuments: { mode: config.trustedDocuments.mode, manifest },
     tracer: tracing?.tracer ?? null,
     graphiql: config.graphiql && {
       defaultQuery: loadExampleOperations(),

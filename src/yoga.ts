@@ -21,6 +21,7 @@ import { useRateLimit } from './plugins/rate-limit.ts';
 import { requestIdOf, useRequestId } from './plugins/request-id.ts';
 import { useRequestTelemetry } from './plugins/request-telemetry.ts';
 import { useTracing } from './plugins/tracing.ts';
+import { type TrustedDocumentsMode, useTrustedDocuments } from './plugins/trusted-documents.ts';
 import { schema } from './schema/index.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
 import type { IdempotencyStore } from './withdrawals/idempotency-store.ts';
@@ -61,6 +62,8 @@ export interface GatewayDeps {
   metricsEndpoint: Scrape | null;
   /** OpenTelemetry spans (OTEL_EXPORTER_OTLP_ENDPOINT); null: no tracing, at no cost. */
   tracer: Tracer | null;
+  /** Trusted documents (PERSISTED_DOCUMENTS, PERSISTED_DOCUMENTS_MODE); the manifest may be empty. */
+  trustedDocuments: { mode: TrustedDocumentsMode; manifest: ReadonlyMap<string, string> };
 }
 
 /** createGateway's settings as the configuration gives them; the caller adds the live parts. */
@@ -114,6 +117,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     maxRequestBodySize: false,
     // One operation per request: batching would multiply every limit below.
     batching: false,
+    // The GraphQL over HTTP persisted-documents parameter (useTrustedDocuments).
+    extraParamNames: ['documentId'],
     plugins: [
       // First: they see every request, the ones refused by the plugins below included.
       ...(tracer ? [useTracing(tracer)] : []),
@@ -132,6 +137,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // those must carry a custom header. JSON POSTs are preflighted and pass.
       useCSRFHeaderRequired(['x-graphql-csrf', 'x-graphql-yoga-csrf']),
       useErrorContract(),
+      ...useTrustedDocuments({ ...deps.trustedDocuments, logger: deps.logger, metrics }),
       ...(introspection ? [] : [useDisableIntrospection()]),
       ...useQueryLimits(limits),
       useAuthentication(),

@@ -125,6 +125,12 @@ export class GatewayMetrics implements UpstreamObserver {
     help: 'Queries answered with the result of an identical query of the same caller executing at the same time.',
     registers: [this.registry],
   });
+  private readonly trustedDocuments = new Counter({
+    name: 'gateway_trusted_documents_total',
+    help: 'Documents by trust: trusted (in the manifest), registered (by APQ), untrusted (ran outside the manifest), refused (enforce), not_found (an unknown id).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
   private readonly idempotencyEvents = new Counter({
     name: 'gateway_idempotency_events_total',
     help: 'createWithdrawalIntent idempotency: replayed, waited, reconciled_found, reconciled_not_found, key_reused.',
@@ -221,6 +227,10 @@ export class GatewayMetrics implements UpstreamObserver {
 
   deduplicated(): void {
     this.deduplicatedQueries.inc();
+  }
+
+  trustedDocument(result: 'trusted' | 'registered' | 'untrusted' | 'refused' | 'not_found'): void {
+    this.trustedDocuments.inc({ result });
   }
 
   idempotency(event: IdempotencyEvent): void {

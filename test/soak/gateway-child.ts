@@ -35,6 +35,7 @@ const gateway = createGateway({
   metrics: null,
   metricsEndpoint: null,
   tracer: null,
+  trustedDocuments: { mode: 'off', manifest: new Map() },
 });
 const running = await listen(gateway, { port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
 process.send?.({ type: 'ready', url: running.url });

@@ -32,6 +32,7 @@ export function defaultGatewayDeps(client: MerchantWalletClient, logger: Gateway
     metrics: null,
     metricsEndpoint: null,
     tracer: null,
+    trustedDocuments: { mode: 'off', manifest: new Map() },
   };
 }
 

@@ -23,6 +23,7 @@ let redis: RunningRedis;
 let fleet: TestGateway;
 let fleetKey: string;
 let fleetWalletId: string;
+let trustedOnly: TestGateway;
 
 beforeAll(async () => {
   gw = await startTestGateway({
@@ -33,6 +34,9 @@ beforeAll(async () => {
     },
   });
   budgeted = await startTestGateway({ gateway: { maxUpstreamCallsPerRequest: 1 } });
+  trustedOnly = await startTestGateway({
+    gateway: { trustedDocuments: { mode: 'enforce', manifest: new Map() } },
+  });
   const merchant = await gw.sandbox.world.merchant();
   key = merchant.key;
   readOnlyKey = merchant.readOnlyKey;
@@ -53,6 +57,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw.close();
   await budgeted.close();
+  await trustedOnly.close();
   await fleet.close();
   await redis.close();
 });
@@ -140,6 +145,9 @@ const PATHS: Record<string, () => Promise<Answer>> = {
       fleet,
       fleetKey,
     ),
+  PERSISTED_DOCUMENT_REQUIRED: () => post(JSON.stringify({ query: '{ __typename }' }), {}, trustedOnly),
+  PERSISTED_QUERY_NOT_FOUND: () =>
+    post(JSON.stringify({ extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } })),
   API_KEY_IN_URL: () =>
     raw('/graphql?access_token=abc', {
       method: 'POST',

@@ -1,0 +1,137 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { createGraphQLError, type GraphQLParams, type Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
+import type { Logger } from 'pino';
+import type { GatewayMetrics } from '../observability/metrics.ts';
+
+/**
+ * Trusted documents (persisted operations), with @graphql-yoga/plugin-persisted-operations doing
+ * the lookup. The apps' operations are known at build time: codegen's client preset writes them to
+ * a manifest (`sha256:<hex>` → document text), loaded from PERSISTED_DOCUMENTS. A request names one
+ * by `documentId` (the GraphQL over HTTP persisted-documents convention) or by Apollo's APQ
+ * extension (`extensions.persistedQuery.sha256Hash`), and sends no `query`.
+ *
+ * - `off`: any document runs; ids of the manifest work; APQ registers new documents (a request
+ *   with both the query and its hash) in a bounded per-process store.
+ * - `audit`: the same, and every document outside the manifest is logged and counted.
+ * - `enforce`: only the manifest's documents run; a `query` (unless its text is one of them), an
+ *   unknown id and an APQ registration are refused with HTTP 400 and PERSISTED_DOCUMENT_REQUIRED,
+ *   before anything is parsed.
+ *
+ * A persisted document then goes through the same parse, limits, cost check and deduplication as
+ * any other: the plugin only supplies its text.
+ */
+
+export type TrustedDocumentsMode = 'off' | 'audit' | 'enforce';
+
+const ID = /^(?:sha256:)?([0-9a-f]{64})$/;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** The manifest as hash → text; each document's hash is checked against its text. */
+export function loadManifest(path: string): Map<string, string> {
+  const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new Error(
+      `${path}: a persisted-documents manifest is a JSON object of "sha256:<hex>": "<document>"`,
+    );
+  }
+  const manifest = new Map<string, string>();
+  for (const [id, text] of Object.entries(parsed)) {
+    const hash = ID.exec(id)?.[1];
+    if (!hash || typeof text !== 'string')
+      throw new Error(`${path}: "${id.slice(0, 80)}" is not a sha256 id of a document`);
+    if (sha256(text) !== hash) throw new Error(`${path}: the document of ${id} does not hash to its id`);
+    manifest.set(hash, text);
+  }
+  return manifest;
+}
+
+function requestedId(params: GraphQLParams & { documentId?: unknown }): string | null {
+  if (typeof params.documentId === 'string') return params.documentId;
+  const apq = (
+    params.extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | undefined
+  )?.persistedQuery;
+  return apq?.version === 1 && typeof apq.sha256Hash === 'string' ? apq.sha256Hash : null;
+}
+
+const required = (detail: string) =>
+  createGraphQLError(
+    `This gateway runs trusted documents only: send the documentId of an operation of the app's persisted-documents manifest. ${detail}`,
+    { extensions: { code: 'PERSISTED_DOCUMENT_REQUIRED', http: { status: 400 } } },
+  );
+
+export function useTrustedDocuments(options: {
+  mode: TrustedDocumentsMode;
+  manifest: ReadonlyMap<string, string>;
+  logger: Logger;
+  metrics: GatewayMetrics | null;
+  /** Documents APQ may register per process (off and audit). */
+  maxRegistered?: number;
+}): Plugin[] {
+  const { mode, manifest, logger, metrics } = options;
+  const registered = new LRUCache<string, string>({ max: options.maxRegistered ?? 10_000 });
+  return [
+    {
+      onParams({ params, setParams }) {
+        if (typeof params.query !== 'string') return;
+        const id = requestedId(params);
+        const hash = id === null ? null : (ID.exec(id)?.[1] ?? null);
+        const textHash = sha256(params.query);
+        if (manifest.has(textHash)) {
+          // The manifest's own text: run it as the persisted document it is.
+          const { query: _text, ...rest } = params;
+          setParams({ ...rest, documentId: textHash } as GraphQLParams);
+          return;
+        }
+        if (mode === 'enforce') {
+          metrics?.trustedDocument('refused');
+          throw required('A document sent as `query` is refused unless it is one of them.');
+        }
+        if (id !== null) {
+          // An APQ registration: the query with its hash.
+          if (hash !== textHash) {
+            throw createGraphQLError('The persisted-query hash does not match the query it came with.', {
+              extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+            });
+          }
+          registered.set(textHash, params.query);
+        }
+        metrics?.trustedDocument('untrusted');
+        if (mode === 'audit') {
+          logger.warn(
+            { operationName: params.operationName ?? null, documentHash: textHash },
+            'document outside the persisted-documents manifest',
+          );
+        }
+      },
+    },
+    usePersistedOperations({
+      allowArbitraryOperations: mode !== 'enforce',
+      extractPersistedOperationId: (params) => {
+        const id = requestedId(params);
+        return id === null ? null : (ID.exec(id)?.[1] ?? id);
+      },
+      getPersistedOperation: (hash) => {
+        const text = manifest.get(hash) ?? (mode === 'enforce' ? undefined : registered.get(hash));
+        if (text !== undefined) metrics?.trustedDocument(manifest.has(hash) ? 'trusted' : 'registered');
+        else metrics?.trustedDocument('not_found');
+        return text ?? null;
+      },
+      customErrors: {
+        // Apollo's APQ clients resend the query on exactly this message (not where it would be refused).
+        notFound:
+          mode === 'enforce'
+            ? () => required('This documentId is not in the manifest.')
+            : {
+                message: 'PersistedQueryNotFound',
+                extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 400 } },
+              },
+        keyNotFound: () => required('The request has neither a query nor a documentId.'),
+        persistedQueryOnly: () => required('A document sent as `query` is refused.'),
+      },
+    }),
+  ];
+}

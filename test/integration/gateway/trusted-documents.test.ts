@@ -1,0 +1,204 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config.ts';
+import { loadManifest } from '../../../src/plugins/trusted-documents.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { parseMetrics, sampleSum } from '../../support/metrics.ts';
+
+// The manifest `npm run codegen` writes from schema/operations (the client preset's persistedDocuments).
+const MANIFEST_PATH = new URL('../../generated/persisted-documents.json', import.meta.url).pathname;
+const manifest = loadManifest(MANIFEST_PATH);
+const idOf = (name: string) => {
+  for (const [hash, text] of manifest) if (text.includes(`query ${name}(`)) return hash;
+  throw new Error(`no ${name} in the manifest`);
+};
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+let enforce: TestGateway;
+let audit: TestGateway;
+let off: TestGateway;
+let key: string;
+
+beforeAll(async () => {
+  enforce = await startTestGateway({ gateway: { trustedDocuments: { mode: 'enforce', manifest } } });
+  audit = await startTestGateway({ gateway: { trustedDocuments: { mode: 'audit', manifest } } });
+  off = await startTestGateway({ gateway: { trustedDocuments: { mode: 'off', manifest: new Map() } } });
+  for (const gw of [enforce, audit, off]) {
+    const m = await gw.sandbox.world.merchant();
+    await gw.sandbox.world.wallet(m.id);
+    // The same key on the three sandboxes' merchants is not possible: each test picks its own.
+    (gw as TestGateway & { key?: string }).key = m.key;
+  }
+  key = (enforce as TestGateway & { key?: string }).key ?? '';
+});
+afterAll(async () => {
+  for (const gw of [enforce, audit, off]) await gw.close();
+});
+
+const keyOf = (gw: TestGateway) => (gw as TestGateway & { key?: string }).key ?? '';
+
+async function send(gw: TestGateway, body: Record<string, unknown>) {
+  const response = await gw.gateway.fetch('http://gateway.test/graphql', {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json',
+      authorization: `Bearer ${keyOf(gw)}`,
+    },
+    body: JSON.stringify(body),
+  });
+  return {
+    status: response.status,
+    body: (await response.json()) as {
+      data?: Record<string, unknown> | null;
+      errors?: { message: string; extensions: { code: string } }[];
+    },
+  };
+}
+
+describe('PERSISTED_DOCUMENTS_MODE=enforce', () => {
+  it('runs a document of the manifest by documentId, and by its APQ hash', async () => {
+    const byId = await send(enforce, { documentId: `sha256:${idOf('Dashboard')}` });
+    expect(byId.status).toBe(200);
+    expect(byId.body.errors).toBeUndefined();
+    expect(byId.body.data?.wallets).toMatchObject({ totalCount: 1 });
+    const byHash = await send(enforce, {
+      extensions: { persistedQuery: { version: 1, sha256Hash: idOf('Dashboard') } },
+    });
+    expect(byHash.body).toEqual(byId.body);
+  });
+
+  it('refuses any other document with 400 PERSISTED_DOCUMENT_REQUIRED, before parsing or calling upstream', async () => {
+    enforce.resetCalls();
+    for (const body of [
+      { query: '{ wallets(first: 1) { totalCount } }' },
+      { query: '{ wallets(' },
+      { documentId: `sha256:${'0'.repeat(64)}` },
+      {},
+      {
+        query: '{ __typename }',
+        extensions: { persistedQuery: { version: 1, sha256Hash: sha256('{ __typename }') } },
+      },
+    ]) {
+      const answer = await send(enforce, body);
+      expect(answer.status).toBe(400);
+      expect(answer.body.errors?.map((e) => e.extensions.code)).toEqual(['PERSISTED_DOCUMENT_REQUIRED']);
+    }
+    expect(enforce.upstreamCalls()).toEqual([]);
+  });
+
+  it('accepts the text of a manifest document sent as query', async () => {
+    const text = manifest.get(idOf('Dashboard')) ?? '';
+    const answer = await send(enforce, { query: text });
+    expect(answer.status).toBe(200);
+    expect(answer.body.errors).toBeUndefined();
+  });
+
+  it('keeps limits, the cost check and deduplication for persisted documents', async () => {
+    const costly =
+      'query Costly { deposits(first: 1000) { nodes { wallet { deposits(first: 1000) { nodes { id } } } } } }';
+    const own = await startTestGateway({
+      gateway: { trustedDocuments: { mode: 'enforce', manifest: new Map([[sha256(costly), costly]]) } },
+    });
+    try {
+      const m = await own.sandbox.world.merchant();
+      (own as TestGateway & { key?: string }).key = m.key;
+      const refused = await send(own, { documentId: `sha256:${sha256(costly)}` });
+      expect(refused.body.errors?.map((e) => e.extensions.code)).toEqual(['QUERY_LIMIT_EXCEEDED']);
+      expect(own.upstreamCalls()).toEqual([]);
+    } finally {
+      await own.close();
+    }
+    await enforce.sandbox.admin('POST', '/faults', {
+      method: 'GET',
+      path: '/external/v1/wallets',
+      latencyMs: 100,
+      times: 1,
+    });
+    const before = sampleSum(
+      parseMetrics((await enforce.metrics.scrape()).body),
+      'gateway_graphql_deduplicated_total',
+    );
+    await Promise.all([1, 2, 3, 4].map(() => send(enforce, { documentId: `sha256:${idOf('Dashboard')}` })));
+    const after = sampleSum(
+      parseMetrics((await enforce.metrics.scrape()).body),
+      'gateway_graphql_deduplicated_total',
+    );
+    expect(after - before).toBe(3);
+  });
+});
+
+describe('PERSISTED_DOCUMENTS_MODE=audit', () => {
+  it('runs documents outside the manifest, and logs and counts each', async () => {
+    const answer = await send(audit, {
+      query: 'query Adhoc { wallets(first: 1) { totalCount } }',
+      operationName: 'Adhoc',
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.data).toEqual({ wallets: { totalCount: 1 } });
+    const warned = audit.logs
+      .map((l) => JSON.parse(l) as { msg: string; operationName?: string; documentHash?: string })
+      .filter((l) => l.msg === 'document outside the persisted-documents manifest');
+    expect(warned).toEqual([
+      expect.objectContaining({
+        operationName: 'Adhoc',
+        documentHash: sha256('query Adhoc { wallets(first: 1) { totalCount } }'),
+      }),
+    ]);
+    await send(audit, { documentId: idOf('Dashboard') });
+    const samples = parseMetrics((await audit.metrics.scrape()).body);
+    expect(sampleSum(samples, 'gateway_trusted_documents_total', { result: 'untrusted' })).toBe(1);
+    expect(sampleSum(samples, 'gateway_trusted_documents_total', { result: 'trusted' })).toBe(1);
+  });
+});
+
+describe('automatic persisted queries (APQ), where arbitrary documents may run', () => {
+  const text = 'query Apq { wallets(first: 2) { totalCount } }';
+  const apq = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
+
+  it('asks for the query once, registers it, then runs it by hash', async () => {
+    const first = await send(off, { extensions: apq(sha256(text)) });
+    expect(first.status).toBe(400);
+    expect(first.body.errors).toEqual([
+      expect.objectContaining({
+        message: 'PersistedQueryNotFound',
+        extensions: expect.objectContaining({ code: 'PERSISTED_QUERY_NOT_FOUND' }),
+      }),
+    ]);
+    const registering = await send(off, { query: text, extensions: apq(sha256(text)) });
+    expect(registering.body).toEqual({ data: { wallets: { totalCount: 1 } } });
+    const byHash = await send(off, { extensions: apq(sha256(text)) });
+    expect(byHash.body).toEqual(registering.body);
+  });
+
+  it('refuses a hash that is not the query’s', async () => {
+    const answer = await send(off, { query: text, extensions: apq(sha256('something else')) });
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+  });
+});
+
+describe('configuration', () => {
+  it('reads PERSISTED_DOCUMENTS and PERSISTED_DOCUMENTS_MODE', () => {
+    expect(parseConfig({}).trustedDocuments).toEqual({ manifestPath: undefined, mode: 'off' });
+    expect(parseConfig({ PERSISTED_DOCUMENTS: MANIFEST_PATH }).trustedDocuments.mode).toBe('off');
+    expect(
+      parseConfig({
+        PERSISTED_DOCUMENTS: MANIFEST_PATH,
+        NODE_ENV: 'production',
+        UPSTREAM_URL: 'https://api.test',
+      }).trustedDocuments.mode,
+    ).toBe('enforce');
+    expect(() => parseConfig({ PERSISTED_DOCUMENTS_MODE: 'enforce' })).toThrow(/needs PERSISTED_DOCUMENTS/);
+    expect(() => parseConfig({ PERSISTED_DOCUMENTS_MODE: 'strict' })).toThrow(/off, audit or enforce/);
+  });
+
+  it('refuses a manifest whose document does not hash to its id', async () => {
+    const { writeFileSync, mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const path = `${mkdtempSync(`${tmpdir()}/manifest-`)}/m.json`;
+    writeFileSync(path, JSON.stringify({ [`sha256:${'a'.repeat(64)}`]: '{ __typename }' }));
+    expect(() => loadManifest(path)).toThrow(/does not hash to its id/);
+    expect(key).not.toBe('');
+  });
+});
