@@ -9,6 +9,12 @@ const config: CodegenConfig = {
   documents: ['schema/operations/*.graphql'],
   ignoreNoDocuments: false,
   generates: {
+    // Apollo Client's InMemoryCache needs the union and interface members (possibleTypes), or it
+    // drops the fields selected through `... on UserError` from the mutation's typed errors.
+    'schema/possible-types.json': {
+      plugins: ['fragment-matcher'],
+      config: { apolloClientVersion: 3 },
+    },
     'test/generated/': {
       preset: 'client',
       // persisted-documents.json: the trusted-documents manifest (sha256 of each operation → its text),
