@@ -33,7 +33,7 @@ export interface DemoVariables {
 /** One GraphiQL tab per example operation, with working variables where it takes any. */
 export function exampleTabs(demo: DemoVariables, headers: string | undefined) {
   const variablesOf = (text: string): Record<string, unknown> | null => {
-    if (/query NodeById\b|query WalletScreen\b/.test(text)) return { id: demo.walletId };
+    if (/query (NodeById|WalletScreen|WalletScreenDeferred)\b/.test(text)) return { id: demo.walletId };
     if (/mutation CreateWithdrawal\b/.test(text)) {
       return {
         input: {

@@ -1,3 +1,4 @@
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { Tracer } from '@opentelemetry/api';
@@ -137,6 +138,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // those must carry a custom header. JSON POSTs are preflighted and pass.
       useCSRFHeaderRequired(['x-graphql-csrf', 'x-graphql-yoga-csrf']),
       useErrorContract(),
+      // @defer and @stream over multipart/mixed and SSE (see README, Incremental delivery).
+      useDeferStream(),
       ...useTrustedDocuments({ ...deps.trustedDocuments, logger: deps.logger, metrics }),
       ...(introspection ? [] : [useDisableIntrospection()]),
       ...useQueryLimits(limits),

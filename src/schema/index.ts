@@ -1,5 +1,6 @@
+import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
 import { encodeGlobalID } from '@pothos/plugin-relay';
-import { type GraphQLObjectType, lexicographicSortSchema } from 'graphql';
+import { type GraphQLObjectType, GraphQLSchema, lexicographicSortSchema } from 'graphql';
 import { NODE_TYPES } from '../global-ids.ts';
 import { builder } from './builder.ts';
 import './scalars.ts';
@@ -9,8 +10,18 @@ import './types/wallet.ts';
 import './types/deposit.ts';
 import './types/withdrawal-intent.ts';
 
-/** The gateway's schema, built once per process and sorted like the checked-in SDL. */
-export const schema = lexicographicSortSchema(builder.toSchema());
+/**
+ * The gateway's schema, built once per process and sorted like the checked-in SDL, with the
+ * @defer and @stream directives that useDeferStream executes, so that the SDL clients generate
+ * their types from declares them too.
+ */
+const built = builder.toSchema();
+export const schema = lexicographicSortSchema(
+  new GraphQLSchema({
+    ...built.toConfig(),
+    directives: [...built.getDirectives(), GraphQLDeferDirective, GraphQLStreamDirective],
+  }),
+);
 
 // The relay plugin resolves every node's `id` asynchronously (it allows async id resolvers), so a
 // list of 50 deposits completed 50 promises for ids it already had. Ours are the DTO's own id:

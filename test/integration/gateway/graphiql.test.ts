@@ -42,14 +42,27 @@ describe('GraphiQL', () => {
       'CreateWithdrawal',
       'Dashboard',
       'NodeById',
+      'WalletScreenDeferred',
       'WalletScreen',
     ]);
     for (const tab of tabs) {
+      const deferred = tab.query.includes('@defer');
       const response = await gateway.fetch('http://gateway.test/graphql', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...JSON.parse(tab.headers ?? '{}') },
+        headers: {
+          'content-type': 'application/json',
+          ...(deferred && { accept: 'multipart/mixed' }),
+          ...JSON.parse(tab.headers ?? '{}'),
+        },
         body: JSON.stringify({ query: tab.query, variables: tab.variables ? JSON.parse(tab.variables) : {} }),
       });
+      if (deferred) {
+        const text = await response.text();
+        expect(text).toContain('"wallet":{');
+        expect(text).toContain('"deposits":{');
+        expect(text).not.toContain('"errors"');
+        continue;
+      }
       const body = (await response.json()) as { data?: Record<string, unknown>; errors?: unknown[] };
       expect(body.errors, tab.query.split('\n')[1]).toBeUndefined();
       expect(Object.values(body.data ?? {}).every((value) => value !== null)).toBe(true);
