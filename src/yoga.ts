@@ -1,4 +1,3 @@
-import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { Tracer } from '@opentelemetry/api';
@@ -9,6 +8,7 @@ import type { Config } from './config.ts';
 import { createContextFactory, type GatewayContext } from './context.ts';
 import type { GatewayMetrics, Scrape } from './observability/metrics.ts';
 import { useAuthentication, useRefuseKeyInURL } from './plugins/authentication.ts';
+import { useIncrementalDelivery } from './plugins/defer-stream.ts';
 import { useEagerStringify } from './plugins/eager-stringify.ts';
 import { useCSRFHeaderRequired, useErrorContract } from './plugins/error-contract.ts';
 import { useErrorLogging } from './plugins/error-logging.ts';
@@ -139,7 +139,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       useCSRFHeaderRequired(['x-graphql-csrf', 'x-graphql-yoga-csrf']),
       useErrorContract(),
       // @defer and @stream over multipart/mixed and SSE (see README, Incremental delivery).
-      useDeferStream(),
+      useIncrementalDelivery(),
       ...useTrustedDocuments({ ...deps.trustedDocuments, logger: deps.logger, metrics }),
       ...(introspection ? [] : [useDisableIntrospection()]),
       ...useQueryLimits(limits),

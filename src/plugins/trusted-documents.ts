@@ -73,13 +73,26 @@ export function useTrustedDocuments(options: {
 }): Plugin[] {
   const { mode, manifest, logger, metrics } = options;
   const registered = new LRUCache<string, string>({ max: options.maxRegistered ?? 10_000 });
+  // An app sends the same few documents again and again: hash each text once.
+  const hashes = new LRUCache<string, string>({ max: 1_000 });
+  const hashOf = (text: string) => {
+    let hash = hashes.get(text);
+    if (hash === undefined) {
+      hash = sha256(text);
+      hashes.set(text, hash);
+    }
+    return hash;
+  };
+  // Nothing to check a plain query against: no manifest, and documents outside it are neither refused nor logged.
+  const plainQueriesFree = mode === 'off' && manifest.size === 0;
   return [
     {
       onParams({ params, setParams }) {
         if (typeof params.query !== 'string') return;
         const id = requestedId(params);
+        if (id === null && plainQueriesFree) return;
         const hash = id === null ? null : (ID.exec(id)?.[1] ?? null);
-        const textHash = sha256(params.query);
+        const textHash = hashOf(params.query);
         if (manifest.has(textHash)) {
           // The manifest's own text: run it as the persisted document it is.
           const { query: _text, ...rest } = params;

@@ -150,6 +150,17 @@ describe('@defer', () => {
     }
   });
 
+  it('validates documents that use @defer or @stream with the plugin’s rules', async () => {
+    const answer = await gw.request(
+      `{ wallet(id: "${walletId}") @stream { id } }`,
+      {},
+      { key, headers: { accept: 'application/graphql-response+json' } },
+    );
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors?.[0]?.extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(answer.body.errors?.[0]?.message).toMatch(/list/i);
+  });
+
   it('counts deferred selections in the cost limit, and refuses before any call', async () => {
     gw.resetCalls();
     const costly = `query { wallet(id: "${walletId}") { id ... @defer { deposits(first: 1000) { nodes { wallet { deposits(first: 1000) { nodes { id } } } } } } } }`;
