@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { getOperationAST, Kind, parse, print } from 'graphql';
 
 const DIRECTORY = new URL('../schema/operations/', import.meta.url);
 
@@ -30,23 +31,28 @@ export interface DemoVariables {
   idempotencyKey: string;
 }
 
-/** One GraphiQL tab per example operation, with working variables where it takes any. */
+/**
+ * One GraphiQL tab per example operation, with a working value for each variable the operation
+ * requires, chosen by its type: an `ID!` is the demo wallet, a `CreateWithdrawalIntentInput!` a
+ * small withdrawal from it. Optional variables keep their defaults.
+ */
 export function exampleTabs(demo: DemoVariables, headers: string | undefined) {
+  const valueFor: Record<string, unknown> = {
+    'ID!': demo.walletId,
+    'CreateWithdrawalIntentInput!': {
+      walletId: demo.walletId,
+      serviceFeeMode: 'EXCLUSIVE',
+      currencyCode: 'USDT',
+      amount: '1.00',
+      destination: { type: 'crypto', rail: 'tron', identifier: demo.externalAddress },
+      idempotencyKey: demo.idempotencyKey,
+    },
+  };
   const variablesOf = (text: string): Record<string, unknown> | null => {
-    if (/query (NodeById|WalletScreen|WalletScreenDeferred)\b/.test(text)) return { id: demo.walletId };
-    if (/mutation CreateWithdrawal\b/.test(text)) {
-      return {
-        input: {
-          walletId: demo.walletId,
-          serviceFeeMode: 'EXCLUSIVE',
-          currencyCode: 'USDT',
-          amount: '1.00',
-          destination: { type: 'crypto', rail: 'tron', identifier: demo.externalAddress },
-          idempotencyKey: demo.idempotencyKey,
-        },
-      };
-    }
-    return null;
+    const entries = (getOperationAST(parse(text))?.variableDefinitions ?? [])
+      .filter((definition) => definition.type.kind === Kind.NON_NULL_TYPE)
+      .map((definition) => [definition.variable.name.value, valueFor[print(definition.type)]] as const);
+    return entries.length ? Object.fromEntries(entries) : null;
   };
   return exampleFiles().map(({ text }) => {
     const variables = variablesOf(text);

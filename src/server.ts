@@ -10,21 +10,29 @@ export interface RunningServer {
   close(timeoutMs: number): Promise<void>;
 }
 
-/** Serves the gateway over HTTP/1.1. Port 0 picks a free port. */
-export async function listen(gateway: Gateway, options: { port: number; host: string; logger: Logger }) {
-  const server = createServer({ keepAliveTimeout: 5_000, requestTimeout: 60_000 }, gateway);
+/**
+ * Starts `server` on `host:port` (0: a free port) and answers its base URL; a wildcard or
+ * loopback host is named `localhost`. Rejects when the port cannot be had.
+ */
+export async function listenOn(server: Server, port: number, host: string): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
-  const host = ['0.0.0.0', '::', '127.0.0.1', '::1'].includes(options.host) ? 'localhost' : options.host;
+  const address = server.address() as AddressInfo;
+  const name = ['0.0.0.0', '::', '127.0.0.1', '::1'].includes(host) ? 'localhost' : host;
+  return `http://${name.includes(':') ? `[${name}]` : name}:${address.port}`;
+}
+
+/** Serves the gateway over HTTP/1.1. Port 0 picks a free port. */
+export async function listen(gateway: Gateway, options: { port: number; host: string; logger: Logger }) {
+  const server = createServer({ keepAliveTimeout: 5_000, requestTimeout: 60_000 }, gateway);
   const running: RunningServer = {
     server,
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url: await listenOn(server, options.port, options.host),
     close: (timeoutMs) =>
       new Promise<void>((resolve) => {
         const timer = setTimeout(() => {

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOn } from '../server.ts';
 
 /**
  * GET /metrics on a port of its own (METRICS_PORT), so the metrics need not be reachable where the
@@ -25,17 +25,9 @@ export async function listenMetrics(
       () => response.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n'),
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
   return {
     server,
-    url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}/metrics`,
+    url: `${await listenOn(server, options.port, options.host)}/metrics`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { trace } from '@opentelemetry/api';
-import { type ExecutionResult, getOperationAST } from 'graphql';
+import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { GatewayContext } from '../context.ts';
@@ -46,20 +46,15 @@ export function useRequestTelemetry(options: {
       if (!state) return;
       return ({ result }) => {
         if (!result || result instanceof Error) return;
-        const operation = getOperationAST(result, context.params.operationName);
-        state.parsed = { name: operation?.name?.value ?? null, type: operation?.operation ?? 'unknown' };
+        state.parsed = operationOf(result, context.params.operationName);
       };
     },
     onExecute({ args }) {
       const context = args.contextValue;
       const state = states.get(context.request);
       if (!state) return;
-      const operation = getOperationAST(args.document, args.operationName);
-      state.executed = {
-        name: operation?.name?.value ?? null,
-        type: operation?.operation ?? 'unknown',
-        context,
-      };
+      // The operation was found once, when the document was parsed.
+      state.executed = { ...(state.parsed ?? operationOf(args.document, args.operationName)), context };
     },
     onResultProcess({ request, result }) {
       const state = states.get(request);
@@ -126,6 +121,11 @@ export function useRequestTelemetry(options: {
       else logger.info(line, 'request');
     },
   };
+}
+
+function operationOf(document: DocumentNode, operationName: string | null | undefined) {
+  const operation = getOperationAST(document, operationName);
+  return { name: operation?.name?.value ?? null, type: operation?.operation ?? 'unknown' };
 }
 
 /** The path of an absolute URL, without parsing the whole URL (this runs for every request). */

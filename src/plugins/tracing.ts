@@ -1,4 +1,5 @@
 import {
+  type Context,
   context,
   ROOT_CONTEXT,
   type Span,
@@ -60,32 +61,11 @@ export function useTracing(tracer: Tracer): Plugin {
           parent,
         );
         requests.set(request, span);
-        return context.with(trace.setSpan(parent, span), async () => {
-          try {
-            await wrapped();
-          } catch (error) {
-            failed(span, error);
-            throw error;
-          } finally {
-            span.end();
-          }
-        });
+        return during(span, parent, wrapped);
       },
       parse: (_, wrapped) => phase('graphql.parse', wrapped),
       validate: (_, wrapped) => phase('graphql.validate', wrapped),
-      execute(_, wrapped) {
-        const span = tracer.startSpan('graphql.execute');
-        return context.with(trace.setSpan(context.active(), span), async () => {
-          try {
-            await wrapped();
-          } catch (error) {
-            failed(span, error);
-            throw error;
-          } finally {
-            span.end();
-          }
-        });
-      },
+      execute: (_, wrapped) => during(tracer.startSpan('graphql.execute'), context.active(), wrapped),
     },
     onExecute({ args }) {
       // Runs inside the execute span (instrumentation wraps the hooks too).
@@ -105,6 +85,20 @@ export function useTracing(tracer: Tracer): Plugin {
       if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     },
   };
+}
+
+/** `span` active (a child of `parent`) while an asynchronous phase runs, and ended after it. */
+function during(span: Span, parent: Context, wrapped: () => unknown): Promise<void> {
+  return context.with(trace.setSpan(parent, span), async () => {
+    try {
+      await wrapped();
+    } catch (error) {
+      failed(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
 }
 
 function failed(span: Span, error: unknown): void {

@@ -206,27 +206,32 @@ function startBenchGateway(upstreamURL: string, env: Record<string, string> = {}
 const graphql = (query: string, variables: Record<string, unknown> = {}) =>
   JSON.stringify({ query, variables });
 
+/** S1, the dashboard: every wallet with its balances. */
+const S1_QUERY =
+  '{ wallets(first: 20) { nodes { id address assets { currencyCode balance { availableAmount lockedAmount } } } } }';
+
+/** The sandbox process of a benchmark: 20 wallets of the demo merchant, and `args` (its world, latency). */
+function startBenchSandbox(args: string[]) {
+  return startProcess(
+    'src/sandbox/main.ts',
+    ['--port', '0', '--wallets', '20', ...args],
+    { LOG_LEVEL: 'warn' },
+    /Try: curl .* (http:\/\/\S+)\/external\/v1\/wallets/,
+  );
+}
+
 async function main() {
   const rows: Record<string, unknown>[] = [];
   let gatewayPeakRss: number | null = null;
   for (const latency of latencies) {
-    const sandbox = await startProcess(
-      'src/sandbox/main.ts',
-      [
-        '--port',
-        '0',
-        '--wallets',
-        '20',
-        '--deposits',
-        '100000',
-        '--withdrawals',
-        '10000',
-        '--latency',
-        String(latency),
-      ],
-      { LOG_LEVEL: 'warn' },
-      /Try: curl .* (http:\/\/\S+)\/external\/v1\/wallets/,
-    );
+    const sandbox = await startBenchSandbox([
+      '--deposits',
+      '100000',
+      '--withdrawals',
+      '10000',
+      '--latency',
+      String(latency),
+    ]);
     pin(sandbox.child.pid, EVERYTHING_ELSE);
     const startGateway = async (env: Record<string, string> = {}, cwd?: string) => {
       const started = await startBenchGateway(sandbox.url, env, cwd);
@@ -267,9 +272,7 @@ async function main() {
         headers: { authorization: KEY, 'content-type': 'application/json' },
         body,
       });
-      const dashboard = graphql(
-        '{ wallets(first: 20) { nodes { id address assets { currencyCode balance { availableAmount lockedAmount } } } } }',
-      );
+      const dashboard = graphql(S1_QUERY);
       /** [name, gateway request, optimal request, gateway variant] */
       const scenarios: [string, autocannon.Options, autocannon.Options, 'undeduplicated'?][] = [
         [
@@ -485,23 +488,14 @@ async function fleet() {
     for (const [name, env] of setups) {
       // A fresh sandbox per setup: each S4 run adds thousands of intents, and the REST API's daily
       // limit check reads that history, so a shared one would slow every later setup down.
-      const sandbox = await startProcess(
-        'src/sandbox/main.ts',
-        [
-          '--port',
-          '0',
-          '--wallets',
-          '20',
-          '--deposits',
-          '1000',
-          '--withdrawals',
-          '100',
-          '--idempotency-extension',
-          'off',
-        ],
-        { LOG_LEVEL: 'warn' },
-        /Try: curl .* (http:\/\/\S+)\/external\/v1\/wallets/,
-      );
+      const sandbox = await startBenchSandbox([
+        '--deposits',
+        '1000',
+        '--withdrawals',
+        '100',
+        '--idempotency-extension',
+        'off',
+      ]);
       const wallets = await fetch(`${sandbox.url}/external/v1/wallets?size=20`, {
         headers: { authorization: KEY },
       });
@@ -514,11 +508,7 @@ async function fleet() {
           headers: { authorization: KEY, 'content-type': 'application/json' },
           body,
         });
-        const s1 = request(
-          graphql(
-            '{ wallets(first: 20) { nodes { id address assets { currencyCode balance { availableAmount lockedAmount } } } } }',
-          ),
-        );
+        const s1 = request(graphql(S1_QUERY));
         // Every S4 request has its own idempotency key, so each claims, POSTs and saves in the store.
         let n = 0;
         const s4: autocannon.Options = {
@@ -602,12 +592,7 @@ async function observabilityCost() {
   });
   await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
   const sinkURL = `http://127.0.0.1:${(sink.address() as { port: number }).port}`;
-  const sandbox = await startProcess(
-    'src/sandbox/main.ts',
-    ['--port', '0', '--wallets', '20', '--deposits', '1000', '--withdrawals', '100'],
-    { LOG_LEVEL: 'warn' },
-    /Try: curl .* (http:\/\/\S+)\/external\/v1\/wallets/,
-  );
+  const sandbox = await startBenchSandbox(['--deposits', '1000', '--withdrawals', '100']);
   pin(sandbox.child.pid, EVERYTHING_ELSE);
   const setups: [string, Record<string, string>][] = [
     ['metrics off', { METRICS: 'false' }],
@@ -635,9 +620,7 @@ async function observabilityCost() {
       url: `${url}/graphql`,
       method: 'POST',
       headers: { authorization: KEY, 'content-type': 'application/json' },
-      body: graphql(
-        '{ wallets(first: 20) { nodes { id address assets { currencyCode balance { availableAmount lockedAmount } } } } }',
-      ),
+      body: graphql(S1_QUERY),
     });
     for (let round = 0; round < rounds; round++) {
       for (const [i, gateway] of gateways.entries()) {

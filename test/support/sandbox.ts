@@ -104,3 +104,19 @@ export function usdt(wallet: {
   if (!asset) throw new Error('wallet has no USDT asset');
   return asset.balance;
 }
+
+/** createWithdrawalIntent's GraphQL input: 1 USDT from `walletId` to an external address. */
+export function withdrawalInput(walletId: string, overrides: Record<string, unknown> = {}) {
+  return {
+    walletId,
+    serviceFeeMode: 'EXCLUSIVE',
+    currencyCode: 'USDT',
+    amount: '1.00',
+    destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
+    ...overrides,
+  };
+}
+
+/** A createWithdrawalIntent that selects only the result's type. */
+export const WITHDRAW =
+  'mutation Withdraw($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { parseMetrics } from '../../support/metrics.ts';
-import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
+import { WITHDRAW, withdrawalInput } from '../../support/sandbox.ts';
 
 // ops/grafana/gateway.json must only draw metrics the gateway exports: a renamed metric would
 // leave a panel empty without anyone noticing.
@@ -63,18 +63,9 @@ async function traffic() {
     {},
     { key: m.key },
   );
-  const input = {
-    walletId: wallet.id,
-    serviceFeeMode: 'EXCLUSIVE',
-    currencyCode: 'USDT',
-    amount: '1.00',
-    destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
-    idempotencyKey: 'dashboard-1',
-  };
-  const withdraw =
-    'mutation W($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }';
-  await gw.request(withdraw, { input }, { key: m.key });
-  await gw.request(withdraw, { input }, { key: m.key });
+  const input = withdrawalInput(wallet.id, { idempotencyKey: 'dashboard-1' });
+  await gw.request(WITHDRAW, { input }, { key: m.key });
+  await gw.request(WITHDRAW, { input }, { key: m.key });
   await gw.sandbox.admin('POST', '/faults', {
     method: 'GET',
     path: '/external/v1/withdrawal-intents',

@@ -5,7 +5,7 @@ import { connectRedis } from '../../../src/redis.ts';
 import { RedisIdempotencyStore } from '../../../src/withdrawals/redis-idempotency-store.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { type RunningRedis, startRedis } from '../../support/redis.ts';
-import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
+import { withdrawalInput } from '../../support/sandbox.ts';
 
 /**
  * One error contract: every row of the README's error table has a path that produces it here, and
@@ -91,13 +91,7 @@ const query = (text: string, variables: Record<string, unknown> = {}, headers: R
   post(JSON.stringify({ query: text, variables }), headers);
 const fault = (body: Record<string, unknown>) => gw.sandbox.admin('POST', '/faults', body);
 const CREATE = `mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }`;
-const withdrawal = () => ({
-  walletId,
-  serviceFeeMode: 'EXCLUSIVE',
-  currencyCode: 'USDT',
-  amount: '1.00',
-  destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
-});
+const withdrawal = () => withdrawalInput(walletId);
 
 /** One path per code of the README's table, each answering at least one error with that code. */
 const PATHS: Record<string, () => Promise<Answer>> = {

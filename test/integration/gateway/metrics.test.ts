@@ -4,7 +4,7 @@ import { GatewayMetrics } from '../../../src/observability/metrics.ts';
 import { listenMetrics } from '../../../src/observability/metrics-server.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { parseMetrics, type Sample, sampleSum } from '../../support/metrics.ts';
-import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
+import { WITHDRAW, withdrawalInput } from '../../support/sandbox.ts';
 
 let gw: TestGateway;
 let acme: { id: string; key: string };
@@ -165,19 +165,8 @@ describe('GET /metrics', () => {
   it('counts idempotent replays and reused keys', async () => {
     const create = (amount: string) =>
       gw.request(
-        `mutation Withdraw($input: CreateWithdrawalIntentInput!) {
-          createWithdrawalIntent(input: $input) { __typename }
-        }`,
-        {
-          input: {
-            walletId,
-            serviceFeeMode: 'EXCLUSIVE',
-            currencyCode: 'USDT',
-            amount,
-            destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
-            idempotencyKey: 'metrics-1',
-          },
-        },
+        WITHDRAW,
+        { input: withdrawalInput(walletId, { amount, idempotencyKey: 'metrics-1' }) },
         { key: acme.key },
       );
     const grew = await growth(

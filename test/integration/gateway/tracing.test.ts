@@ -4,7 +4,7 @@ import { parseConfig } from '../../../src/config.ts';
 import { startTracing, type Tracing } from '../../../src/observability/tracing.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { type ReceivedSpan, startOtlpReceiver } from '../../support/otlp-receiver.ts';
-import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
+import { EXTERNAL_TRON_ADDRESS, WITHDRAW, withdrawalInput } from '../../support/sandbox.ts';
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -153,19 +153,8 @@ describe('OpenTelemetry traces', () => {
   it('cover the idempotency claim and the POST of a withdrawal', async () => {
     const traceId = hex(16);
     const response = await gw.request(
-      `mutation Withdraw($input: CreateWithdrawalIntentInput!) {
-        createWithdrawalIntent(input: $input) { __typename }
-      }`,
-      {
-        input: {
-          walletId,
-          serviceFeeMode: 'EXCLUSIVE',
-          currencyCode: 'USDT',
-          amount: '3.00',
-          destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
-          idempotencyKey: 'traced-1',
-        },
-      },
+      WITHDRAW,
+      { input: withdrawalInput(walletId, { amount: '3.00', idempotencyKey: 'traced-1' }) },
       { key: acme.key, headers: { traceparent: `00-${traceId}-${hex(8)}-01` } },
     );
     expect(response.body.data?.createWithdrawalIntent).toEqual({
