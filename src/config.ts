@@ -53,6 +53,10 @@ const schema = z.object({
   REQUEST_DEADLINE_MS: integer(15_000, 100, 600_000),
   QUERY_DEDUPLICATION: flag,
   IDEMPOTENCY_MAX_KEYS: integer(100_000, 1, 10_000_000),
+  SUBSCRIPTION_POLL_MS: integer(1_000, 10, 600_000),
+  SUBSCRIPTION_POLL_MAX_MS: integer(15_000, 10, 3_600_000),
+  SUBSCRIPTIONS_PER_KEY: integer(20, 1, 100_000),
+  MAX_SUBSCRIPTIONS: integer(10_000, 1, 10_000_000),
   IDEMPOTENCY_LEASE_MS: integer(20_000, 100, 3_600_000),
   WORKERS: z
     .union([z.literal('auto'), z.coerce.number().int().min(1).max(256)], {
@@ -123,6 +127,8 @@ export interface Config {
   idempotencyMaxKeys: number;
   /** How long an attempt holds its idempotency key while its POST may be in flight. */
   idempotencyLeaseMs: number;
+  /** Subscriptions: the poll interval and its backoff ceiling, and how many may be open per key and in all (per process). */
+  subscriptions: { pollMs: number; maxPollMs: number; perKey: number; max: number };
   /** Gateway processes on one port (node:cluster); more than 1 needs redisURL. */
   workers: number;
   /** Requests per key and window; undefined: no inbound limit. */
@@ -166,6 +172,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (c.IDEMPOTENCY_LEASE_MS <= c.REQUEST_DEADLINE_MS) {
     throw new ConfigError([
       `IDEMPOTENCY_LEASE_MS: must be longer than REQUEST_DEADLINE_MS (${c.REQUEST_DEADLINE_MS}), so that no attempt can take over a key whose POST may still be in flight`,
+    ]);
+  }
+  if (c.SUBSCRIPTION_POLL_MAX_MS < c.SUBSCRIPTION_POLL_MS) {
+    throw new ConfigError([
+      `SUBSCRIPTION_POLL_MAX_MS: must be at least SUBSCRIPTION_POLL_MS (${c.SUBSCRIPTION_POLL_MS}), the interval it backs off from`,
     ]);
   }
   if (c.METRICS_PORT !== undefined && c.METRICS_PORT === c.PORT) {
@@ -221,6 +232,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     queryDeduplication: c.QUERY_DEDUPLICATION ?? true,
     idempotencyMaxKeys: c.IDEMPOTENCY_MAX_KEYS,
     idempotencyLeaseMs: c.IDEMPOTENCY_LEASE_MS,
+    subscriptions: {
+      pollMs: c.SUBSCRIPTION_POLL_MS,
+      maxPollMs: c.SUBSCRIPTION_POLL_MAX_MS,
+      perKey: c.SUBSCRIPTIONS_PER_KEY,
+      max: c.MAX_SUBSCRIPTIONS,
+    },
     redisURL: c.REDIS_URL,
     workers,
     rateLimitPerKey: c.RATE_LIMIT_PER_KEY ? parseRate(c.RATE_LIMIT_PER_KEY) : undefined,

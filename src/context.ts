@@ -1,6 +1,7 @@
 import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { createLoaders, type Loaders } from './loaders/loaders.ts';
+import type { LivePolling } from './subscriptions/live.ts';
 import type { Caller } from './upstream/caller.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
 import type { WithdrawalService } from './withdrawals/service.ts';
@@ -17,6 +18,8 @@ export interface GatewayContext {
   caller: Caller;
   requestId: string;
   withdrawals: WithdrawalService;
+  /** Subscriptions' pollers, shared by every request of the process. */
+  live: LivePolling;
   loaders: Loaders;
   /** This request's logger (with its request id), made on first call: most requests log nothing. */
   logger(): Logger;
@@ -36,6 +39,7 @@ export function authorizationOf(request: Request): string | null {
 export function createContextFactory(deps: {
   client: MerchantWalletClient;
   withdrawals: WithdrawalService;
+  live: LivePolling;
   logger: Logger;
   /** Time budget of one GraphQL request for all its upstream calls. */
   requestDeadlineMs: number;
@@ -57,6 +61,7 @@ export function createContextFactory(deps: {
       caller,
       requestId,
       withdrawals: deps.withdrawals,
+      live: deps.live,
       loaders: createLoaders(deps.client, caller),
       // A method, not a getter: Yoga merges this object into its context with Object.assign, which
       // would call a getter and make the child logger for every request.

@@ -26,7 +26,8 @@ export type GatewayErrorCode =
   | 'OUTCOME_UNKNOWN'
   | 'API_KEY_IN_URL'
   | 'QUERY_LIMIT_EXCEEDED'
-  | 'IDEMPOTENCY_UNAVAILABLE';
+  | 'IDEMPOTENCY_UNAVAILABLE'
+  | 'SUBSCRIPTION_LIMIT_EXCEEDED';
 
 /**
  * The HTTP status of a response whose every root field failed with this code (useOperationStatus),
@@ -42,6 +43,7 @@ export const OPERATION_HTTP_STATUS: Partial<Record<GatewayErrorCode, { status: n
   UPSTREAM_UNAVAILABLE: { status: 503, always: false },
   UPSTREAM_TIMEOUT: { status: 504, always: false },
   IDEMPOTENCY_UNAVAILABLE: { status: 503, always: false },
+  SUBSCRIPTION_LIMIT_EXCEEDED: { status: 429, always: false },
 };
 
 export class GatewayError extends GraphQLError {

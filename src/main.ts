@@ -15,9 +15,11 @@ import { startTracing } from './observability/tracing.ts';
 import { exampleTabs, loadExampleOperations } from './operations.ts';
 import { createRateLimiter } from './plugins/rate-limit.ts';
 import { loadManifest } from './plugins/trusted-documents.ts';
-import { connectRedis, fleetInvalidation, fleetScopeSecret } from './redis.ts';
+import { connectRedis, fleetEvents, fleetInvalidation, fleetScopeSecret } from './redis.ts';
 import { listen } from './server.ts';
 import { createLogger } from './shared/logger.ts';
+import { processLeases, redisLeases } from './subscriptions/leases.ts';
+import { LivePolling } from './subscriptions/live.ts';
 import { MerchantWalletClient } from './upstream/client.ts';
 import { MemoryIdempotencyStore } from './withdrawals/idempotency-store.ts';
 import { RedisIdempotencyStore } from './withdrawals/redis-idempotency-store.ts';
@@ -90,12 +92,25 @@ async function serve(): Promise<void> {
   const idempotencyStore = redis
     ? new RedisIdempotencyStore(redis)
     : new MemoryIdempotencyStore({ maxEntries: config.idempotencyMaxKeys });
+  // Subscriptions: in a fleet one replica polls each feed and Redis carries its news to the others.
+  const liveEvents = redis && fleetEvents(redis, logger);
+  const live = new LivePolling({
+    client,
+    events: liveEvents?.events ?? new EventTarget(),
+    leases: redis ? redisLeases(redis) : processLeases,
+    ...config.subscriptions,
+    requestDeadlineMs: config.requestDeadlineMs,
+    maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
+    logger,
+    metrics,
+  });
   const sandboxMode = !config.upstreamURL;
   const gateway = createGateway({
     client,
     logger,
     ...gatewaySettings(config),
     idempotencyStore,
+    live,
     rateLimiter: config.rateLimitPerKey ? createRateLimiter(config.rateLimitPerKey, redis) : null,
     metrics,
     metricsEndpoint: config.metrics?.port === undefined ? scrape : null,
@@ -112,7 +127,12 @@ async function serve(): Promise<void> {
       }),
     },
   });
-  const running = await listen(gateway, { port: config.port, host: config.host, logger });
+  const running = await listen(gateway, {
+    port: config.port,
+    host: config.host,
+    logger,
+    maxRequestBytes: config.maxRequestBytes,
+  });
   // A worker's supervisor announces the fleet once; a process alone announces itself.
   if (cluster.isPrimary) {
     logger.info(
@@ -140,12 +160,15 @@ async function serve(): Promise<void> {
       if (stopping) return;
       stopping = true;
       logger.info({ signal }, 'draining in-flight requests');
+      // Subscriptions end first (their streams complete), so they do not hold the drain open.
+      live.close();
       running
         .close(config.shutdownTimeoutMs)
         .then(() => client.close())
         .then(() => metricsServer?.close())
         .then(() => tracing?.shutdown())
         .then(() => subscriber?.quit())
+        .then(() => liveEvents?.subscriber.quit())
         .then(() => redis?.quit())
         .then(() => sandbox?.stop())
         .then(() => {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
@@ -71,4 +72,29 @@ export function fleetInvalidation(redis: Redis, logger: Logger) {
       return subscriber;
     },
   };
+}
+
+/**
+ * The event target subscriptions publish on in a fleet (@graphql-yoga/redis-event-target): the
+ * replica polling a feed publishes to Redis, and every replica, itself included, hands what Redis
+ * brings to its own subscribers. Channels are named by feed (a caller scope, never a key). A
+ * publish or subscribe that fails while Redis is down is logged, never thrown into the process;
+ * ioredis subscribes again by itself when it reconnects.
+ */
+export function fleetEvents(redis: Redis, logger: Logger) {
+  const subscriber = redis.duplicate({ enableOfflineQueue: true });
+  subscriber.on('error', (error: Error) => logger.debug({ err: error.message }, 'redis subscriber error'));
+  const failed = (what: string) => (error: Error) =>
+    logger.warn({ err: error.message }, `subscription ${what} through redis failed`);
+  const events = createRedisEventTarget({
+    publishClient: {
+      publish: (channel: string, message: string) => redis.publish(channel, message).catch(failed('publish')),
+    } as unknown as Redis,
+    subscribeClient: {
+      on: (event: string, listener: (...args: unknown[]) => void) => subscriber.on(event, listener),
+      subscribe: (channel: string) => subscriber.subscribe(channel).catch(failed('subscribe')),
+      unsubscribe: (channel: string) => subscriber.unsubscribe(channel).catch(failed('unsubscribe')),
+    } as unknown as Redis,
+  });
+  return { events, subscriber };
 }

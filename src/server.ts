@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { serveGraphQLOverWebSocket } from './websocket.ts';
 import type { Gateway } from './yoga.ts';
 
 export interface RunningServer {
@@ -27,14 +28,27 @@ export async function listenOn(server: Server, port: number, host: string): Prom
   return `http://${name.includes(':') ? `[${name}]` : name}:${address.port}`;
 }
 
-/** Serves the gateway over HTTP/1.1. Port 0 picks a free port. */
-export async function listen(gateway: Gateway, options: { port: number; host: string; logger: Logger }) {
+/**
+ * Serves the gateway over HTTP/1.1, and GraphQL over WebSocket (graphql-ws) on its GraphQL path.
+ * Port 0 picks a free port. Close ends the WebSockets first (close code 1001: clients reconnect
+ * elsewhere), then drains HTTP.
+ */
+export async function listen(
+  gateway: Gateway,
+  options: { port: number; host: string; logger: Logger; maxRequestBytes: number },
+) {
   const server = createServer({ keepAliveTimeout: 5_000, requestTimeout: 60_000 }, gateway);
+  const websocket = serveGraphQLOverWebSocket(server, gateway, {
+    path: gateway.graphqlEndpoint,
+    maxPayload: options.maxRequestBytes,
+    logger: options.logger,
+  });
   const running: RunningServer = {
     server,
     url: await listenOn(server, options.port, options.host),
-    close: (timeoutMs) =>
-      new Promise<void>((resolve) => {
+    close: async (timeoutMs) => {
+      await websocket.close();
+      await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           options.logger.warn('shutdown timeout reached: closing remaining connections');
           server.closeAllConnections();
@@ -46,7 +60,8 @@ export async function listen(gateway: Gateway, options: { port: number; host: st
         });
         // Idle keep-alive sockets would hold close() open; busy ones finish their request first.
         server.closeIdleConnections();
-      }),
+      });
+    },
   };
   return running;
 }

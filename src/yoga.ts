@@ -24,6 +24,7 @@ import { useRequestTelemetry } from './plugins/request-telemetry.ts';
 import { useTracing } from './plugins/tracing.ts';
 import { type TrustedDocumentsMode, useTrustedDocuments } from './plugins/trusted-documents.ts';
 import { schema } from './schema/index.ts';
+import type { LivePolling } from './subscriptions/live.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
 import type { IdempotencyStore } from './withdrawals/idempotency-store.ts';
 import { WithdrawalService } from './withdrawals/service.ts';
@@ -32,6 +33,8 @@ import { WithdrawalService } from './withdrawals/service.ts';
 export interface GatewayDeps {
   client: MerchantWalletClient;
   logger: Logger;
+  /** The pollers behind subscriptions (subscriptions/live.ts); made with the same client. */
+  live: LivePolling;
   /** Where idempotency keys of createWithdrawalIntent are kept. */
   idempotencyStore: IdempotencyStore;
   /** How long an attempt holds its idempotency key (IDEMPOTENCY_LEASE_MS). */
@@ -89,7 +92,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...(metrics && { metrics }),
     ...(tracer && { tracer }),
   });
-  const createContext = createContextFactory({ ...deps, withdrawals });
+  const createContext = createContextFactory({ ...deps, withdrawals, live: deps.live });
   const { graphiql, introspection } = deps;
   const limits: QueryLimits = { ...deps.limits, blockFieldSuggestions: !introspection };
   return createYoga<Record<string, unknown>, GatewayContext>({

@@ -49,6 +49,8 @@ export type IdempotencyEvent =
   /** The key came back with a different input (IdempotencyKeyReusedError). */
   | 'key_reused';
 
+export type LivePollResult = 'changed' | 'unchanged' | 'error' | 'ended';
+
 export interface MetricsOptions {
   /** Distinct operation names given their own label; later ones count as `__other`. */
   maxOperationNames: number;
@@ -135,6 +137,19 @@ export class GatewayMetrics implements UpstreamObserver {
     name: 'gateway_idempotency_events_total',
     help: 'createWithdrawalIntent idempotency: replayed, waited, reconciled_found, reconciled_not_found, key_reused.',
     labelNames: ['event'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly subscriptionsOpen = new Gauge({
+    name: 'gateway_subscriptions_active',
+    help: 'Open subscriptions by feed (withdrawal_intent, withdrawal_intents), SSE and WebSocket together.',
+    labelNames: ['feed'] as const,
+    registers: [this.registry],
+  });
+  private readonly livePolls = new Counter({
+    name: 'gateway_subscription_polls_total',
+    help: 'Polls of the REST API made for subscriptions, by feed and result: changed, unchanged, error, ended (a final status, or the key refused).',
+    labelNames: ['feed', 'result'] as const,
     registers: [this.registry],
   });
 
@@ -235,6 +250,14 @@ export class GatewayMetrics implements UpstreamObserver {
 
   idempotency(event: IdempotencyEvent): void {
     this.idempotencyEvents.inc({ event });
+  }
+
+  subscriptions(feed: string, delta: 1 | -1): void {
+    this.subscriptionsOpen.inc({ feed }, delta);
+  }
+
+  livePoll(feed: string, result: LivePollResult): void {
+    this.livePolls.inc({ feed, result });
   }
 
   /** This process's exposition text and its content type. */

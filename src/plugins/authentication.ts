@@ -1,4 +1,10 @@
-import { getOperationAST, Kind, type SelectionSetNode } from 'graphql';
+import {
+  type DocumentNode,
+  type ExecutionResult,
+  getOperationAST,
+  Kind,
+  type SelectionSetNode,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
 import { GatewayError, unauthenticated } from '../errors.ts';
@@ -52,14 +58,18 @@ function onlyIntrospection(set: SelectionSetNode): boolean {
  * without one it fails with HTTP 401 and UNAUTHENTICATED before any upstream call. Introspection
  * alone needs no key, so GraphiQL and codegen can load the schema.
  */
+interface AuthenticationCheck {
+  args: { contextValue: GatewayContext; document: DocumentNode; operationName?: string | null };
+  setResultAndStopExecution(result: ExecutionResult): void;
+}
+
 export function useAuthentication(): Plugin<GatewayContext> {
-  return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const context = args.contextValue;
-      if (context.authorization) return;
-      const operation = getOperationAST(args.document, args.operationName);
-      if (operation && onlyIntrospection(operation.selectionSet)) return;
-      setResultAndStopExecution({ data: null, errors: [unauthenticated()] });
-    },
+  const check = ({ args, setResultAndStopExecution }: AuthenticationCheck) => {
+    if (args.contextValue.authorization) return;
+    const operation = getOperationAST(args.document, args.operationName);
+    if (operation && onlyIntrospection(operation.selectionSet)) return;
+    setResultAndStopExecution({ data: null, errors: [unauthenticated()] });
   };
+  // Queries and mutations execute; subscriptions subscribe: both are checked.
+  return { onExecute: check, onSubscribe: check };
 }

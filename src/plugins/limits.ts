@@ -2,6 +2,7 @@ import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import {
   type DocumentNode,
   type ExecutionArgs,
+  type ExecutionResult,
   type FragmentDefinitionNode,
   type GraphQLCompositeType,
   GraphQLError,
@@ -92,17 +93,22 @@ function useCostLimit(maxCost: number): Plugin {
     }
     return cost;
   };
-  return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const cost = costOf(args);
-      if (cost <= maxCost) return;
-      const error = new GraphQLError(
-        `The operation's cost ${cost} exceeds the limit of ${maxCost}: ask for fewer items per connection or nest fewer connections.`,
-        { extensions: { code: CODE, cost, maxCost, http: { status: 400 } } },
-      );
-      setResultAndStopExecution({ data: null, errors: [error] });
-    },
+  const check = ({
+    args,
+    setResultAndStopExecution,
+  }: {
+    args: ExecutionArgs;
+    setResultAndStopExecution(result: ExecutionResult): void;
+  }) => {
+    const cost = costOf(args);
+    if (cost <= maxCost) return;
+    const error = new GraphQLError(
+      `The operation's cost ${cost} exceeds the limit of ${maxCost}: ask for fewer items per connection or nest fewer connections.`,
+      { extensions: { code: CODE, cost, maxCost, http: { status: 400 } } },
+    );
+    setResultAndStopExecution({ data: null, errors: [error] });
   };
+  return { onExecute: check, onSubscribe: check };
 }
 
 function usesVariables(document: DocumentNode): boolean {

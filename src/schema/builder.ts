@@ -85,3 +85,7 @@ builder.queryType({
     "What the caller's API key may read: its merchant's wallets, deposits and withdrawal intents. Every field needs `Authorization: Bearer <API key>`.",
 });
 builder.mutationType({ description: 'What changes money: creating a withdrawal intent.' });
+builder.subscriptionType({
+  description:
+    'Live withdrawal status, over GraphQL over SSE (POST /graphql with Accept: text/event-stream) or WebSocket (graphql-ws at /graphql). The REST API has no events: the gateway polls it for you, once per watched intent however many clients watch.',
+});

@@ -115,11 +115,17 @@ export class MerchantWalletClient {
     return this.get(caller, route, path, decodePage<WithdrawalIntentDTO>);
   }
 
-  getWithdrawalIntent(caller: Caller, id: string): Promise<WithdrawalIntentDTO | null> {
+  /** `fresh`: as for listWithdrawalIntents; a subscription's poll must see the REST API's present state. */
+  getWithdrawalIntent(
+    caller: Caller,
+    id: string,
+    options: { fresh?: boolean } = {},
+  ): Promise<WithdrawalIntentDTO | null> {
     return this.getOrNull(
       caller,
       'GET /withdrawal-intents/{id}',
       `/withdrawal-intents/${encodeURIComponent(id)}`,
+      options.fresh,
     );
   }
 
@@ -199,9 +205,12 @@ export class MerchantWalletClient {
     caller: Caller,
     route: string,
     path: string,
+    fresh = false,
   ): Promise<T | null> {
     try {
-      return await this.get(caller, route, path, decodeOne<T>);
+      return fresh
+        ? decodeResponse(await this.transport.get(caller, route, path), decodeOne<T>)
+        : await this.get(caller, route, path, decodeOne<T>);
     } catch (error) {
       if ((error as GatewayError).code === 'NOT_FOUND') return null;
       throw error;

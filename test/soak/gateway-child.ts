@@ -10,6 +10,8 @@
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { listen } from '../../src/server.ts';
+import { processLeases } from '../../src/subscriptions/leases.ts';
+import { LivePolling } from '../../src/subscriptions/live.ts';
 import { MerchantWalletClient } from '../../src/upstream/client.ts';
 import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
 import { createGateway, gatewaySettings } from '../../src/yoga.ts';
@@ -30,6 +32,16 @@ const gateway = createGateway({
   logger: pino({ level: 'silent' }),
   graphiql: false,
   idempotencyStore,
+  live: new LivePolling({
+    client,
+    logger: pino({ level: 'silent' }),
+    events: new EventTarget(),
+    leases: processLeases,
+    ...config.subscriptions,
+    requestDeadlineMs: config.requestDeadlineMs,
+    maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
+    metrics: null,
+  }),
   ...gatewaySettings(config),
   rateLimiter: null,
   metrics: null,
@@ -37,7 +49,12 @@ const gateway = createGateway({
   tracer: null,
   trustedDocuments: { mode: 'off', manifest: new Map() },
 });
-const running = await listen(gateway, { port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
+const running = await listen(gateway, {
+  port: 0,
+  host: '127.0.0.1',
+  logger: pino({ level: 'silent' }),
+  maxRequestBytes: config.maxRequestBytes,
+});
 process.send?.({ type: 'ready', url: running.url });
 const timer = setInterval(() => {
   (globalThis as { gc?: () => void }).gc?.();

@@ -4,6 +4,8 @@ import { parseConfig } from '../../src/config.ts';
 import { GatewayMetrics } from '../../src/observability/metrics.ts';
 import { SandboxStore } from '../../src/sandbox/store/store.ts';
 import { createLogger } from '../../src/shared/logger.ts';
+import { processLeases } from '../../src/subscriptions/leases.ts';
+import { type LiveOptions, LivePolling } from '../../src/subscriptions/live.ts';
 import { MerchantWalletClient, type UpstreamClientOptions } from '../../src/upstream/client.ts';
 import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
 import { createGateway, type GatewayDeps, gatewaySettings } from '../../src/yoga.ts';
@@ -25,6 +27,7 @@ export function defaultGatewayDeps(client: MerchantWalletClient, logger: Gateway
   return {
     client,
     logger,
+    live: livePolling(client, logger),
     idempotencyStore: new MemoryIdempotencyStore({ maxEntries: DEFAULTS.idempotencyMaxKeys }),
     graphiql: false,
     ...gatewaySettings(DEFAULTS),
@@ -34,6 +37,25 @@ export function defaultGatewayDeps(client: MerchantWalletClient, logger: Gateway
     tracer: null,
     trustedDocuments: { mode: 'off', manifest: new Map() },
   };
+}
+
+/** Subscriptions' pollers in one process, at the configuration's defaults unless overridden. */
+export function livePolling(
+  client: MerchantWalletClient,
+  logger: GatewayDeps['logger'],
+  overrides: Partial<LiveOptions> = {},
+): LivePolling {
+  return new LivePolling({
+    client,
+    logger,
+    events: new EventTarget(),
+    leases: processLeases,
+    ...DEFAULTS.subscriptions,
+    requestDeadlineMs: DEFAULTS.requestDeadlineMs,
+    maxUpstreamCallsPerRequest: DEFAULTS.maxUpstreamCallsPerRequest,
+    metrics: null,
+    ...overrides,
+  });
 }
 
 /**
@@ -46,6 +68,8 @@ export async function startTestGateway(
     upstream?: Partial<UpstreamClientOptions>;
     clock?: () => number;
     gateway?: Partial<Omit<GatewayDeps, 'client' | 'logger'>>;
+    /** Subscriptions' pollers: the defaults, with these settings. */
+    live?: Partial<LiveOptions>;
   } = {},
 ) {
   const sandbox = await startTestSandbox(options.store ?? new SandboxStore());
@@ -71,11 +95,13 @@ export async function startTestGateway(
   metrics.watchCircuits(() => client.circuits());
   const logs: string[] = [];
   const logger = createLogger('debug', suiteLogDestination(logs));
+  const live = livePolling(client, logger, { metrics, ...options.live });
   const gateway = createGateway({
     ...defaultGatewayDeps(client, logger),
     graphiql: { defaultQuery: '{ __typename }' },
     metrics,
     metricsEndpoint: metrics.scrape,
+    live,
     ...options.gateway,
   });
 
@@ -121,6 +147,7 @@ export async function startTestGateway(
     sandbox,
     client,
     gateway,
+    live,
     metrics,
     logs,
     request,
@@ -128,6 +155,7 @@ export async function startTestGateway(
     upstreamCalls,
     resetCalls,
     async close() {
+      live.close();
       await client.close();
       await sandbox.close();
     },

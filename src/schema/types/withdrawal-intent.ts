@@ -1,4 +1,5 @@
 import { restIdOf } from '../../global-ids.ts';
+import { endError, type LiveEvent } from '../../subscriptions/live.ts';
 import type { WithdrawalIntentDTO } from '../../upstream/types.ts';
 import {
   DataInvalidError,
@@ -249,3 +250,44 @@ builder.mutationField('createWithdrawalIntent', (t) =>
     },
   }),
 );
+
+// --- Live status (subscriptions/live.ts polls the REST API for these) ---------------------------
+
+builder.subscriptionFields((t) => ({
+  withdrawalIntentUpdated: t.field({
+    type: WithdrawalIntent,
+    description:
+      'One withdrawal intent as it is now, then each time its status (or anything else) changes; the stream ends after a final status. Ends with NOT_FOUND when no such intent exists for this merchant, and with UNAUTHENTICATED or FORBIDDEN when the REST API stops accepting the key.',
+    args: {
+      id: t.arg.id({ required: true, description: 'A WithdrawalIntent global id, or a REST intent id.' }),
+    },
+    subscribe: (_root, { id }, ctx) => {
+      const restId = restIdOf(String(id), 'WithdrawalIntent');
+      return ctx.live.withdrawalIntent(ctx.caller, restId);
+    },
+    resolve: (event: LiveEvent<WithdrawalIntentDTO>) => {
+      if (event.kind === 'end') throw endError(event.code);
+      return event.value;
+    },
+  }),
+  withdrawalIntentsUpdated: t.field({
+    type: WithdrawalIntent,
+    description:
+      "Each of the merchant's withdrawal intents created or changed after subscribing, as it is then (nothing at first: query withdrawalIntents for the list). The stream ends only with UNAUTHENTICATED or FORBIDDEN, when the REST API stops accepting the key.",
+    args: {
+      status: t.arg({
+        type: [WithdrawalIntentStatus.ref],
+        required: false,
+        description: 'Only intents that now have one of these statuses, e.g. [COMPLETED, FAILED].',
+      }),
+    },
+    subscribe: (_root, args, ctx) => {
+      const statuses = statusFilter(args.status);
+      return ctx.live.withdrawalIntents(ctx.caller, statuses);
+    },
+    resolve: (event: LiveEvent<WithdrawalIntentDTO>) => {
+      if (event.kind === 'end') throw endError(event.code);
+      return event.value;
+    },
+  }),
+}));

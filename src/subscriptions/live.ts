@@ -1,0 +1,375 @@
+import { randomUUID } from 'node:crypto';
+import { on } from 'node:events';
+import type { Logger } from 'pino';
+import { GatewayError, isGatewayError } from '../errors.ts';
+import type { GatewayMetrics } from '../observability/metrics.ts';
+import type { Caller } from '../upstream/caller.ts';
+import type { MerchantWalletClient } from '../upstream/client.ts';
+import type { WithdrawalIntentDTO } from '../upstream/types.ts';
+import type { PollLeases } from './leases.ts';
+import { withdrawalIntentFeed, withdrawalIntentsFeed } from './withdrawal-feeds.ts';
+
+/**
+ * Subscriptions over a REST API that has no events: the gateway polls for its subscribers.
+ *
+ * - One poller per feed (a caller scope and what it watches), however many subscribers it has;
+ *   in a fleet, one per feed across all replicas (leases.ts), the others relaying through Redis.
+ * - The poller reads fresh (no micro-cache) every `pollMs`, doubling the interval up to
+ *   `maxPollMs` while nothing changes and dropping back at a change. It stops at a final value,
+ *   when its last subscriber leaves, or when the REST API refuses the key (its subscribers get
+ *   UNAUTHENTICATED or FORBIDDEN, then their streams end).
+ * - A caller scope is the HMAC of one Authorization value, so every subscriber of a poller sent the
+ *   same key. The poller keeps that key in memory while it has subscribers and nowhere else: events,
+ *   Redis channels and lease names carry the scope, never the key.
+ * - Limits: `perKey` open subscriptions per key and `max` in all, per process.
+ */
+
+export type FeedKind = 'withdrawal_intent' | 'withdrawal_intents';
+
+/** Why a feed ended for all its subscribers: the REST API's answer to its poll, as a gateway code. */
+export type EndCode = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND';
+
+/** What the poller publishes on the feed's topic (JSON, as it may travel through Redis). */
+export type LiveEvent<T> = { kind: 'update'; value: T } | { kind: 'end'; code: EndCode };
+
+/** What a poller watches for one caller scope. Values carry an id and a version to tell repeats. */
+export interface Feed<T extends { id: string }, S> {
+  /** Topic and lease name: kind, caller scope and subject. */
+  readonly name: string;
+  readonly kind: FeedKind;
+  /** The first state, read with the subscribing request's own caller: its key is proven now. */
+  begin(caller: Caller): Promise<S>;
+  /** What a subscriber is shown first, from the state its poller has. */
+  initial(state: S): T[];
+  /** One fresh read: the new state and the values that changed since `state`. */
+  poll(caller: Caller, state: S): Promise<{ state: S; changed: T[] }>;
+  /** Two values of one id with the same version are the same news. */
+  version(value: T): string;
+  /** Nothing can follow this value: the subscriber's stream ends after it, the poller stops. */
+  isLast(value: T): boolean;
+}
+
+export interface LiveOptions {
+  client: MerchantWalletClient;
+  /** Where pollers publish and subscribers listen: in-process, or Redis (redis-event-target). */
+  events: Pick<EventTarget, 'addEventListener' | 'removeEventListener' | 'dispatchEvent'>;
+  leases: PollLeases;
+  pollMs: number;
+  maxPollMs: number;
+  perKey: number;
+  max: number;
+  /** Each poll is one request of its own: this deadline and call budget. */
+  requestDeadlineMs: number;
+  maxUpstreamCallsPerRequest: number;
+  logger: Logger;
+  metrics: GatewayMetrics | null;
+}
+
+interface Poller {
+  readonly feed: Feed<{ id: string }, unknown>;
+  authorization: string;
+  subscribers: number;
+  state: unknown;
+  /** The first read while it runs. */
+  beginning: Promise<unknown> | undefined;
+  interval: number;
+  leading: boolean;
+  timer: NodeJS.Timeout | undefined;
+  stopped: boolean;
+}
+
+/** Versions remembered per subscriber to drop repeats (a new leader re-reading, say); oldest go first. */
+const MAX_SEEN = 1_000;
+
+export class LivePolling {
+  private readonly pollers = new Map<string, Poller>();
+  private readonly openPerScope = new Map<string, number>();
+  private openCount = 0;
+  /** This process as a lease holder. */
+  private readonly owner = randomUUID();
+  /** Aborted by close(): every stream ends. */
+  private readonly closing = new AbortController();
+
+  private readonly options: LiveOptions;
+
+  constructor(options: LiveOptions) {
+    this.options = options;
+  }
+
+  /**
+   * One subscriber's stream of `feed`, for the request of `caller`: admitted against the limits,
+   * listening before its first read so no change falls between, then its poller joined or
+   * started. Throws (a GatewayError) when refused, when the first read fails, or when the key is
+   * refused. `accept` filters what this subscriber is shown. The stream ends at a last value, an
+   * `end` event, close(), or when the consumer returns; its resources are freed then, even if it
+   * was never read.
+   */
+  async open<T extends { id: string }, S>(
+    caller: Caller,
+    feed: Feed<T, S>,
+    accept: (value: T) => boolean = () => true,
+  ): Promise<AsyncIterableIterator<LiveEvent<T>>> {
+    if (this.closing.signal.aborted) {
+      throw new GatewayError('UPSTREAM_UNAVAILABLE', 'The gateway is shutting down; subscribe again.');
+    }
+    const scope = caller.cacheScope;
+    this.admit(scope);
+    const listening = new AbortController();
+    const stop = () => listening.abort();
+    this.closing.signal.addEventListener('abort', stop, { once: true });
+    const events = on(this.options.events as EventTarget, feed.name, { signal: listening.signal });
+    const poller = this.join(feed as Feed<{ id: string }, unknown>, caller.authorization);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      stop();
+      this.closing.signal.removeEventListener('abort', stop);
+      this.leave(poller);
+      this.discharge(scope);
+      this.options.metrics?.subscriptions(feed.kind, -1);
+    };
+    this.options.metrics?.subscriptions(feed.kind, 1);
+    let initial: T[];
+    try {
+      if (poller.state === undefined) {
+        // Subscribers arriving together share the first read.
+        poller.beginning ??= feed.begin(caller).finally(() => {
+          poller.beginning = undefined;
+        });
+        const state = await poller.beginning;
+        poller.state ??= state;
+        // A feed that starts at its last value is over already.
+        if (feed.initial(poller.state as S).some((value) => feed.isLast(value))) this.stop(poller);
+      }
+      initial = feed.initial(poller.state as S);
+    } catch (error) {
+      release();
+      throw error;
+    }
+
+    const seen = new Map<string, string>();
+    async function* stream(): AsyncGenerator<LiveEvent<T>> {
+      try {
+        for (const value of initial) {
+          seen.set(value.id, feed.version(value));
+          if (accept(value)) yield { kind: 'update', value };
+          if (feed.isLast(value)) return;
+        }
+        for await (const [message] of events) {
+          const event = (message as CustomEvent<LiveEvent<T>>).detail;
+          if (event.kind === 'end') {
+            yield event;
+            return;
+          }
+          const { value } = event;
+          const version = feed.version(value);
+          if (seen.get(value.id) === version) continue;
+          seen.delete(value.id);
+          seen.set(value.id, version);
+          if (seen.size > MAX_SEEN) seen.delete(seen.keys().next().value as string);
+          if (accept(value)) yield event;
+          if (feed.isLast(value)) return;
+        }
+      } catch (error) {
+        // Aborted: the consumer left or the gateway is closing; the stream just ends.
+        if ((error as Error).name !== 'AbortError') throw error;
+      } finally {
+        release();
+      }
+    }
+    const generator = stream();
+    // A generator that was never started skips its `finally` on return(): release here too.
+    const iterator: AsyncIterableIterator<LiveEvent<T>> = {
+      [Symbol.asyncIterator]: () => iterator,
+      next: () => generator.next(),
+      return: (value?: unknown) => {
+        release();
+        return generator.return(value as undefined);
+      },
+      throw: (error?: unknown) => {
+        release();
+        return generator.throw(error);
+      },
+    };
+    return iterator;
+  }
+
+  /** Subscription.withdrawalIntentUpdated: the intent now, then its changes, until a final status. */
+  withdrawalIntent(caller: Caller, id: string) {
+    return this.open(caller, withdrawalIntentFeed(this.options.client, caller.cacheScope, id));
+  }
+
+  /** Subscription.withdrawalIntentsUpdated: the merchant's intents as they change, with these REST statuses if given. */
+  withdrawalIntents(caller: Caller, statuses: readonly string[] | undefined) {
+    return this.open(
+      caller,
+      withdrawalIntentsFeed(this.options.client, caller.cacheScope),
+      statuses && ((intent: WithdrawalIntentDTO) => statuses.includes(intent.status)),
+    );
+  }
+
+  /** What runs now: open subscriptions and pollers (tests assert both return to 0). */
+  activity(): { subscriptions: number; pollers: number } {
+    return { subscriptions: this.openCount, pollers: this.pollers.size };
+  }
+
+  /** Ends every stream and stops every poller, giving up their leases: at shutdown, before the server closes. */
+  close(): void {
+    this.closing.abort();
+    for (const poller of [...this.pollers.values()]) this.stop(poller);
+  }
+
+  private admit(scope: string): void {
+    const forKey = this.openPerScope.get(scope) ?? 0;
+    if (forKey >= this.options.perKey) {
+      throw new GatewayError(
+        'SUBSCRIPTION_LIMIT_EXCEEDED',
+        `This API key has ${forKey} open subscriptions, the most allowed (SUBSCRIPTIONS_PER_KEY); end one first.`,
+        { extensions: { limit: this.options.perKey } },
+      );
+    }
+    if (this.openCount >= this.options.max) {
+      throw new GatewayError(
+        'SUBSCRIPTION_LIMIT_EXCEEDED',
+        'The gateway holds as many subscriptions as it may (MAX_SUBSCRIPTIONS); try again later.',
+        { extensions: { limit: this.options.max } },
+      );
+    }
+    this.openPerScope.set(scope, forKey + 1);
+    this.openCount += 1;
+  }
+
+  private discharge(scope: string): void {
+    const left = (this.openPerScope.get(scope) ?? 1) - 1;
+    if (left > 0) this.openPerScope.set(scope, left);
+    else this.openPerScope.delete(scope);
+    this.openCount -= 1;
+  }
+
+  private join(feed: Feed<{ id: string }, unknown>, authorization: string): Poller {
+    let poller = this.pollers.get(feed.name);
+    if (!poller || poller.stopped) {
+      poller = {
+        feed,
+        authorization,
+        subscribers: 0,
+        state: undefined,
+        beginning: undefined,
+        interval: this.options.pollMs,
+        leading: false,
+        timer: undefined,
+        stopped: false,
+      };
+      this.pollers.set(feed.name, poller);
+      this.schedule(poller);
+    }
+    poller.subscribers += 1;
+    return poller;
+  }
+
+  private leave(poller: Poller): void {
+    poller.subscribers -= 1;
+    if (poller.subscribers === 0) this.stop(poller);
+  }
+
+  private stop(poller: Poller): void {
+    if (poller.stopped) return;
+    poller.stopped = true;
+    clearTimeout(poller.timer);
+    // Forget the key with the poller.
+    poller.authorization = '';
+    if (this.pollers.get(poller.feed.name) === poller) this.pollers.delete(poller.feed.name);
+    if (poller.leading) {
+      this.options.leases.release(poller.feed.name, this.owner).catch((error: unknown) => {
+        this.options.logger.debug({ err: (error as Error).message }, 'poll lease release failed');
+      });
+    }
+  }
+
+  private schedule(poller: Poller): void {
+    poller.timer = setTimeout(() => void this.tick(poller), poller.interval);
+    poller.timer.unref();
+  }
+
+  private async tick(poller: Poller): Promise<void> {
+    if (poller.stopped) return;
+    const { feed } = poller;
+    const { options } = this;
+    let changed = false;
+    try {
+      // The lease outlives two waits of the slowest interval, so a live holder never loses it.
+      const leading = await options.leases.hold(
+        feed.name,
+        this.owner,
+        2 * options.maxPollMs + options.requestDeadlineMs,
+      );
+      if (leading && !poller.leading) poller.interval = options.pollMs;
+      poller.leading = leading;
+      if (leading && !poller.stopped && poller.state !== undefined) {
+        changed = await this.poll(poller);
+      }
+    } catch (error) {
+      // Redis unreachable: nobody can be sure to lead; try again at the next tick.
+      options.logger.warn({ err: (error as Error).message, feed: feed.kind }, 'poll lease unavailable');
+    }
+    if (poller.stopped) return;
+    poller.interval = changed ? options.pollMs : Math.min(poller.interval * 2, options.maxPollMs);
+    this.schedule(poller);
+  }
+
+  /** One poll and what it publishes; whether anything changed. */
+  private async poll(poller: Poller): Promise<boolean> {
+    const { feed } = poller;
+    const { client, metrics, logger } = this.options;
+    const caller = client.caller(
+      poller.authorization,
+      Date.now() + this.options.requestDeadlineMs,
+      this.options.maxUpstreamCallsPerRequest,
+    );
+    try {
+      const { state, changed } = await feed.poll(caller, poller.state);
+      const last = changed.some((value) => feed.isLast(value));
+      metrics?.livePoll(feed.kind, last ? 'ended' : changed.length > 0 ? 'changed' : 'unchanged');
+      // Its last subscriber left while it read: nobody to tell.
+      if (poller.stopped) return false;
+      poller.state = state;
+      for (const value of changed) this.publish(feed.name, { kind: 'update', value });
+      if (last) this.stop(poller);
+      return changed.length > 0;
+    } catch (error) {
+      const code = isGatewayError(error) ? error.code : undefined;
+      if (code === 'UNAUTHENTICATED' || code === 'FORBIDDEN' || code === 'NOT_FOUND') {
+        metrics?.livePoll(feed.kind, 'ended');
+        this.publish(feed.name, { kind: 'end', code });
+        this.stop(poller);
+        return false;
+      }
+      // Timeouts, an open circuit, a 5xx: the subscribers wait for the next poll.
+      metrics?.livePoll(feed.kind, 'error');
+      logger.warn({ feed: feed.kind, code: code ?? 'INTERNAL' }, 'subscription poll failed');
+      return false;
+    }
+  }
+
+  private publish(name: string, event: LiveEvent<unknown>): void {
+    this.options.events.dispatchEvent(new CustomEvent(name, { detail: event }));
+  }
+}
+
+/** The GraphQL error a subscriber's stream ends with when its feed ended (LiveEvent `end`). */
+export function endError(code: EndCode): GatewayError {
+  switch (code) {
+    case 'UNAUTHENTICATED':
+      return new GatewayError('UNAUTHENTICATED', 'The REST API no longer accepts this API key.', {
+        extensions: { http: { status: 401 } },
+      });
+    case 'FORBIDDEN':
+      return new GatewayError('FORBIDDEN', 'This API key may no longer read this data.');
+    case 'NOT_FOUND':
+      return new GatewayError(
+        'NOT_FOUND',
+        'The watched withdrawal intent no longer exists for this merchant.',
+      );
+  }
+}

@@ -1,0 +1,73 @@
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+import type { Gateway } from '../../src/yoga.ts';
+import { recordSuiteKey } from './suite-logs.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: results are asserted structurally
+export type Result = { data?: any; errors?: any[] };
+
+export interface ResultStream {
+  status: number;
+  /** The next result; undefined once the stream completed. */
+  next(): Promise<Result | undefined>;
+  /** Every result until the stream completes. */
+  rest(): Promise<Result[]>;
+  /** Leaves, as a client closing the connection. */
+  close(): void;
+}
+
+/** A subscription over GraphQL over SSE through `gateway.fetch`, as a client reads it. */
+export async function subscribeSSE(
+  gateway: Gateway,
+  query: string,
+  variables: Record<string, unknown>,
+  key: string | null,
+): Promise<ResultStream> {
+  const aborted = new AbortController();
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
+  if (key) {
+    recordSuiteKey(key);
+    headers.authorization = `Bearer ${key}`;
+  }
+  const response = await gateway.fetch('http://gateway.test/graphql', {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ query, variables }),
+    signal: aborted.signal,
+  });
+  let next: () => Promise<Result | undefined>;
+  let cancel = () => {};
+  if (response.headers.get('content-type')?.startsWith('text/event-stream') && response.body) {
+    const reader = response.body
+      .pipeThrough(new TextDecoderStream())
+      .pipeThrough(new EventSourceParserStream())
+      .getReader();
+    cancel = () => void reader.cancel().catch(() => {});
+    next = async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done || value.event === 'complete') return undefined;
+        if (value.event === 'next') return JSON.parse(value.data) as Result;
+      }
+    };
+  } else {
+    let body: Result | undefined = (await response.json()) as Result;
+    next = async () => {
+      const result = body;
+      body = undefined;
+      return result;
+    };
+  }
+  return {
+    status: response.status,
+    next,
+    async rest() {
+      const results: Result[] = [];
+      for (let result = await next(); result; result = await next()) results.push(result);
+      return results;
+    },
+    close: () => {
+      cancel();
+      aborted.abort();
+    },
+  };
+}
