@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server } from 'node:http';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
-import { type ExecutionResult, parse } from 'graphql';
+import { type ExecutionResult, type FormattedExecutionResult, parse } from 'graphql';
 import type { SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
@@ -44,6 +44,8 @@ export function serveGraphQLOverWebSocket(
         } satisfies Bridged,
       }),
       subscribe: (args) => bridge(gateway, args.contextValue as Bridged, options.path),
+      // The gateway's results are serialised already (errors formatted and masked): sent as they are.
+      onNext: (_ctx, _id, _payload, _args, result) => result as FormattedExecutionResult,
     },
     wss,
   );
@@ -103,14 +105,23 @@ function bridge(
     }
     const events = response.body
       .pipeThrough(new TextDecoderStream())
-      .pipeThrough(new EventSourceParserStream());
-    for await (const event of events) {
-      if (event.event === 'complete') return;
+      .pipeThrough(new EventSourceParserStream())
+      .getReader();
+    // Cancelling the reader cancels the response body, which ends the gateway's execution.
+    cancel = () => void events.cancel().catch(() => {});
+    if (aborted.signal.aborted) cancel();
+    for (;;) {
+      const { done, value: event } = await events.read();
+      if (done || event.event === 'complete') return;
       if (event.event === 'next' && event.data) yield JSON.parse(event.data) as ExecutionResult;
     }
   }
+  let cancel = () => {};
   const generator = results();
-  const stop = () => aborted.abort();
+  const stop = () => {
+    aborted.abort();
+    cancel();
+  };
   const iterator: AsyncIterableIterator<ExecutionResult> = {
     [Symbol.asyncIterator]: () => iterator,
     next: () =>

@@ -1,0 +1,122 @@
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayMetrics } from '../../../src/observability/metrics.ts';
+import { connectRedis, fleetEvents, fleetScopeSecret } from '../../../src/redis.ts';
+import { createLogger } from '../../../src/shared/logger.ts';
+import { redisLeases } from '../../../src/subscriptions/leases.ts';
+import { LivePolling } from '../../../src/subscriptions/live.ts';
+import { MerchantWalletClient } from '../../../src/upstream/client.ts';
+import { createGateway } from '../../../src/yoga.ts';
+import { DEFAULTS, defaultGatewayDeps } from '../../support/gateway.ts';
+import { parseMetrics, sampleSum } from '../../support/metrics.ts';
+import { type RunningRedis, startRedis } from '../../support/redis.ts';
+import { startTestSandbox, type TestSandbox, withdrawalBody } from '../../support/sandbox.ts';
+import { subscribeSSE } from '../../support/subscriptions.ts';
+import { recordSuiteKey, suiteLogDestination } from '../../support/suite-logs.ts';
+
+/**
+ * Two gateway processes sharing only Redis, wired as src/main.ts wires them: subscribers of one
+ * intent on both get every change, while one process alone polls the REST API for it (the lease
+ * holder) and Redis carries its news to the other. When the holder's last subscriber leaves, the
+ * other takes the lease over.
+ */
+
+const WATCH = 'subscription Watch($id: ID!) { withdrawalIntentUpdated(id: $id) { restId status } }';
+
+let redis: RunningRedis;
+let sandbox: TestSandbox;
+let key: string;
+let walletId: string;
+const connections: Redis[] = [];
+const closers: (() => Promise<void> | void)[] = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+  sandbox = await startTestSandbox();
+  const merchant = await sandbox.world.merchant();
+  key = merchant.key;
+  recordSuiteKey(key);
+  walletId = (await sandbox.world.wallet(merchant.id)).id;
+});
+afterAll(async () => {
+  for (const close of closers) await close();
+  for (const connection of connections) connection.disconnect();
+  await sandbox.close();
+  await redis.close();
+});
+
+async function gatewayProcess() {
+  const logger = createLogger('debug', suiteLogDestination());
+  const connection = await connectRedis(redis.url, pino({ level: 'silent' }));
+  connections.push(connection);
+  const metrics = new GatewayMetrics({ maxOperationNames: 10, processMetrics: false });
+  const client = new MerchantWalletClient({
+    ...DEFAULTS.upstream,
+    baseURL: sandbox.url,
+    cacheTtlMs: 0,
+    scopeSecret: await fleetScopeSecret(connection),
+  });
+  const { events, subscriber } = fleetEvents(connection, logger);
+  connections.push(subscriber);
+  const live = new LivePolling({
+    client,
+    events,
+    leases: redisLeases(connection),
+    pollMs: 20,
+    maxPollMs: 20,
+    perKey: 10,
+    max: 100,
+    requestDeadlineMs: DEFAULTS.requestDeadlineMs,
+    maxUpstreamCallsPerRequest: DEFAULTS.maxUpstreamCallsPerRequest,
+    logger,
+    metrics,
+  });
+  closers.push(
+    () => live.close(),
+    () => client.close(),
+  );
+  const gateway = createGateway({ ...defaultGatewayDeps(client, logger), live, metrics });
+  const polls = async () =>
+    sampleSum(parseMetrics((await metrics.scrape()).body), 'gateway_subscription_polls_total');
+  return { gateway, live, polls };
+}
+
+describe('subscriptions in a fleet', () => {
+  it('one process polls an intent for both; the other gets the news through Redis, and takes over when the first leaves', async () => {
+    const a = await gatewayProcess();
+    const b = await gatewayProcess();
+    const created = await sandbox.call('POST', '/external/v1/withdrawal-intents', {
+      key,
+      body: withdrawalBody(walletId),
+    });
+    const id = created.body.data.id as string;
+    const onA = await subscribeSSE(a.gateway, WATCH, { id }, key);
+    const onB = await subscribeSSE(b.gateway, WATCH, { id }, key);
+    expect((await onA.next())?.data.withdrawalIntentUpdated.status).toBe('PREPARING');
+    expect((await onB.next())?.data.withdrawalIntentUpdated.status).toBe('PREPARING');
+
+    await sandbox.world.transitionWithdrawal(id, 'reviewing');
+    expect((await onA.next())?.data.withdrawalIntentUpdated.status).toBe('REVIEWING');
+    expect((await onB.next())?.data.withdrawalIntentUpdated.status).toBe('REVIEWING');
+    // Exactly one of the two polled, and every read of the intent past the two first ones was its poll.
+    const [pollsA, pollsB] = [await a.polls(), await b.polls()];
+    expect(Math.min(pollsA, pollsB)).toBe(0);
+    expect(Math.max(pollsA, pollsB)).toBeGreaterThan(0);
+    const reads = () =>
+      sandbox.sandbox.requests.filter(
+        (r) => r.method === 'GET' && r.path.endsWith(`/withdrawal-intents/${id}`),
+      ).length;
+    expect(reads()).toBe(2 + pollsA + pollsB);
+
+    // The polling process's subscriber leaves: it gives the lease up, and the other one polls now.
+    const [leader, leaderStream, follower, followerStream] = pollsA > 0 ? [a, onA, b, onB] : [b, onB, a, onA];
+    leaderStream.close();
+    await expect.poll(() => leader.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
+    await sandbox.world.transitionWithdrawal(id, 'pending');
+    expect((await followerStream.next())?.data.withdrawalIntentUpdated.status).toBe('PENDING');
+    expect(await follower.polls()).toBeGreaterThan(0);
+    followerStream.close();
+    await expect.poll(() => follower.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
+  });
+});
