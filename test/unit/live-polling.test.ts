@@ -1,0 +1,79 @@
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { processLeases } from '../../src/subscriptions/leases.ts';
+import { type Feed, LivePolling } from '../../src/subscriptions/live.ts';
+import { MerchantWalletClient } from '../../src/upstream/client.ts';
+import { DEFAULTS } from '../support/gateway.ts';
+
+/**
+ * The poller's schedule, on a fake clock: the interval doubles while nothing changes, up to its
+ * ceiling, and drops back to the first one at a change; a final value stops it. The feed here is
+ * a counter (no REST API): what is under test is LivePolling's timing alone.
+ */
+
+interface Value {
+  id: string;
+  n: number;
+  last: boolean;
+}
+
+let client: MerchantWalletClient;
+beforeEach(() => {
+  vi.useFakeTimers({ now: 0 });
+  client = new MerchantWalletClient({ ...DEFAULTS.upstream, baseURL: 'http://127.0.0.1:9' });
+});
+afterEach(async () => {
+  vi.useRealTimers();
+  await client.close();
+});
+
+function counterFeed(changesAt: Set<number>, lastAt: number) {
+  const polledAt: number[] = [];
+  const feed: Feed<Value, Value> = {
+    name: 'counter:scope:1',
+    kind: 'withdrawal_intent',
+    begin: async () => ({ id: '1', n: 0, last: false }),
+    initial: (state) => [state],
+    poll: async (_caller, state) => {
+      polledAt.push(Date.now());
+      const poll = polledAt.length;
+      if (!changesAt.has(poll)) return { state, changed: [] };
+      const next = { id: '1', n: state.n + 1, last: poll === lastAt };
+      return { state: next, changed: [next] };
+    },
+    version: (value) => String(value.n),
+    isLast: (value) => value.last,
+  };
+  return { feed, polledAt };
+}
+
+describe('LivePolling schedule', () => {
+  it('backs off 10, 20, 40, 40 ms while nothing changes, drops back to 10 after a change, stops at a final value', async () => {
+    const live = new LivePolling({
+      client,
+      events: new EventTarget(),
+      leases: processLeases,
+      pollMs: 10,
+      maxPollMs: 40,
+      perKey: 10,
+      max: 10,
+      requestDeadlineMs: 1_000,
+      maxUpstreamCallsPerRequest: 10,
+      logger: pino({ level: 'silent' }),
+      metrics: null,
+    });
+    const { feed, polledAt } = counterFeed(new Set([5, 7]), 7);
+    const stream = await live.open(client.caller('Bearer k'), feed);
+    const seen: number[] = [];
+    const reading = (async () => {
+      for await (const event of stream) if (event.kind === 'update') seen.push(event.value.n);
+    })();
+    await vi.advanceTimersByTimeAsync(1_000);
+    await reading;
+    // Polls 1-4 saw nothing (intervals 10, 20, 40, 40), poll 5 a change (next in 10), poll 6
+    // nothing (then 20), poll 7 the final value: the poller stopped there.
+    expect(polledAt).toEqual([10, 30, 70, 110, 150, 160, 180]);
+    expect(seen).toEqual([0, 1, 2]);
+    expect(live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
+  });
+});
