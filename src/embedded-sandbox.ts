@@ -38,11 +38,21 @@ export async function startEmbeddedSandbox(
     headers: { authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
   });
   const walletRestId = ((await wallets.json()) as { data: { id: string }[] }).data[0]?.id ?? '';
+  // ...and a withdrawal to watch live: one still in flight, which the auto-advance will move on.
+  const newestIntent = async (filter: string) => {
+    const page = await fetch(`${sandbox.url}/external/v1/withdrawal-intents?size=1${filter}`, {
+      headers: { authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
+    });
+    return ((await page.json()) as { data: { id: string }[] }).data[0]?.id;
+  };
+  const intentRestId =
+    (await newestIntent('&statusIn=preparing,reviewing,pending')) ?? (await newestIntent('')) ?? '';
   return {
     url: sandbox.url,
     demoKey: DEMO_KEYS.acmeReadWrite,
     demo: {
       walletId: globalIdOf('Wallet', walletRestId),
+      withdrawalIntentId: globalIdOf('WithdrawalIntent', intentRestId),
       // Outside the platform: a withdrawal to it is an ordinary external one.
       externalAddress: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7',
       idempotencyKey: `graphiql-${randomUUID()}`,

@@ -25,6 +25,8 @@ export function loadExampleOperations(): string {
 export interface DemoVariables {
   /** The global id of one of the demo merchant's wallets. */
   walletId: string;
+  /** The global id of the demo merchant's newest withdrawal intent still in flight (or newest of all). */
+  withdrawalIntentId: string;
   /** A Tron address outside the platform, valid to withdraw to. */
   externalAddress: string;
   /** An idempotency key for the withdrawal example; fixed per process, so a second run replays. */
@@ -33,11 +35,13 @@ export interface DemoVariables {
 
 /**
  * One GraphiQL tab per example operation, with a working value for each variable the operation
- * requires, chosen by its type: an `ID!` is the demo wallet, a `CreateWithdrawalIntentInput!` a
- * small withdrawal from it. Optional variables keep their defaults.
+ * requires, chosen by its name and type, else its type alone: `$intentId: ID!` is a demo
+ * withdrawal intent, any other `ID!` the demo wallet, a `CreateWithdrawalIntentInput!` a small
+ * withdrawal from it. Optional variables keep their defaults.
  */
 export function exampleTabs(demo: DemoVariables, headers: string | undefined) {
   const valueFor: Record<string, unknown> = {
+    'intentId: ID!': demo.withdrawalIntentId,
     'ID!': demo.walletId,
     'CreateWithdrawalIntentInput!': {
       walletId: demo.walletId,
@@ -51,7 +55,11 @@ export function exampleTabs(demo: DemoVariables, headers: string | undefined) {
   const variablesOf = (text: string): Record<string, unknown> | null => {
     const entries = (getOperationAST(parse(text))?.variableDefinitions ?? [])
       .filter((definition) => definition.type.kind === Kind.NON_NULL_TYPE)
-      .map((definition) => [definition.variable.name.value, valueFor[print(definition.type)]] as const);
+      .map((definition) => {
+        const name = definition.variable.name.value;
+        const type = print(definition.type);
+        return [name, valueFor[`${name}: ${type}`] ?? valueFor[type]] as const;
+      });
     return entries.length ? Object.fromEntries(entries) : null;
   };
   return exampleFiles().map(({ text }) => {

@@ -6,6 +6,7 @@ import { createLogger } from '../../../src/shared/logger.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
 import { createGateway } from '../../../src/yoga.ts';
 import { DEFAULTS, defaultGatewayDeps } from '../../support/gateway.ts';
+import { subscribeSSE } from '../../support/subscriptions.ts';
 import { suiteLogDestination } from '../../support/suite-logs.ts';
 
 // GraphiQL as `npm start` serves it: one tab per example operation, each runnable at once against
@@ -37,15 +38,34 @@ const page = (headers: Record<string, string> = {}) =>
 
 describe('GraphiQL', () => {
   it('opens one tab per example, and each runs at once with its prefilled variables', async () => {
-    expect(tabs.map((t) => /^(query|mutation) (\w+)/m.exec(t.query)?.[2])).toEqual([
+    expect(tabs.map((t) => /^(query|mutation|subscription) (\w+)/m.exec(t.query)?.[2])).toEqual([
       'ActivityFeed',
       'CreateWithdrawal',
       'Dashboard',
+      'LiveWithdrawals',
       'NodeById',
       'WalletScreenDeferred',
       'WalletScreen',
+      'WatchWithdrawal',
     ]);
     for (const tab of tabs) {
+      if (tab.query.includes('subscription ')) {
+        const stream = await subscribeSSE(
+          gateway,
+          tab.query,
+          tab.variables ? JSON.parse(tab.variables) : {},
+          sandbox.demoKey,
+        );
+        expect(stream.status).toBe(200);
+        if (tab.query.includes('withdrawalIntentUpdated')) {
+          // The demo intent as it is now: the first event comes at once.
+          const first = await stream.next();
+          expect(first?.errors).toBeUndefined();
+          expect(first?.data.withdrawalIntentUpdated.id).toBe(sandbox.demo.withdrawalIntentId);
+        }
+        stream.close();
+        continue;
+      }
       const deferred = tab.query.includes('@defer');
       const response = await gateway.fetch('http://gateway.test/graphql', {
         method: 'POST',

@@ -1,6 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { parse } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { operationCost } from '../../../src/plugins/limits.ts';
+import { schema } from '../../../src/schema/index.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { subscribeSSE } from '../../support/subscriptions.ts';
 
 let gw: TestGateway;
 let key: string;
@@ -158,6 +162,18 @@ describe('realistic documents pass', () => {
     const dir = new URL('../../../schema/operations/', import.meta.url);
     for (const name of readdirSync(dir)) {
       const query = readFileSync(new URL(name, dir), 'utf8');
+      if (query.includes('subscription ')) {
+        // A stream: the depth, alias and token limits are validation, passed once the stream
+        // opens; the cost check runs at subscribe and would be its first event, so it is
+        // computed here directly.
+        const stream = await subscribeSSE(gw.gateway, query, { intentId: 'wi_1' }, key);
+        expect(stream.status).toBe(200);
+        stream.close();
+        expect(operationCost(schema, parse(query), undefined, {})).toBeLessThanOrEqual(
+          DEFAULTS.queryLimits.maxCost,
+        );
+        continue;
+      }
       if (query.includes('@defer')) {
         // Answered incrementally: multipart/mixed, read as text.
         const deferred = await gw.gateway.fetch('http://gateway.test/graphql', {
