@@ -92,6 +92,13 @@ export function useTrustedDocuments(options: {
         const id = requestedId(params);
         if (id === null && plainQueriesFree) return;
         const hash = id === null ? null : (ID.exec(id)?.[1] ?? null);
+        if (hash !== null && manifest.has(hash)) {
+          // A manifest id with a text, as Apollo's WebSocket link sends it (its own print of the
+          // document): the id decides, and the manifest's text runs.
+          const { query: _text, ...rest } = params;
+          setParams({ ...rest, documentId: hash } as GraphQLParams);
+          return;
+        }
         const textHash = hashOf(params.query);
         if (manifest.has(textHash)) {
           // The manifest's own text: run it as the persisted document it is.

@@ -94,6 +94,17 @@ describe('PERSISTED_DOCUMENTS_MODE=enforce', () => {
     expect(answer.body.errors).toBeUndefined();
   });
 
+  it("runs the manifest's document for a manifest hash sent with some other text (Apollo's WebSocket link)", async () => {
+    const answer = await send(enforce, {
+      query: '{ withdrawalIntents(first: 1000) { nodes { id restId amount } } }',
+      extensions: { persistedQuery: { version: 1, sha256Hash: idOf('Dashboard').replace(/^sha256:/, '') } },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.errors).toBeUndefined();
+    // The Dashboard's fields, not the text's.
+    expect(Object.keys(answer.body.data ?? {})).toEqual(['wallets']);
+  });
+
   it('keeps limits, the cost check and deduplication for persisted documents', async () => {
     const costly =
       'query Costly { deposits(first: 1000) { nodes { wallet { deposits(first: 1000) { nodes { id } } } } } }';
