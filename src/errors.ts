@@ -43,7 +43,6 @@ export const OPERATION_HTTP_STATUS: Partial<Record<GatewayErrorCode, { status: n
   UPSTREAM_UNAVAILABLE: { status: 503, always: false },
   UPSTREAM_TIMEOUT: { status: 504, always: false },
   IDEMPOTENCY_UNAVAILABLE: { status: 503, always: false },
-  SUBSCRIPTION_LIMIT_EXCEEDED: { status: 429, always: false },
 };
 
 export class GatewayError extends GraphQLError {

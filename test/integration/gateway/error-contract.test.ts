@@ -24,6 +24,7 @@ let fleet: TestGateway;
 let fleetKey: string;
 let fleetWalletId: string;
 let trustedOnly: TestGateway;
+let noSubscriptions: TestGateway;
 
 beforeAll(async () => {
   gw = await startTestGateway({
@@ -34,6 +35,7 @@ beforeAll(async () => {
     },
   });
   budgeted = await startTestGateway({ gateway: { maxUpstreamCallsPerRequest: 1 } });
+  noSubscriptions = await startTestGateway({ live: { perKey: 0 } });
   trustedOnly = await startTestGateway({
     gateway: { trustedDocuments: { mode: 'enforce', manifest: new Map() } },
   });
@@ -58,6 +60,7 @@ afterAll(async () => {
   await gw.close();
   await budgeted.close();
   await trustedOnly.close();
+  await noSubscriptions.close();
   await fleet.close();
   await redis.close();
 });
@@ -142,6 +145,12 @@ const PATHS: Record<string, () => Promise<Answer>> = {
   PERSISTED_DOCUMENT_REQUIRED: () => post(JSON.stringify({ query: '{ __typename }' }), {}, trustedOnly),
   PERSISTED_QUERY_NOT_FOUND: () =>
     post(JSON.stringify({ extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } })),
+  SUBSCRIPTION_LIMIT_EXCEEDED: () =>
+    post(
+      JSON.stringify({ query: 'subscription { withdrawalIntentsUpdated { id } }' }),
+      { accept: 'application/graphql-response+json' },
+      noSubscriptions,
+    ),
   API_KEY_IN_URL: () =>
     raw('/graphql?access_token=abc', {
       method: 'POST',
