@@ -41,6 +41,8 @@ const { values } = parseArgs({
     latency: { type: 'string', multiple: true },
     /** Another checkout of this project, whose gateway is measured beside this one. */
     baseline: { type: 'string' },
+    /** With --baseline: this many alternating rounds (this, baseline; baseline, this; …), medians compared. */
+    rounds: { type: 'string', default: '1' },
     /** The fleet runs instead: S1 and S4 with in-process stores, with Redis, and with WORKERS=2. */
     fleet: { type: 'boolean', default: false },
     /** What metrics and tracing cost runs instead: S1 with metrics off, on, and tracing at 100 %. */
@@ -337,8 +339,26 @@ async function main() {
         await autocannon({ ...gatewayOptions, connections, duration: warmup });
         if (baselineOptions) await autocannon({ ...baselineOptions, connections, duration: warmup });
         await autocannon({ ...optimalOptions, connections, duration: warmup });
-        const g = await measure(sandbox.url, gatewayOptions, target.child.pid);
-        const b = baselineOptions && (await measure(sandbox.url, baselineOptions, baselineTarget?.child.pid));
+        // With a baseline, alternate the order round by round so the machine's drift hits both alike.
+        const rounds = baselineOptions ? Math.max(1, Number(values.rounds)) : 1;
+        const ours: Measured[] = [];
+        const theirs: Measured[] = [];
+        for (let round = 0; round < rounds; round++) {
+          const measureOurs = async () =>
+            ours.push(await measure(sandbox.url, gatewayOptions, target.child.pid));
+          const measureTheirs = async () =>
+            baselineOptions &&
+            theirs.push(await measure(sandbox.url, baselineOptions, baselineTarget?.child.pid));
+          if (round % 2 === 0) {
+            await measureOurs();
+            await measureTheirs();
+          } else {
+            await measureTheirs();
+            await measureOurs();
+          }
+        }
+        const g = medianRun(ours);
+        const b = theirs.length > 0 ? medianRun(theirs) : undefined;
         const o = await measure(sandbox.url, optimalOptions, optimal.child.pid);
         const row = {
           scenario: name,
@@ -635,10 +655,6 @@ async function observabilityCost() {
     await stop(sandbox.child);
     sink.close();
   }
-  const median = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return sorted[Math.floor(sorted.length / 2)] ?? 0;
-  };
   const summary = results.map((measured) => ({
     requestsPerSecond: median(measured.map((m) => m.requestsPerSecond)),
     cpu: median(measured.map((m) => m.cpuMicrosPerOperation ?? 0)),
@@ -666,3 +682,25 @@ async function observabilityCost() {
 if (values.fleet) await fleet();
 else if (values.observability) await observabilityCost();
 else await main();
+
+type Measured = Awaited<ReturnType<typeof measure>>;
+
+/** Each figure's median over rounds (the first round's for anything not a number). */
+function medianRun(runs: Measured[]): Measured {
+  const first = runs[0] as Measured;
+  return Object.fromEntries(
+    Object.entries(first).map(([name, value]) => [
+      name,
+      typeof value === 'number' ? median(runs.map((run) => run[name as keyof Measured] as number)) : value,
+    ]),
+  ) as Measured;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return 0;
+  return sorted.length % 2
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
