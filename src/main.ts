@@ -19,7 +19,7 @@ import { connectRedis, fleetEvents, fleetInvalidation, fleetScopeSecret } from '
 import { listen } from './server.ts';
 import { createLogger } from './shared/logger.ts';
 import { processLeases, redisLeases } from './subscriptions/leases.ts';
-import { LivePolling } from './subscriptions/live.ts';
+import { LivePolling, liveSettings } from './subscriptions/live.ts';
 import { MerchantWalletClient } from './upstream/client.ts';
 import { MemoryIdempotencyStore } from './withdrawals/idempotency-store.ts';
 import { RedisIdempotencyStore } from './withdrawals/redis-idempotency-store.ts';
@@ -98,9 +98,7 @@ async function serve(): Promise<void> {
     client,
     events: liveEvents?.events ?? new EventTarget(),
     leases: redis ? redisLeases(redis) : processLeases,
-    ...config.subscriptions,
-    requestDeadlineMs: config.requestDeadlineMs,
-    maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
+    ...liveSettings(config),
     logger,
     metrics,
   });

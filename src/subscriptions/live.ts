@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { on } from 'node:events';
 import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
 import { GatewayError, isGatewayError } from '../errors.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Caller } from '../upstream/caller.ts';
@@ -357,8 +358,23 @@ export class LivePolling {
   }
 }
 
+/** A subscription field's resolve: the event's value, or the error its feed ended with. */
+export function liveValue<T>(event: LiveEvent<T>): T {
+  if (event.kind === 'end') throw endError(event.code);
+  return event.value;
+}
+
+/** LivePolling's settings as the configuration gives them; the caller adds the live parts. */
+export function liveSettings(config: Config) {
+  return {
+    ...config.subscriptions,
+    requestDeadlineMs: config.requestDeadlineMs,
+    maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
+  } satisfies Partial<LiveOptions>;
+}
+
 /** The GraphQL error a subscriber's stream ends with when its feed ended (LiveEvent `end`). */
-export function endError(code: EndCode): GatewayError {
+function endError(code: EndCode): GatewayError {
   switch (code) {
     case 'UNAUTHENTICATED':
       return new GatewayError('UNAUTHENTICATED', 'The REST API no longer accepts this API key.', {

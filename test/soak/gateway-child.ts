@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { listen } from '../../src/server.ts';
 import { processLeases } from '../../src/subscriptions/leases.ts';
-import { LivePolling } from '../../src/subscriptions/live.ts';
+import { LivePolling, liveSettings } from '../../src/subscriptions/live.ts';
 import { MerchantWalletClient } from '../../src/upstream/client.ts';
 import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
 import { createGateway, gatewaySettings } from '../../src/yoga.ts';
@@ -37,9 +37,7 @@ const gateway = createGateway({
     logger: pino({ level: 'silent' }),
     events: new EventTarget(),
     leases: processLeases,
-    ...config.subscriptions,
-    requestDeadlineMs: config.requestDeadlineMs,
-    maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
+    ...liveSettings(config),
     metrics: null,
   }),
   ...gatewaySettings(config),

@@ -5,7 +5,7 @@ import { GatewayMetrics } from '../../src/observability/metrics.ts';
 import { SandboxStore } from '../../src/sandbox/store/store.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { processLeases } from '../../src/subscriptions/leases.ts';
-import { type LiveOptions, LivePolling } from '../../src/subscriptions/live.ts';
+import { type LiveOptions, LivePolling, liveSettings } from '../../src/subscriptions/live.ts';
 import { MerchantWalletClient, type UpstreamClientOptions } from '../../src/upstream/client.ts';
 import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
 import { createGateway, type GatewayDeps, gatewaySettings } from '../../src/yoga.ts';
@@ -50,9 +50,7 @@ export function livePolling(
     logger,
     events: new EventTarget(),
     leases: processLeases,
-    ...DEFAULTS.subscriptions,
-    requestDeadlineMs: DEFAULTS.requestDeadlineMs,
-    maxUpstreamCallsPerRequest: DEFAULTS.maxUpstreamCallsPerRequest,
+    ...liveSettings(DEFAULTS),
     metrics: null,
     ...overrides,
   });

@@ -1,5 +1,5 @@
 import { restIdOf } from '../../global-ids.ts';
-import { endError, type LiveEvent } from '../../subscriptions/live.ts';
+import { liveValue } from '../../subscriptions/live.ts';
 import type { WithdrawalIntentDTO } from '../../upstream/types.ts';
 import {
   DataInvalidError,
@@ -265,10 +265,7 @@ builder.subscriptionFields((t) => ({
       const restId = restIdOf(String(id), 'WithdrawalIntent');
       return ctx.live.withdrawalIntent(ctx.caller, restId);
     },
-    resolve: (event: LiveEvent<WithdrawalIntentDTO>) => {
-      if (event.kind === 'end') throw endError(event.code);
-      return event.value;
-    },
+    resolve: liveValue,
   }),
   withdrawalIntentsUpdated: t.field({
     type: WithdrawalIntent,
@@ -285,9 +282,6 @@ builder.subscriptionFields((t) => ({
       const statuses = statusFilter(args.status);
       return ctx.live.withdrawalIntents(ctx.caller, statuses);
     },
-    resolve: (event: LiveEvent<WithdrawalIntentDTO>) => {
-      if (event.kind === 'end') throw endError(event.code);
-      return event.value;
-    },
+    resolve: liveValue,
   }),
 }));
