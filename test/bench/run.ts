@@ -43,6 +43,8 @@ const { values } = parseArgs({
     baseline: { type: 'string' },
     /** With --baseline: this many alternating rounds (this, baseline; baseline, this; …), medians compared. */
     rounds: { type: 'string', default: '1' },
+    /** Seconds of load per measurement (10, or 1 with --quick): many short rounds follow drift more closely. */
+    seconds: { type: 'string' },
     /** The fleet runs instead: S1 and S4 with in-process stores, with Redis, and with WORKERS=2. */
     fleet: { type: 'boolean', default: false },
     /** What metrics and tracing cost runs instead: S1 with metrics off, on, and tracing at 100 %. */
@@ -50,7 +52,7 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick ?? false;
-const duration = quick ? 1 : 10;
+const duration = values.seconds ? Number(values.seconds) : quick ? 1 : 10;
 /**
  * Seconds of load before each measurement. By time, not by count: after 500 requests (or 3 s) the
  * gateway's GraphQL code is still being optimised by V8 and spends ~20 % more CPU per request than
@@ -380,6 +382,14 @@ async function main() {
               p99: ratio(g.p99, b.p99),
               upstreamCalls: ratio(g.upstreamCallsPerOperation, b.upstreamCallsPerOperation),
               cpuPerOperation: ratio(g.cpuMicrosPerOperation ?? 0, b.cpuMicrosPerOperation ?? 0),
+              /**
+               * This / baseline CPU per operation within each round, the two measured back to back:
+               * the machine's drift between rounds cancels out of each, so their spread is the noise
+               * a difference has to stand out from.
+               */
+              cpuPerOperationByRound: ours.map((run, round) =>
+                ratio(run.cpuMicrosPerOperation ?? 0, theirs[round]?.cpuMicrosPerOperation ?? 0),
+              ),
             },
           }),
         };
@@ -463,20 +473,26 @@ function toMarkdown(report: {
       '',
       `Against the baseline checkout (${report.baseline}), same run, same sandbox:`,
       '',
-      '| Scenario | Upstream latency | req/s, this / baseline | Ratio | p50 ratio | p99 ratio | CPU µs/op, this / baseline | CPU ratio | Upstream calls/op, this / baseline |',
-      '|---|---|---|---|---|---|---|---|---|',
+      '| Scenario | Upstream latency | req/s, this / baseline | Ratio | p50 ratio | p99 ratio | CPU µs/op, this / baseline | CPU ratio | CPU ratio of each round | Upstream calls/op, this / baseline |',
+      '|---|---|---|---|---|---|---|---|---|---|',
     );
     for (const row of report.rows as {
       scenario: string;
       upstreamLatencyMs: number;
       gateway: Measurement;
       baseline?: Measurement;
-      vsBaseline?: { requestsPerSecond: number; p50: number; p99: number; cpuPerOperation: number };
+      vsBaseline?: {
+        requestsPerSecond: number;
+        p50: number;
+        p99: number;
+        cpuPerOperation: number;
+        cpuPerOperationByRound: (number | null)[];
+      };
     }[]) {
       const { gateway: g, baseline: b, vsBaseline: v } = row;
       if (!b || !v) continue;
       lines.push(
-        `| ${row.scenario} | ${row.upstreamLatencyMs} ms | ${g.requestsPerSecond} / ${b.requestsPerSecond} | ${v.requestsPerSecond} | ${v.p50} | ${v.p99} | ${g.cpuMicrosPerOperation ?? '?'} / ${b.cpuMicrosPerOperation ?? '?'} | ${v.cpuPerOperation} | ${g.upstreamCallsPerOperation} / ${b.upstreamCallsPerOperation} |`,
+        `| ${row.scenario} | ${row.upstreamLatencyMs} ms | ${g.requestsPerSecond} / ${b.requestsPerSecond} | ${v.requestsPerSecond} | ${v.p50} | ${v.p99} | ${g.cpuMicrosPerOperation ?? '?'} / ${b.cpuMicrosPerOperation ?? '?'} | ${v.cpuPerOperation} | ${v.cpuPerOperationByRound.join(', ')} | ${g.upstreamCallsPerOperation} / ${b.upstreamCallsPerOperation} |`,
       );
     }
   }

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { parseMetrics } from '../../support/metrics.ts';
-import { WITHDRAW, withdrawalInput } from '../../support/sandbox.ts';
+import { WITHDRAW, withdrawalBody, withdrawalInput } from '../../support/sandbox.ts';
+import { subscribeSSE } from '../../support/subscriptions.ts';
 
 // ops/grafana/gateway.json must only draw metrics the gateway exports: a renamed metric would
 // leave a panel empty without anyone noticing.
@@ -39,12 +40,16 @@ beforeAll(async () => {
       circuitBreaker: DEFAULTS.upstream.circuitBreaker,
     },
     gateway: { metrics, metricsEndpoint: metrics.scrape, maxUpstreamCallsPerRequest: 2 },
+    live: { metrics, pollMs: 20, maxPollMs: 20 },
   });
   metrics.watchCircuits(() => gw.client.circuits());
 });
 afterAll(() => gw.close());
 
-/** Traffic that touches every metric: success, cache hit, retry, budget refusal, replay, deduplication. */
+/**
+ * Traffic that touches every metric: success, cache hit, retry, budget refusal, replay,
+ * deduplication, a subscription that sees a change and ends.
+ */
 async function traffic() {
   const m = await gw.sandbox.world.merchant();
   const wallet = await gw.sandbox.world.wallet(m.id, { USDT: '100', TRX: '0' });
@@ -74,6 +79,20 @@ async function traffic() {
   });
   const same = 'query Same { withdrawalIntents(first: 3) { totalCount } }';
   await Promise.all([1, 2, 3].map(() => gw.request(same, {}, { key: m.key })));
+
+  const created = await gw.sandbox.call('POST', '/external/v1/withdrawal-intents', {
+    key: m.key,
+    body: withdrawalBody(wallet.id, { amount: '1.00' }),
+  });
+  const watched = await subscribeSSE(
+    gw.gateway,
+    'subscription Watch($id: ID!) { withdrawalIntentUpdated(id: $id) { status } }',
+    { id: created.body.data.id },
+    m.key,
+  );
+  expect((await watched.next())?.data.withdrawalIntentUpdated.status).toBe('PREPARING');
+  await gw.sandbox.world.transitionWithdrawal(created.body.data.id, 'cancelled');
+  expect((await watched.rest()).map((r) => r.data.withdrawalIntentUpdated.status)).toEqual(['CANCELLED']);
 }
 
 describe('the Grafana dashboard', () => {
@@ -88,6 +107,8 @@ describe('the Grafana dashboard', () => {
       'Micro-cache',
       'identical one in flight',
       'Event loop',
+      'Open subscriptions',
+      'Subscription polls',
     ]) {
       expect(titles).toContain(topic);
     }

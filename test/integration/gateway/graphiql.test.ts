@@ -3,9 +3,10 @@ import { parseConfig } from '../../../src/config.ts';
 import { startEmbeddedSandbox } from '../../../src/embedded-sandbox.ts';
 import { exampleTabs } from '../../../src/operations.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
+import type { LivePolling } from '../../../src/subscriptions/live.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
 import { createGateway } from '../../../src/yoga.ts';
-import { DEFAULTS, defaultGatewayDeps } from '../../support/gateway.ts';
+import { DEFAULTS, defaultGatewayDeps, livePolling } from '../../support/gateway.ts';
 import { subscribeSSE } from '../../support/subscriptions.ts';
 import { suiteLogDestination } from '../../support/suite-logs.ts';
 
@@ -16,6 +17,7 @@ let sandbox: Awaited<ReturnType<typeof startEmbeddedSandbox>>;
 let client: MerchantWalletClient;
 let gateway: ReturnType<typeof createGateway>;
 let tabs: ReturnType<typeof exampleTabs>;
+let live: LivePolling;
 const logger = createLogger('debug', suiteLogDestination());
 
 beforeAll(async () => {
@@ -23,12 +25,16 @@ beforeAll(async () => {
   client = new MerchantWalletClient({ ...DEFAULTS.upstream, baseURL: sandbox.url });
   const headers = JSON.stringify({ Authorization: `Bearer ${sandbox.demoKey}` });
   tabs = exampleTabs(sandbox.demo, headers);
+  // Polls every 20 ms rather than every second, so that the subscription tabs' news comes at once.
+  live = livePolling(client, logger, { pollMs: 20, maxPollMs: 20 });
   gateway = createGateway({
     ...defaultGatewayDeps(client, logger),
+    live,
     graphiql: { defaultAuthorization: `Bearer ${sandbox.demoKey}`, tabs },
   });
 });
 afterAll(async () => {
+  live.close();
   await client.close();
   await sandbox.stop();
 });
@@ -62,6 +68,20 @@ describe('GraphiQL', () => {
           const first = await stream.next();
           expect(first?.errors).toBeUndefined();
           expect(first?.data.withdrawalIntentUpdated.id).toBe(sandbox.demo.withdrawalIntentId);
+        } else {
+          // The list feed sends news only: once it has its first state, a new withdrawal is news.
+          await expect.poll(() => live.activity()).toEqual({ subscriptions: 1, pollers: 1 });
+          const created = await createWithdrawal('graphiql-live-withdrawals');
+          expect(await stream.next()).toEqual({
+            data: {
+              withdrawalIntentsUpdated: {
+                id: created.id,
+                status: 'PREPARING',
+                amount: expect.any(String),
+                updatedAt: expect.any(String),
+              },
+            },
+          });
         }
         stream.close();
         continue;
@@ -88,6 +108,25 @@ describe('GraphiQL', () => {
       expect(Object.values(body.data ?? {}).every((value) => value !== null)).toBe(true);
     }
   });
+
+  /** Runs the CreateWithdrawal tab with another idempotency key: a new intent of the demo merchant. */
+  async function createWithdrawal(idempotencyKey: string): Promise<{ id: string }> {
+    const tab = tabs.find((t) => t.query.includes('mutation CreateWithdrawal'));
+    const variables = JSON.parse(tab?.variables ?? '{}');
+    const response = await gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${sandbox.demoKey}` },
+      body: JSON.stringify({
+        query: tab?.query,
+        variables: { input: { ...variables.input, idempotencyKey } },
+      }),
+    });
+    const body = (await response.json()) as {
+      data: { createWithdrawalIntent: { __typename: string; withdrawalIntent: { id: string } } };
+    };
+    expect(body.data.createWithdrawalIntent.__typename).toBe('CreateWithdrawalIntentSuccess');
+    return body.data.createWithdrawalIntent.withdrawalIntent;
+  }
 
   it('withdraws to an external address, and a second run replays the same intent', async () => {
     const withdrawal = tabs.find((t) => t.query.includes('mutation CreateWithdrawal'));
