@@ -15,7 +15,13 @@ import { startTracing } from './observability/tracing.ts';
 import { exampleTabs, loadExampleOperations } from './operations.ts';
 import { createRateLimiter } from './plugins/rate-limit.ts';
 import { loadManifest } from './plugins/trusted-documents.ts';
-import { connectRedis, fleetEvents, fleetInvalidation, fleetScopeSecret } from './redis.ts';
+import {
+  connectRedis,
+  fleetEvents,
+  fleetInvalidation,
+  fleetScopeSecret,
+  keepFleetScopeSecret,
+} from './redis.ts';
 import { listen } from './server.ts';
 import { createLogger } from './shared/logger.ts';
 import { processLeases, redisLeases } from './subscriptions/leases.ts';
@@ -74,14 +80,18 @@ async function serve(): Promise<void> {
     ? new GatewayMetrics({ maxOperationNames: config.metrics.maxOperationNames, processMetrics: true })
     : null;
   const tracing = config.tracing ? startTracing(config.tracing, { version: VERSION }) : null;
+  const scopeSecret = redis && (await fleetScopeSecret(redis));
   const client = new MerchantWalletClient({
     ...config.upstream,
     baseURL: upstreamURL,
-    ...(redis && { scopeSecret: await fleetScopeSecret(redis) }),
+    ...(scopeSecret && { scopeSecret }),
     ...(invalidation && { onWithdrawal: invalidation.publish }),
     telemetry: { ...(metrics && { observer: metrics }), ...(tracing && { tracer: tracing.tracer }) },
   });
   metrics?.watchCircuits(() => client.circuits());
+  // Should Redis lose the scope secret, every replica ends up on one secret again.
+  const stopKeepingSecret =
+    redis && scopeSecret && keepFleetScopeSecret(redis, scopeSecret, (s) => client.useScopeSecret(s), logger);
   // A worker's scrape is the fleet's, summed by the supervisor (which serves METRICS_PORT itself).
   const scrape = metrics && (cluster.isWorker ? workerMetrics(metrics.registry) : metrics.scrape);
   const metricsServer =
@@ -160,6 +170,7 @@ async function serve(): Promise<void> {
       logger.info({ signal }, 'draining in-flight requests');
       // Subscriptions end first (their streams complete), so they do not hold the drain open.
       live.close();
+      stopKeepingSecret?.();
       running
         .close(config.shutdownTimeoutMs)
         .then(() => client.close())

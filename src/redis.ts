@@ -35,13 +35,57 @@ const SECRET_KEY = 'mwg:caller-scope-secret';
  * The secret every process of the fleet derives caller scopes (HMAC of the Authorization value)
  * with: made once by whichever process starts first, then read by all. Idempotency keys are
  * stored under the scope, so replicas must compute the same one. It never leaves Redis and the
- * gateway's memory, and the key itself is never stored.
+ * gateway's memory, and the key itself is never stored. Keep it with keepFleetScopeSecret.
  */
-export async function fleetScopeSecret(redis: Redis): Promise<Buffer> {
-  await redis.set(SECRET_KEY, randomBytes(32).toString('base64'), 'NX');
+export async function fleetScopeSecret(redis: Redis, mine: Buffer = randomBytes(32)): Promise<Buffer> {
+  await redis.set(SECRET_KEY, mine.toString('base64'), 'NX');
   const secret = await redis.get(SECRET_KEY);
   if (!secret) throw new Error(`${SECRET_KEY} vanished right after it was set`);
   return Buffer.from(secret, 'base64');
+}
+
+/**
+ * Keeps a process on the fleet's scope secret after Redis lost it (a restart without persistence,
+ * a failover to a replica that lacked it, a flush). Otherwise the processes running on would keep
+ * the old secret while a process started afterwards made a new one, and one idempotency key would
+ * be claimed under two scopes: two withdrawals for one key. On every reconnection and every
+ * `checkEveryMs`, the process writes its secret back if the key is missing (so records under it
+ * stay reachable when only the key went), and adopts the one Redis holds if another process wrote
+ * first. Failures are logged; the next check tries again. Returns a stop function.
+ */
+export function keepFleetScopeSecret(
+  redis: Redis,
+  secret: Buffer,
+  adopt: (secret: Buffer) => void,
+  logger: Logger,
+  checkEveryMs = 30_000,
+): () => void {
+  let current = secret;
+  let checking = false;
+  const check = async () => {
+    if (checking) return;
+    checking = true;
+    try {
+      const held = await fleetScopeSecret(redis, current);
+      if (!held.equals(current)) {
+        logger.warn('the fleet scope secret in Redis changed (Redis lost it?); this process adopts it');
+        current = held;
+        adopt(held);
+      }
+    } catch (error) {
+      logger.debug({ err: (error as Error).message }, 'fleet scope secret check failed');
+    } finally {
+      checking = false;
+    }
+  };
+  const onReady = () => void check();
+  redis.on('ready', onReady);
+  const timer = setInterval(onReady, checkEveryMs);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    redis.off('ready', onReady);
+  };
 }
 
 const INVALIDATE_CHANNEL = 'mwg:invalidate';

@@ -78,7 +78,7 @@ export function loopHasIdleTime(threshold = 0.8, windowMs = 100): () => boolean 
 
 export class ResponseCache {
   // A KeyObject, not a Buffer: createHmac then skips importing the key on every call (~10 µs).
-  private readonly secret: KeyObject;
+  private secret: KeyObject;
   /**
    * Bodies kept as text, not `json`: the byte bound is then exact, and no parsed object is shared
    * across requests.
@@ -184,6 +184,14 @@ export class ResponseCache {
   /** Distinct GETs in flight that identical calls would join. */
   get inFlightCount(): number {
     return this.inFlight.size;
+  }
+
+  /**
+   * From now on, scopes are HMACs under this secret (the fleet's, when Redis lost it and another
+   * was agreed: keepFleetScopeSecret). Entries under the old scopes become unreachable and age out.
+   */
+  useScopeSecret(secret: Buffer): void {
+    this.secret = createSecretKey(secret);
   }
 
   /** The cache scope of an Authorization value; computed once per GraphQL request (see Caller). */

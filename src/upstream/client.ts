@@ -71,6 +71,11 @@ export class MerchantWalletClient {
     };
   }
 
+  /** Scopes from now on are HMACs under this secret: the fleet's, as keepFleetScopeSecret keeps it. */
+  useScopeSecret(secret: Buffer): void {
+    this.cache.useScopeSecret(secret);
+  }
+
   /** The caller scope of an Authorization value: an HMAC, the same on every replica of a fleet. */
   scopeOf(authorization: string): string {
     return this.cache.scopeOf(authorization);

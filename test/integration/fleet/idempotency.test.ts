@@ -1,8 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createRateLimiter, type RateLimit } from '../../../src/plugins/rate-limit.ts';
-import { connectRedis, fleetInvalidation, fleetScopeSecret } from '../../../src/redis.ts';
+import {
+  connectRedis,
+  fleetInvalidation,
+  fleetScopeSecret,
+  keepFleetScopeSecret,
+} from '../../../src/redis.ts';
 import { Money } from '../../../src/sandbox/money.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
@@ -33,6 +39,7 @@ let key: string;
 let walletId: string;
 const connections: Redis[] = [];
 const clients: MerchantWalletClient[] = [];
+const stops: (() => void)[] = [];
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -44,6 +51,7 @@ beforeAll(async () => {
   walletId = (await sandbox.world.wallet(merchant.id, { USDT: '100000', TRX: '10' })).id;
 });
 afterAll(async () => {
+  for (const stop of stops) stop();
   for (const client of clients) await client.close();
   for (const connection of connections) connection.disconnect();
   await sandbox.close();
@@ -83,6 +91,18 @@ async function gatewayProcess(
     ...(invalidation && { onWithdrawal: invalidation.publish }),
   });
   clients.push(client);
+  if (connection && scopeSecret) {
+    // Checked every 100 ms here rather than every 30 s; reconnections trigger a check as well.
+    stops.push(
+      keepFleetScopeSecret(
+        connection,
+        scopeSecret,
+        (secret) => client.useScopeSecret(secret),
+        pino({ level: 'silent' }),
+        100,
+      ),
+    );
+  }
   const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
   if (subscriber) connections.push(subscriber);
   const gateway = createGateway({
@@ -140,7 +160,7 @@ async function gatewayProcess(
     const body = (await response.json()) as { errors?: { extensions: Record<string, unknown> }[] };
     return { status: response.status, retryAfter: response.headers.get('retry-after'), body };
   };
-  return Object.assign(withdraw, { locked, read });
+  return Object.assign(withdraw, { locked, read, scopeOf: (as: string) => client.scopeOf(`Bearer ${as}`) });
 }
 
 const posts = () => sandbox.sandbox.requests.filter((r) => r.method === 'POST').length;
@@ -266,5 +286,38 @@ describe('one idempotency key across gateway processes', () => {
       { timeout: 10_000, interval: 100 },
     );
     expect(posts()).toBe(1);
+  });
+
+  it('Redis lost its data (a restart without persistence): the processes agree on caller scopes again, so one key still sends one POST', async () => {
+    const a = await gatewayProcess('redis');
+    await redis.stop();
+    await redis.start();
+    // Whichever writes the scope secret first, A coming back or C starting now, both end up on it.
+    const c = await gatewayProcess('redis');
+    await vi.waitFor(() => expect(a.scopeOf(key)).toBe(c.scopeOf(key)), { timeout: 10_000, interval: 50 });
+    const [first, second] = await Promise.all([a('after-the-loss'), c('after-the-loss')]);
+    expect(first.id).toEqual(expect.any(String));
+    expect(second.id).toBe(first.id);
+    expect(posts()).toBe(1);
+  });
+
+  it('a process finding another scope secret in Redis adopts it', async () => {
+    const a = await gatewayProcess('redis');
+    const before = a.scopeOf(key);
+    const other = await connectRedis(redis.url, pino({ level: 'silent' }));
+    connections.push(other);
+    const replaced = randomBytes(32);
+    await other.set('mwg:caller-scope-secret', replaced.toString('base64'));
+    const expected = new MerchantWalletClient({
+      ...DEFAULTS.upstream,
+      baseURL: sandbox.url,
+      scopeSecret: replaced,
+    });
+    clients.push(expected);
+    await vi.waitFor(() => expect(a.scopeOf(key)).toBe(expected.scopeOf(`Bearer ${key}`)), {
+      timeout: 5_000,
+      interval: 50,
+    });
+    expect(a.scopeOf(key)).not.toBe(before);
   });
 });
