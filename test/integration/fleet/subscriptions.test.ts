@@ -119,4 +119,24 @@ describe('subscriptions in a fleet', () => {
     followerStream.close();
     await expect.poll(() => follower.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
   });
+
+  it('Redis down: the stream stays open; Redis back: the change made meanwhile arrives', async () => {
+    const a = await gatewayProcess();
+    const created = await sandbox.call('POST', '/external/v1/withdrawal-intents', {
+      key,
+      body: withdrawalBody(walletId),
+    });
+    const id = created.body.data.id as string;
+    const stream = await subscribeSSE(a.gateway, WATCH, { id }, key);
+    expect((await stream.next())?.data.withdrawalIntentUpdated.status).toBe('PREPARING');
+    await redis.stop();
+    await sandbox.world.transitionWithdrawal(id, 'reviewing');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(a.live.activity()).toEqual({ subscriptions: 1, pollers: 1 });
+    await redis.start();
+    expect((await stream.next())?.data.withdrawalIntentUpdated.status).toBe('REVIEWING');
+    stream.close();
+    await expect.poll(() => a.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
+  });
 });
+
