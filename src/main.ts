@@ -112,6 +112,8 @@ async function serve(): Promise<void> {
     logger,
     metrics,
   });
+  // News published while this process's Redis subscriber connection was down is read again.
+  liveEvents?.watchDelivery({ lost: () => live.deliveryLost(), restored: () => void live.catchUp() });
   const sandboxMode = !config.upstreamURL;
   const gateway = createGateway({
     client,

@@ -140,5 +140,21 @@ export function fleetEvents(redis: Redis, logger: Logger) {
       unsubscribe: (channel: string) => subscriber.unsubscribe(channel).catch(failed('unsubscribe')),
     } as unknown as Redis,
   });
-  return { events, subscriber };
+  return {
+    events,
+    subscriber,
+    /**
+     * Tells `lost` when the subscriber connection closes (news published meanwhile never arrives)
+     * and `restored` once it listens again: ioredis says 'ready' before it subscribes again, so
+     * after a PING, whose reply follows those of the SUBSCRIBEs.
+     */
+    watchDelivery(handlers: { lost(): void; restored(): void }): void {
+      subscriber.on('close', handlers.lost);
+      subscriber.on('ready', () => {
+        subscriber.ping().then(handlers.restored, (error: Error) => {
+          logger.debug({ err: error.message }, 'redis subscriber ping failed');
+        });
+      });
+    },
+  };
 }

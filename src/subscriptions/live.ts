@@ -23,6 +23,10 @@ import { withdrawalIntentFeed, withdrawalIntentsFeed } from './withdrawal-feeds.
  *   same key. The poller keeps that key in memory while it has subscribers and nowhere else: events,
  *   Redis channels and lease names carry the scope, never the key.
  * - Limits: `perKey` open subscriptions per key and `max` in all, per process.
+ * - Subscribers listen on a process-local target, which relays what `events` brings. In a fleet,
+ *   news published while this process's Redis subscriber connection was down never reaches it;
+ *   `deliveryLost` and `catchUp` (wired to that connection) read what was missed and hand it to
+ *   the local subscribers, who drop what they have seen already.
  */
 
 export type FeedKind = 'withdrawal_intent' | 'withdrawal_intents';
@@ -79,6 +83,13 @@ interface Poller {
   stopped: boolean;
 }
 
+/** What a feed's subscribers were last known to have seen, kept while news could not reach them. */
+interface Missed {
+  readonly feed: Feed<{ id: string }, unknown>;
+  readonly authorization: string;
+  readonly since: unknown;
+}
+
 /** Versions remembered per subscriber to drop repeats (a new leader re-reading, say); oldest go first. */
 const MAX_SEEN = 1_000;
 
@@ -90,6 +101,14 @@ export class LivePolling {
   private readonly owner = randomUUID();
   /** Aborted by close(): every stream ends. */
   private readonly closing = new AbortController();
+  /** Where subscribers listen: what `events` brings for their feeds, and what catchUp found. */
+  private readonly local = new EventTarget();
+  /** Per feed name with local subscribers: how many, and the listener relaying `events` to `local`. */
+  private readonly relays = new Map<string, { listeners: number; relay: (event: Event) => void }>();
+  /** Feeds whose news may have been lost while the delivery of `events` was down (deliveryLost). */
+  private readonly missed = new Map<string, Missed>();
+  /** Between deliveryLost and catchUp. */
+  private deliveryDown = false;
 
   private readonly options: LiveOptions;
 
@@ -118,7 +137,8 @@ export class LivePolling {
     const listening = new AbortController();
     const stop = () => listening.abort();
     this.closing.signal.addEventListener('abort', stop, { once: true });
-    const events = on(this.options.events as EventTarget, feed.name, { signal: listening.signal });
+    const events = on(this.local, feed.name, { signal: listening.signal });
+    this.listen(feed.name);
     const poller = this.join(feed as Feed<{ id: string }, unknown>, caller.authorization);
     let released = false;
     const release = () => {
@@ -126,6 +146,7 @@ export class LivePolling {
       released = true;
       stop();
       this.closing.signal.removeEventListener('abort', stop);
+      this.unlisten(feed.name);
       this.leave(poller);
       this.discharge(scope);
       this.options.metrics?.subscriptions(feed.kind, -1);
@@ -215,10 +236,85 @@ export class LivePolling {
     return { subscriptions: this.openCount, pollers: this.pollers.size };
   }
 
+  /**
+   * The delivery of `events` to this process stopped (its Redis subscriber connection closed):
+   * remembers, per feed, the state its subscribers have, for catchUp. The first loss counts until
+   * catchUp; feeds begun meanwhile are remembered by catchUp itself.
+   */
+  deliveryLost(): void {
+    this.deliveryDown = true;
+    for (const poller of this.pollers.values()) this.remember(poller);
+  }
+
+  /**
+   * The delivery of `events` works again: one fresh read per feed that still has local
+   * subscribers, and what changed since they were last served goes to them (not to the fleet:
+   * other processes did not lose it). Subscribers drop repeats. Failures are logged; the feed's
+   * next change brings its news as usual.
+   */
+  async catchUp(): Promise<void> {
+    // The first connection, or another 'ready' after one catch-up: nothing was lost.
+    if (!this.deliveryDown) return;
+    this.deliveryDown = false;
+    for (const poller of this.pollers.values()) this.remember(poller);
+    const missed = [...this.missed.values()];
+    this.missed.clear();
+    await Promise.all(
+      missed.map(async ({ feed, authorization, since }) => {
+        if (!this.relays.has(feed.name)) return;
+        try {
+          const { changed } = await feed.poll(this.pollCaller(authorization), since);
+          this.options.metrics?.livePoll(feed.kind, changed.length > 0 ? 'changed' : 'unchanged');
+          for (const value of changed) deliver(this.local, feed.name, { kind: 'update', value });
+        } catch (error) {
+          this.options.metrics?.livePoll(feed.kind, 'error');
+          this.options.logger.warn(
+            { feed: feed.kind, code: isGatewayError(error) ? error.code : 'INTERNAL' },
+            'subscription catch-up read failed',
+          );
+        }
+      }),
+    );
+  }
+
   /** Ends every stream and stops every poller, giving up their leases: at shutdown, before the server closes. */
   close(): void {
     this.closing.abort();
     for (const poller of [...this.pollers.values()]) this.stop(poller);
+  }
+
+  private remember(poller: Poller): void {
+    if (poller.stopped || poller.state === undefined || this.missed.has(poller.feed.name)) return;
+    this.missed.set(poller.feed.name, {
+      feed: poller.feed,
+      authorization: poller.authorization,
+      since: poller.state,
+    });
+  }
+
+  /** Relays `events` of this feed to the local subscribers while it has some. */
+  private listen(name: string): void {
+    const relayed = this.relays.get(name);
+    if (relayed) {
+      relayed.listeners += 1;
+      return;
+    }
+    // An event is dispatched once: the local one is a copy.
+    const relay = (event: Event) =>
+      deliver(this.local, name, (event as CustomEvent<LiveEvent<unknown>>).detail);
+    this.options.events.addEventListener(name, relay);
+    this.relays.set(name, { listeners: 1, relay });
+  }
+
+  private unlisten(name: string): void {
+    const relayed = this.relays.get(name);
+    if (!relayed) return;
+    relayed.listeners -= 1;
+    if (relayed.listeners > 0) return;
+    this.options.events.removeEventListener(name, relayed.relay);
+    this.relays.delete(name);
+    // Its key is not needed any more.
+    this.missed.delete(name);
   }
 
   private admit(scope: string): void {
@@ -322,12 +418,8 @@ export class LivePolling {
   /** One poll and what it publishes; whether anything changed. */
   private async poll(poller: Poller): Promise<boolean> {
     const { feed } = poller;
-    const { client, metrics, logger } = this.options;
-    const caller = client.caller(
-      poller.authorization,
-      Date.now() + this.options.requestDeadlineMs,
-      this.options.maxUpstreamCallsPerRequest,
-    );
+    const { metrics, logger } = this.options;
+    const caller = this.pollCaller(poller.authorization);
     try {
       const { state, changed } = await feed.poll(caller, poller.state);
       const last = changed.some((value) => feed.isLast(value));
@@ -353,9 +445,22 @@ export class LivePolling {
     }
   }
 
-  private publish(name: string, event: LiveEvent<unknown>): void {
-    this.options.events.dispatchEvent(new CustomEvent(name, { detail: event }));
+  /** A poll is a request of its own: this deadline and call budget. */
+  private pollCaller(authorization: string): Caller {
+    return this.options.client.caller(
+      authorization,
+      Date.now() + this.options.requestDeadlineMs,
+      this.options.maxUpstreamCallsPerRequest,
+    );
   }
+
+  private publish(name: string, event: LiveEvent<unknown>): void {
+    deliver(this.options.events, name, event);
+  }
+}
+
+function deliver(target: Pick<EventTarget, 'dispatchEvent'>, name: string, event: LiveEvent<unknown>): void {
+  target.dispatchEvent(new CustomEvent(name, { detail: event }));
 }
 
 /** A subscription field's resolve: the event's value, or the error its feed ended with. */

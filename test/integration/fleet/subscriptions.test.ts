@@ -57,7 +57,7 @@ async function gatewayProcess() {
     cacheTtlMs: 0,
     scopeSecret: await fleetScopeSecret(connection),
   });
-  const { events, subscriber } = fleetEvents(connection, logger);
+  const { events, subscriber, watchDelivery } = fleetEvents(connection, logger);
   connections.push(subscriber);
   const live = new LivePolling({
     client,
@@ -72,6 +72,8 @@ async function gatewayProcess() {
     logger,
     metrics,
   });
+  // Wired as src/main.ts wires it.
+  watchDelivery({ lost: () => live.deliveryLost(), restored: () => void live.catchUp() });
   closers.push(
     () => live.close(),
     () => client.close(),
@@ -138,5 +140,26 @@ describe('subscriptions in a fleet', () => {
     stream.close();
     await expect.poll(() => a.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
   });
-});
 
+  it("the final status, published while a replica's Redis subscriber connection was down, reaches its subscribers when it is back", async () => {
+    const a = await gatewayProcess();
+    const created = await sandbox.call('POST', '/external/v1/withdrawal-intents', {
+      key,
+      body: withdrawalBody(walletId),
+    });
+    const id = created.body.data.id as string;
+    const stream = await subscribeSSE(a.gateway, WATCH, { id }, key);
+    expect((await stream.next())?.data.withdrawalIntentUpdated.status).toBe('PREPARING');
+    // Only the subscriber connections drop: the poller keeps its lease and publishes into the void,
+    // then stops at the final status. Without a catch-up this stream would wait forever.
+    const admin = await connectRedis(redis.url, pino({ level: 'silent' }));
+    connections.push(admin);
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+    for (const status of ['reviewing', 'pending', 'completed']) {
+      await sandbox.world.transitionWithdrawal(id, status);
+    }
+    const rest = await stream.rest();
+    expect(rest.at(-1)?.data.withdrawalIntentUpdated.status).toBe('COMPLETED');
+    expect(a.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
+  });
+});
