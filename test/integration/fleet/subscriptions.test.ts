@@ -7,7 +7,7 @@ import { createLogger } from '../../../src/shared/logger.ts';
 import { redisLeases } from '../../../src/subscriptions/leases.ts';
 import { LivePolling } from '../../../src/subscriptions/live.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
-import { createGateway } from '../../../src/yoga.ts';
+import { createGateway, type Gateway } from '../../../src/yoga.ts';
 import { DEFAULTS, defaultGatewayDeps } from '../../support/gateway.ts';
 import { parseMetrics, sampleSum } from '../../support/metrics.ts';
 import { type RunningRedis, startRedis } from '../../support/redis.ts';
@@ -84,6 +84,18 @@ async function gatewayProcess() {
   return { gateway, live, polls };
 }
 
+/** A new intent of the merchant, watched through `on`, its first event (PREPARING) read. */
+async function watchNewIntent(on: { gateway: Gateway }) {
+  const created = await sandbox.call('POST', '/external/v1/withdrawal-intents', {
+    key,
+    body: withdrawalBody(walletId),
+  });
+  const id = created.body.data.id as string;
+  const stream = await subscribeSSE(on.gateway, WATCH, { id }, key);
+  expect((await stream.next())?.data.withdrawalIntentUpdated.status).toBe('PREPARING');
+  return { id, stream };
+}
+
 describe('subscriptions in a fleet', () => {
   it('one process polls an intent for both; the other gets the news through Redis, and takes over when the first leaves', async () => {
     const a = await gatewayProcess();
@@ -124,13 +136,7 @@ describe('subscriptions in a fleet', () => {
 
   it('Redis down: the stream stays open; Redis back: the change made meanwhile arrives', async () => {
     const a = await gatewayProcess();
-    const created = await sandbox.call('POST', '/external/v1/withdrawal-intents', {
-      key,
-      body: withdrawalBody(walletId),
-    });
-    const id = created.body.data.id as string;
-    const stream = await subscribeSSE(a.gateway, WATCH, { id }, key);
-    expect((await stream.next())?.data.withdrawalIntentUpdated.status).toBe('PREPARING');
+    const { id, stream } = await watchNewIntent(a);
     await redis.stop();
     await sandbox.world.transitionWithdrawal(id, 'reviewing');
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -143,13 +149,7 @@ describe('subscriptions in a fleet', () => {
 
   it("the final status, published while a replica's Redis subscriber connection was down, reaches its subscribers when it is back", async () => {
     const a = await gatewayProcess();
-    const created = await sandbox.call('POST', '/external/v1/withdrawal-intents', {
-      key,
-      body: withdrawalBody(walletId),
-    });
-    const id = created.body.data.id as string;
-    const stream = await subscribeSSE(a.gateway, WATCH, { id }, key);
-    expect((await stream.next())?.data.withdrawalIntentUpdated.status).toBe('PREPARING');
+    const { id, stream } = await watchNewIntent(a);
     // Only the subscriber connections drop: the poller keeps its lease and publishes into the void,
     // then stops at the final status. Without a catch-up this stream would wait forever.
     const admin = await connectRedis(redis.url, pino({ level: 'silent' }));
