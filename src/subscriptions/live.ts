@@ -261,7 +261,6 @@ export class LivePolling {
     this.missed.clear();
     await Promise.all(
       missed.map(async ({ feed, authorization, since }) => {
-        if (!this.relays.has(feed.name)) return;
         try {
           const { changed } = await feed.poll(this.pollCaller(authorization), since);
           this.options.metrics?.livePoll(feed.kind, changed.length > 0 ? 'changed' : 'unchanged');

@@ -77,3 +77,71 @@ describe('LivePolling schedule', () => {
     expect(live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
   });
 });
+
+describe('LivePolling catch-up', () => {
+  it('after the delivery of events was lost, reads once and hands what changed to the local subscribers only', async () => {
+    // Events that go nowhere, as Redis pub/sub while this process's subscriber connection is down.
+    const published: string[] = [];
+    const lostEvents = {
+      addEventListener: () => {},
+      removeEventListener: () => {},
+      dispatchEvent: (event: Event) => {
+        published.push(event.type);
+        return true;
+      },
+    };
+    const live = new LivePolling({
+      client,
+      events: lostEvents,
+      leases: processLeases,
+      pollMs: 10,
+      maxPollMs: 10,
+      perKey: 10,
+      max: 10,
+      requestDeadlineMs: 1_000,
+      maxUpstreamCallsPerRequest: 10,
+      logger: pino({ level: 'silent' }),
+      metrics: null,
+    });
+    let current: Value = { id: '1', n: 0, last: false };
+    let polls = 0;
+    const feed: Feed<Value, Value> = {
+      name: 'current:scope:1',
+      kind: 'withdrawal_intent',
+      begin: async () => current,
+      initial: (state) => [state],
+      poll: async (_caller, state) => {
+        polls += 1;
+        return { state: current, changed: current.n === state.n ? [] : [current] };
+      },
+      version: (value) => String(value.n),
+      isLast: (value) => value.last,
+    };
+    const stream = await live.open(client.caller('Bearer k'), feed);
+    expect((await stream.next()).value).toEqual({ kind: 'update', value: current });
+
+    live.deliveryLost();
+    current = { id: '1', n: 1, last: false };
+    await vi.advanceTimersByTimeAsync(10);
+    // The poller saw the change and published it, into the void.
+    expect(published).toEqual(['current:scope:1']);
+    expect(polls).toBe(1);
+
+    const next = stream.next();
+    await live.catchUp();
+    expect((await next).value).toEqual({ kind: 'update', value: current });
+    // One read of its own; nothing published again to the fleet, which did not lose it.
+    expect(polls).toBe(2);
+    expect(published).toEqual(['current:scope:1']);
+
+    // A feed whose subscribers all left before the delivery came back is not read.
+    live.deliveryLost();
+    await stream.return?.();
+    await live.catchUp();
+    expect(polls).toBe(2);
+    // And a catch-up without a loss before it reads nothing.
+    await live.catchUp();
+    expect(polls).toBe(2);
+    live.close();
+  });
+});
