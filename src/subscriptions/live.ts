@@ -266,6 +266,13 @@ export class LivePolling {
           this.options.metrics?.livePoll(feed.kind, changed.length > 0 ? 'changed' : 'unchanged');
           for (const value of changed) deliver(this.local, feed.name, { kind: 'update', value });
         } catch (error) {
+          // The key refused or the intent gone: that `end` was lost too; the streams end now.
+          const end = endCodeOf(error);
+          if (end) {
+            this.options.metrics?.livePoll(feed.kind, 'ended');
+            deliver(this.local, feed.name, { kind: 'end', code: end });
+            return;
+          }
           this.options.metrics?.livePoll(feed.kind, 'error');
           this.options.logger.warn(
             { feed: feed.kind, code: isGatewayError(error) ? error.code : 'INTERNAL' },
@@ -430,16 +437,19 @@ export class LivePolling {
       if (last) this.stop(poller);
       return changed.length > 0;
     } catch (error) {
-      const code = isGatewayError(error) ? error.code : undefined;
-      if (code === 'UNAUTHENTICATED' || code === 'FORBIDDEN' || code === 'NOT_FOUND') {
+      const end = endCodeOf(error);
+      if (end) {
         metrics?.livePoll(feed.kind, 'ended');
-        this.publish(feed.name, { kind: 'end', code });
+        this.publish(feed.name, { kind: 'end', code: end });
         this.stop(poller);
         return false;
       }
       // Timeouts, an open circuit, a 5xx: the subscribers wait for the next poll.
       metrics?.livePoll(feed.kind, 'error');
-      logger.warn({ feed: feed.kind, code: code ?? 'INTERNAL' }, 'subscription poll failed');
+      logger.warn(
+        { feed: feed.kind, code: isGatewayError(error) ? error.code : 'INTERNAL' },
+        'subscription poll failed',
+      );
       return false;
     }
   }
@@ -456,6 +466,12 @@ export class LivePolling {
   private publish(name: string, event: LiveEvent<unknown>): void {
     deliver(this.options.events, name, event);
   }
+}
+
+/** The end of a feed an error of its poll means, if it does: the key refused, the intent gone. */
+function endCodeOf(error: unknown): EndCode | undefined {
+  const code = isGatewayError(error) ? error.code : undefined;
+  return code === 'UNAUTHENTICATED' || code === 'FORBIDDEN' || code === 'NOT_FOUND' ? code : undefined;
 }
 
 function deliver(target: Pick<EventTarget, 'dispatchEvent'>, name: string, event: LiveEvent<unknown>): void {

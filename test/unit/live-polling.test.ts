@@ -1,9 +1,9 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { processLeases } from '../../src/subscriptions/leases.ts';
-import { type Feed, LivePolling } from '../../src/subscriptions/live.ts';
+import { GatewayError } from '../../src/errors.ts';
+import type { Feed } from '../../src/subscriptions/live.ts';
 import { MerchantWalletClient } from '../../src/upstream/client.ts';
-import { DEFAULTS } from '../support/gateway.ts';
+import { DEFAULTS, livePolling } from '../support/gateway.ts';
 
 /**
  * The poller's schedule, on a fake clock: the interval doubles while nothing changes, up to its
@@ -49,19 +49,7 @@ function counterFeed(changesAt: Set<number>, lastAt: number) {
 
 describe('LivePolling schedule', () => {
   it('backs off 10, 20, 40, 40 ms while nothing changes, drops back to 10 after a change, stops at a final value', async () => {
-    const live = new LivePolling({
-      client,
-      events: new EventTarget(),
-      leases: processLeases,
-      pollMs: 10,
-      maxPollMs: 40,
-      perKey: 10,
-      max: 10,
-      requestDeadlineMs: 1_000,
-      maxUpstreamCallsPerRequest: 10,
-      logger: pino({ level: 'silent' }),
-      metrics: null,
-    });
+    const live = livePolling(client, pino({ level: 'silent' }), { pollMs: 10, maxPollMs: 40 });
     const { feed, polledAt } = counterFeed(new Set([5, 7]), 7);
     const stream = await live.open(client.caller('Bearer k'), feed);
     const seen: number[] = [];
@@ -79,7 +67,7 @@ describe('LivePolling schedule', () => {
 });
 
 describe('LivePolling catch-up', () => {
-  it('after the delivery of events was lost, reads once and hands what changed to the local subscribers only', async () => {
+  it('after the delivery of events was lost, reads once and hands what changed, or the end of the feed, to the local subscribers only', async () => {
     // Events that go nowhere, as Redis pub/sub while this process's subscriber connection is down.
     const published: string[] = [];
     const lostEvents = {
@@ -90,21 +78,14 @@ describe('LivePolling catch-up', () => {
         return true;
       },
     };
-    const live = new LivePolling({
-      client,
+    const live = livePolling(client, pino({ level: 'silent' }), {
       events: lostEvents,
-      leases: processLeases,
       pollMs: 10,
       maxPollMs: 10,
-      perKey: 10,
-      max: 10,
-      requestDeadlineMs: 1_000,
-      maxUpstreamCallsPerRequest: 10,
-      logger: pino({ level: 'silent' }),
-      metrics: null,
     });
     let current: Value = { id: '1', n: 0, last: false };
     let polls = 0;
+    let refused = false;
     const feed: Feed<Value, Value> = {
       name: 'current:scope:1',
       kind: 'withdrawal_intent',
@@ -112,6 +93,7 @@ describe('LivePolling catch-up', () => {
       initial: (state) => [state],
       poll: async (_caller, state) => {
         polls += 1;
+        if (refused) throw new GatewayError('UNAUTHENTICATED', 'revoked');
         return { state: current, changed: current.n === state.n ? [] : [current] };
       },
       version: (value) => String(value.n),
@@ -134,14 +116,26 @@ describe('LivePolling catch-up', () => {
     expect(polls).toBe(2);
     expect(published).toEqual(['current:scope:1']);
 
-    // A feed whose subscribers all left before the delivery came back is not read.
+    // The key refused while the delivery was down: that `end` was lost too, the catch-up ends the stream.
     live.deliveryLost();
-    await stream.return?.();
+    refused = true;
+    const ending = stream.next();
     await live.catchUp();
-    expect(polls).toBe(2);
+    expect((await ending).value).toEqual({ kind: 'end', code: 'UNAUTHENTICATED' });
+    expect((await stream.next()).done).toBe(true);
+    expect(polls).toBe(3);
+    refused = false;
+
+    // A feed whose subscribers all left before the delivery came back is not read.
+    const again = await live.open(client.caller('Bearer k'), feed);
+    await again.next();
+    live.deliveryLost();
+    await again.return?.();
+    await live.catchUp();
+    expect(polls).toBe(3);
     // And a catch-up without a loss before it reads nothing.
     await live.catchUp();
-    expect(polls).toBe(2);
+    expect(polls).toBe(3);
     live.close();
   });
 });
