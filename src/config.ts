@@ -53,6 +53,9 @@ const schema = z.object({
   REQUEST_DEADLINE_MS: integer(15_000, 100, 600_000),
   QUERY_DEDUPLICATION: flag,
   IDEMPOTENCY_MAX_KEYS: integer(100_000, 1, 10_000_000),
+  IDEMPOTENCY_MAX_KEYS_PER_CALLER: integer(10_000, 1, 10_000_000),
+  WITHDRAWAL_CLOCK_ALLOWANCE_MS: integer(30_000, 0, 3_600_000),
+  WITHDRAWAL_LATE_COMMIT_MS: integer(5_000, 0, 600_000),
   SUBSCRIPTION_POLL_MS: integer(1_000, 10, 600_000),
   SUBSCRIPTION_POLL_MAX_MS: integer(15_000, 10, 3_600_000),
   SUBSCRIPTIONS_PER_KEY: integer(20, 1, 100_000),
@@ -123,8 +126,12 @@ export interface Config {
   maxUpstreamCallsPerRequest: number;
   /** Identical concurrent queries of one caller share one execution. */
   queryDeduplication: boolean;
-  /** Bound on the createWithdrawalIntent idempotency keys kept in memory (least recently used go first). */
+  /** Bound on the idempotency keys the in-process store holds; a new key past it is refused unsent. */
   idempotencyMaxKeys: number;
+  /** Bound on the idempotency keys one caller scope (API key) holds, in memory and in Redis. */
+  idempotencyMaxKeysPerCaller: number;
+  /** Reconciliation's allowances (withdrawals/reconcile.ts). */
+  reconcile: { clockAllowanceMs: number; lateCommitMs: number };
   /** How long an attempt holds its idempotency key while its POST may be in flight. */
   idempotencyLeaseMs: number;
   /** Subscriptions: the poll interval and its backoff ceiling, and how many may be open per key and in all (per process). */
@@ -231,6 +238,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     requestDeadlineMs: c.REQUEST_DEADLINE_MS,
     queryDeduplication: c.QUERY_DEDUPLICATION ?? true,
     idempotencyMaxKeys: c.IDEMPOTENCY_MAX_KEYS,
+    idempotencyMaxKeysPerCaller: c.IDEMPOTENCY_MAX_KEYS_PER_CALLER,
+    reconcile: {
+      clockAllowanceMs: c.WITHDRAWAL_CLOCK_ALLOWANCE_MS,
+      lateCommitMs: c.WITHDRAWAL_LATE_COMMIT_MS,
+    },
     idempotencyLeaseMs: c.IDEMPOTENCY_LEASE_MS,
     subscriptions: {
       pollMs: c.SUBSCRIPTION_POLL_MS,

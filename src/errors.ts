@@ -110,3 +110,29 @@ export function outcomeUnknown(idempotencyKey: string | null, cause: unknown, up
     { cause, ...(upstream && { upstream }), extensions: { idempotencyKey } },
   );
 }
+
+/**
+ * A retry that could not decide what the key's earlier attempt did (see withdrawals/reconcile.ts):
+ * nothing was sent, and the key stays blocked until a retry can decide. `reason` says why;
+ * `candidates` are the global ids of the intents that may be the key's; `retryAfterSeconds`, when
+ * set, is when a retry may decide.
+ */
+export function outcomeStillUnknown(
+  idempotencyKey: string,
+  reason: string,
+  candidates: readonly string[],
+  retryAfterMs: number | null,
+) {
+  const message =
+    reason === 'WINDOW_OPEN' || retryAfterMs !== null
+      ? `The withdrawal may or may not have been created, and the gateway cannot tell yet (${reason}). Retry with the same idempotencyKey after retryAfterSeconds.`
+      : `The withdrawal may or may not have been created, and the gateway cannot tell which intent is this key's (${reason}). Nothing was sent. Check the candidates in withdrawalIntents; this idempotencyKey stays blocked.`;
+  return new GatewayError('OUTCOME_UNKNOWN', message, {
+    extensions: {
+      idempotencyKey,
+      reason,
+      candidates,
+      ...(retryAfterMs !== null && { retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) }),
+    },
+  });
+}

@@ -100,8 +100,11 @@ async function serve(): Promise<void> {
       : undefined;
   const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
   const idempotencyStore = redis
-    ? new RedisIdempotencyStore(redis)
-    : new MemoryIdempotencyStore({ maxEntries: config.idempotencyMaxKeys });
+    ? new RedisIdempotencyStore(redis, { maxKeysPerCaller: config.idempotencyMaxKeysPerCaller })
+    : new MemoryIdempotencyStore({
+        maxKeys: config.idempotencyMaxKeys,
+        maxKeysPerCaller: config.idempotencyMaxKeysPerCaller,
+      });
   // Subscriptions: in a fleet one replica polls each feed and Redis carries its news to the others.
   const liveEvents = redis && fleetEvents(redis, logger);
   const live = new LivePolling({

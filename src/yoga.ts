@@ -27,7 +27,7 @@ import { schema } from './schema/index.ts';
 import type { LivePolling } from './subscriptions/live.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
 import type { IdempotencyStore } from './withdrawals/idempotency-store.ts';
-import { WithdrawalService } from './withdrawals/service.ts';
+import { WithdrawalService, type WithdrawalSettings } from './withdrawals/service.ts';
 
 /** Everything the gateway takes; defaults live in config.ts only (tests start from parseConfig({})). */
 export interface GatewayDeps {
@@ -37,8 +37,8 @@ export interface GatewayDeps {
   live: LivePolling;
   /** Where idempotency keys of createWithdrawalIntent are kept. */
   idempotencyStore: IdempotencyStore;
-  /** How long an attempt holds its idempotency key (IDEMPOTENCY_LEASE_MS). */
-  idempotencyLeaseMs: number;
+  /** The idempotency lease and reconciliation's allowances (IDEMPOTENCY_LEASE_MS, WITHDRAWAL_*). */
+  withdrawals: WithdrawalSettings;
   /** GraphiQL at /graphql for browsers; false turns it off. */
   graphiql:
     | false
@@ -70,6 +70,9 @@ export interface GatewayDeps {
   trustedDocuments: { mode: TrustedDocumentsMode; manifest: ReadonlyMap<string, string> };
 }
 
+/** Intents read per page when reconciling: enough for most windows in one call, small enough to stay cheap. */
+const RECONCILE_PAGE_SIZE = 100;
+
 /** createGateway's settings as the configuration gives them; the caller adds the live parts. */
 export function gatewaySettings(config: Config) {
   return {
@@ -77,7 +80,10 @@ export function gatewaySettings(config: Config) {
     limits: config.queryLimits,
     maxRequestBytes: config.maxRequestBytes,
     requestDeadlineMs: config.requestDeadlineMs,
-    idempotencyLeaseMs: config.idempotencyLeaseMs,
+    withdrawals: {
+      leaseMs: config.idempotencyLeaseMs,
+      reconcile: { ...config.reconcile, pageSize: RECONCILE_PAGE_SIZE },
+    },
     maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
     queryDeduplication: config.queryDeduplication,
   } satisfies Partial<GatewayDeps>;
@@ -88,7 +94,7 @@ export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext
 /** The whole GraphQL gateway as one fetch-style handler; tests call `gateway.fetch` directly. */
 export function createGateway(deps: GatewayDeps): Gateway {
   const { metrics, tracer } = deps;
-  const withdrawals = new WithdrawalService(deps.client, deps.idempotencyStore, deps.idempotencyLeaseMs, {
+  const withdrawals = new WithdrawalService(deps.client, deps.idempotencyStore, deps.withdrawals, {
     ...(metrics && { metrics }),
     ...(tracer && { tracer }),
   });

@@ -47,7 +47,15 @@ export type IdempotencyEvent =
   /** An unfinished attempt was reconciled and had created nothing: the withdrawal is sent. */
   | 'reconciled_not_found'
   /** The key came back with a different input (IdempotencyKeyReusedError). */
-  | 'key_reused';
+  | 'key_reused'
+  /** An unfinished attempt was reconciled and the evidence was ambiguous: nothing sent, key kept blocked. */
+  | 'reconciled_ambiguous'
+  /** A definite failure (401, 403, another 4xx, not sent) created nothing: the key was forgotten. */
+  | 'cleared'
+  /** A new key was refused unsent: its caller, or the store, holds as many keys as allowed. */
+  | 'refused_full'
+  /** An intent the REST API created for this gateway had been claimed by another owner (must stay 0). */
+  | 'claim_conflict';
 
 export type LivePollResult = 'changed' | 'unchanged' | 'error' | 'ended';
 
@@ -135,7 +143,7 @@ export class GatewayMetrics implements UpstreamObserver {
   });
   private readonly idempotencyEvents = new Counter({
     name: 'gateway_idempotency_events_total',
-    help: 'createWithdrawalIntent idempotency: replayed, waited, reconciled_found, reconciled_not_found, key_reused.',
+    help: 'createWithdrawalIntent idempotency: replayed, waited, reconciled_found, reconciled_not_found, reconciled_ambiguous, key_reused, cleared, refused_full, claim_conflict.',
     labelNames: ['event'] as const,
     registers: [this.registry],
   });

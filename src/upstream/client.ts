@@ -136,8 +136,9 @@ export class MerchantWalletClient {
 
   /**
    * POST /withdrawal-intents. Never retried: a second attempt could move money twice. When the
-   * request may have reached the REST API and no answer came back (timeout, reset, 5xx), this
-   * throws OUTCOME_UNKNOWN; a 4xx is a definite refusal and throws the mapped GatewayError. A POST
+   * request may have reached the REST API and no usable answer came back (timeout, reset, 5xx, a
+   * 2xx that cannot be read), this throws OUTCOME_UNKNOWN; a 4xx is a definite refusal and throws
+   * the mapped GatewayError. A POST
    * that never left the gateway (open circuit, spent call budget) is a definite failure too: its
    * GatewayError says `sent: false`.
    */
@@ -160,13 +161,30 @@ export class MerchantWalletClient {
       if (error instanceof GatewayError) throw notSent(error);
       throw outcomeUnknown(idempotencyKey, error);
     }
-    if (response.status >= 500) {
-      throw outcomeUnknown(idempotencyKey, null, {
-        status: response.status,
-        code: envelopeCode(response.json),
-      });
+    // Only a 4xx says nothing was created. A 5xx, a 1xx/3xx, or a 2xx whose body cannot be read
+    // may follow a commit: the outcome is unknown.
+    if (response.status < 400 || response.status >= 500) {
+      let intent: WithdrawalIntentDTO | undefined;
+      try {
+        if (response.status >= 200 && response.status < 300) {
+          intent = decodeResponse(response, decodeOne<WithdrawalIntentDTO>);
+        }
+      } catch (error) {
+        throw outcomeUnknown(idempotencyKey, error, { status: response.status, code: null });
+      }
+      if (!intent) {
+        throw outcomeUnknown(idempotencyKey, null, {
+          status: response.status,
+          code: envelopeCode(response.json),
+        });
+      }
+      return this.created(caller, intent);
     }
-    const intent = decodeResponse(response, decodeOne<WithdrawalIntentDTO>);
+    // A 4xx: decodes to the mapped GatewayError, and never to an intent.
+    return decodeResponse(response, decodeOne<WithdrawalIntentDTO>);
+  }
+
+  private async created(caller: Caller, intent: WithdrawalIntentDTO): Promise<WithdrawalIntentDTO> {
     // Balances moved: this caller's next reads must not come from the micro-cache, here or on any
     // other process of the fleet. A failure to tell the others must not hide the created intent.
     this.cache.invalidate(caller.cacheScope);

@@ -1,25 +1,47 @@
-import { LRUCache } from 'lru-cache';
 import type { WithdrawalIntentDTO } from '../upstream/types.ts';
 
 /**
- * Gateway-side idempotency for createWithdrawalIntent, because the REST spec does not promise it.
- * For 24 h, (caller scope, idempotency key) maps to what the first attempt did. The store is an
- * interface so that every process of a fleet can share one: `MemoryIdempotencyStore` serves one
- * process, `RedisIdempotencyStore` a fleet.
+ * What the gateway remembers so that a withdrawal is created at most once per idempotency key,
+ * because the REST spec does not promise it. Three registries, shared by every process of a fleet
+ * (`RedisIdempotencyStore`) or kept by one (`MemoryIdempotencyStore`):
  *
- * Leases. An attempt holds its key with a lease while its POST may be in flight: no other attempt,
- * in this process or another, may send while the lease lives. The holder gives the lease up when
- * it saves an outcome, or releases it when the outcome is unknown. A holder that dies (a crashed
- * replica) leaves a pending record whose lease runs out; the next attempt takes the key over,
- * atomically, and reconciles before it ever sends again. The lease outlives any POST (it is longer
- * than the request deadline), so a slow holder is never overtaken.
+ * - **Key records**, per (caller scope, idempotency key), for 24 h: what the key's first attempt
+ *   did. An attempt holds its key with a lease while its POST may be in flight, so no other
+ *   attempt, in this process or another, sends meanwhile. Records are bounded per caller scope and
+ *   in all, and never evicted: when a bound is reached a new key is refused unsent
+ *   (StoreFullError), so no caller can push out another's record.
+ * - **Attempts**, per payout (the content of the POST: wallet, amount, fee mode, destination): every
+ *   POST that is in flight, or whose answer never came, with its window in time. Keyed or not,
+ *   from any API key and any process, registered before it is sent and removed once its outcome is
+ *   known. Reconciliation reads them to know who else could have created an intent it finds.
+ * - **Claimed intents**: every intent id the gateway has handed to a caller, and to whom, written
+ *   before the answer leaves. Reconciliation never hands out an intent claimed by someone else.
+ *
+ * Everything expires after IDEMPOTENCY_TTL_MS, so the store stays bounded without evicting.
  */
 
+/** One POST that may have created an intent. Times are the gateway's clock, epoch ms. */
+export interface Attempt {
+  /** Random; names this POST in the payout's attempts. */
+  id: string;
+  /** Whose it is: `owner` of the key (see ownerOfKey), or of the unkeyed request. */
+  owner: string;
+  /** Taken just before the POST left. */
+  sentAt: number;
+  /** The latest time the gateway may still be waiting for its answer (the request's deadline). */
+  endsBy: number;
+  /** When the gateway stopped waiting without an answer (OUTCOME_UNKNOWN); null while in flight. */
+  endedAt: number | null;
+}
+
 export type IdempotencyRecord =
-  /** An attempt is under way, or ended without an answer (OUTCOME_UNKNOWN): reconcile before retrying. */
-  | { state: 'pending'; fingerprint: string; startedAt: number }
+  /**
+   * An attempt is under way, or ended without an answer. `attempt`: its POST, once sent (or about
+   * to be); absent when nothing was sent for this key yet.
+   */
+  | { state: 'pending'; fingerprint: string; startedAt: number; attempt?: Attempt }
   | { state: 'succeeded'; fingerprint: string; startedAt: number; intent: WithdrawalIntentDTO }
-  /** A definite refusal (a typed business error): replayed as is. */
+  /** A definite business refusal (a typed UserError): replayed as is. */
   | { state: 'refused'; fingerprint: string; startedAt: number; code: string; message: string };
 
 export type PendingRecord = Extract<IdempotencyRecord, { state: 'pending' }>;
@@ -30,10 +52,25 @@ export interface Held {
   leased: boolean;
 }
 
+/** A new key could not be claimed: its caller scope, or the whole store, holds as many as allowed. */
+export class StoreFullError extends Error {
+  readonly scope: 'caller' | 'store';
+
+  constructor(scope: 'caller' | 'store') {
+    super(
+      scope === 'caller'
+        ? 'this API key holds the most idempotency keys allowed'
+        : 'the idempotency store is full',
+    );
+    this.name = 'StoreFullError';
+    this.scope = scope;
+  }
+}
+
 export interface IdempotencyStore {
   /**
-   * Claims the key for a new attempt, with a lease of `leaseMs`, when it is free, atomically;
-   * otherwise returns what holds it.
+   * Claims the key for a new attempt, leased for `leaseMs`, when nobody holds it, atomically;
+   * otherwise returns what holds it. Throws StoreFullError when the key is new and a bound is reached.
    */
   claim(scope: string, key: string, record: PendingRecord, leaseMs: number): Promise<Held | null>;
   /** What holds the key, or null. */
@@ -49,10 +86,28 @@ export interface IdempotencyStore {
     next: PendingRecord,
     leaseMs: number,
   ): Promise<boolean>;
+  /** Replaces the record of a key this attempt holds, keeping its lease. */
+  update(scope: string, key: string, record: PendingRecord): Promise<void>;
   /** Stores the key's record and gives its lease up. */
   save(scope: string, key: string, record: IdempotencyRecord): Promise<void>;
-  /** Whether an intent id was already handed out for another key of this scope. */
-  isClaimedIntent(scope: string, intentId: string): Promise<boolean>;
+  /** Removes the key, record and lease: nothing was created, and a retry starts afresh. */
+  forget(scope: string, key: string): Promise<void>;
+
+  /** Registers (or replaces) an attempt of a payout. Called before the POST is sent. */
+  putAttempt(payout: string, attempt: Attempt): Promise<void>;
+  /** Removes an attempt whose outcome is known. */
+  removeAttempt(payout: string, attemptId: string): Promise<void>;
+  /** The payout's attempts that are in flight or ended without an answer. */
+  attempts(payout: string): Promise<Attempt[]>;
+
+  /**
+   * Records that `intentId` was handed to `owner`, unless it was handed to someone else already:
+   * returns null when the intent is now (or was already) `owner`'s, or the other owner.
+   */
+  claimIntent(intentId: string, owner: string): Promise<string | null>;
+  /** The owners of those of `intentIds` that were handed to a caller. */
+  intentOwners(intentIds: readonly string[]): Promise<Map<string, string>>;
+
   /** Whether the store can be reached (for /readyz). */
   ping(): Promise<boolean>;
 }
@@ -60,30 +115,80 @@ export interface IdempotencyStore {
 /** How long a key's first result is replayed: the contract, not a tuning knob. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
-export class MemoryIdempotencyStore implements IdempotencyStore {
-  private readonly records: LRUCache<string, IdempotencyRecord>;
-  private readonly intents: LRUCache<string, true>;
-  private readonly leases: LRUCache<string, true>;
+/** The owner name of a key's attempts and intents. */
+export function ownerOfKey(scope: string, key: string): string {
+  return `key:${scope}:${key}`;
+}
 
-  /** `maxEntries` bounds the keys kept (IDEMPOTENCY_MAX_KEYS); least recently used go first. */
-  constructor(options: { maxEntries: number }) {
-    const max = options.maxEntries;
-    this.records = new LRUCache({ max, ttl: IDEMPOTENCY_TTL_MS });
-    this.intents = new LRUCache({ max, ttl: IDEMPOTENCY_TTL_MS });
-    this.leases = new LRUCache({ max, ttl: 1, ttlAutopurge: false });
+/** The owner name of an unkeyed request's attempt and intent. */
+export function ownerOfUnkeyed(attemptId: string): string {
+  return `unkeyed:${attemptId}`;
+}
+
+export interface StoreBounds {
+  /** Keys one caller scope (one API key) may hold at once (IDEMPOTENCY_MAX_KEYS_PER_CALLER). */
+  maxKeysPerCaller: number;
+  /** Keys the whole in-process store may hold (IDEMPOTENCY_MAX_KEYS); Redis is bounded by its maxmemory. */
+  maxKeys: number;
+}
+
+interface Expiring<T> {
+  value: T;
+  expiresAt: number;
+}
+
+/** The store of one process: plain maps, swept of expired entries as they grow. */
+export class MemoryIdempotencyStore implements IdempotencyStore {
+  /** scope → key → record. */
+  private readonly records = new Map<string, Map<string, Expiring<IdempotencyRecord>>>();
+  private readonly leases = new Map<string, number>();
+  private readonly payouts = new Map<string, Map<string, Expiring<Attempt>>>();
+  private readonly owners = new Map<string, Expiring<string>>();
+  private keyCount = 0;
+  private writes = 0;
+  private readonly bounds: StoreBounds;
+  private readonly now: () => number;
+
+  constructor(bounds: StoreBounds, now: () => number = Date.now) {
+    this.bounds = bounds;
+    this.now = now;
+  }
+
+  /** Keys held now, expired ones not counted: for the flood measurement and tests. */
+  get size(): number {
+    this.sweep();
+    return this.keyCount;
   }
 
   async claim(scope: string, key: string, record: PendingRecord, leaseMs: number): Promise<Held | null> {
     const held = await this.read(scope, key);
     if (held) return held;
-    this.records.set(id(scope, key), record);
-    this.leases.set(id(scope, key), true, { ttl: leaseMs });
+    let keys = this.records.get(scope);
+    // An expired record of this key is replaced, not counted twice.
+    if (keys?.delete(key)) this.keyCount--;
+    if (keys && keys.size >= this.bounds.maxKeysPerCaller) {
+      this.sweepScope(scope, keys);
+      if (keys.size >= this.bounds.maxKeysPerCaller) throw new StoreFullError('caller');
+    }
+    if (this.keyCount >= this.bounds.maxKeys) {
+      this.sweep();
+      if (this.keyCount >= this.bounds.maxKeys) throw new StoreFullError('store');
+    }
+    if (!keys) {
+      keys = new Map();
+      this.records.set(scope, keys);
+    }
+    keys.set(key, { value: record, expiresAt: this.now() + IDEMPOTENCY_TTL_MS });
+    this.keyCount++;
+    this.leases.set(id(scope, key), this.now() + leaseMs);
+    this.wrote();
     return null;
   }
 
   async read(scope: string, key: string): Promise<Held | null> {
-    const record = this.records.get(id(scope, key));
-    return record ? { record, leased: this.leases.has(id(scope, key)) } : null;
+    const entry = this.records.get(scope)?.get(key);
+    if (!entry || entry.expiresAt <= this.now()) return null;
+    return { record: entry.value, leased: this.isLeased(scope, key) };
   }
 
   async takeOver(
@@ -93,25 +198,108 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     next: PendingRecord,
     leaseMs: number,
   ): Promise<boolean> {
-    const current = this.records.get(id(scope, key));
-    if (current !== expected || this.leases.has(id(scope, key))) return false;
-    this.records.set(id(scope, key), next);
-    this.leases.set(id(scope, key), true, { ttl: leaseMs });
+    const entry = this.records.get(scope)?.get(key);
+    if (entry?.value !== expected || this.isLeased(scope, key)) return false;
+    entry.value = next;
+    this.leases.set(id(scope, key), this.now() + leaseMs);
     return true;
   }
 
-  async save(scope: string, key: string, record: IdempotencyRecord): Promise<void> {
-    this.records.set(id(scope, key), record);
-    this.leases.delete(id(scope, key));
-    if (record.state === 'succeeded') this.intents.set(id(scope, record.intent.id), true);
+  async update(scope: string, key: string, record: PendingRecord): Promise<void> {
+    const entry = this.records.get(scope)?.get(key);
+    if (entry) entry.value = record;
   }
 
-  async isClaimedIntent(scope: string, intentId: string): Promise<boolean> {
-    return this.intents.has(id(scope, intentId));
+  async save(scope: string, key: string, record: IdempotencyRecord): Promise<void> {
+    const entry = this.records.get(scope)?.get(key);
+    if (entry) entry.value = record;
+    this.leases.delete(id(scope, key));
+  }
+
+  async forget(scope: string, key: string): Promise<void> {
+    const keys = this.records.get(scope);
+    if (keys?.delete(key)) {
+      this.keyCount--;
+      if (keys.size === 0) this.records.delete(scope);
+    }
+    this.leases.delete(id(scope, key));
+  }
+
+  async putAttempt(payout: string, attempt: Attempt): Promise<void> {
+    let attempts = this.payouts.get(payout);
+    if (!attempts) {
+      attempts = new Map();
+      this.payouts.set(payout, attempts);
+    }
+    attempts.set(attempt.id, { value: attempt, expiresAt: this.now() + IDEMPOTENCY_TTL_MS });
+    this.wrote();
+  }
+
+  async removeAttempt(payout: string, attemptId: string): Promise<void> {
+    const attempts = this.payouts.get(payout);
+    attempts?.delete(attemptId);
+    if (attempts?.size === 0) this.payouts.delete(payout);
+  }
+
+  async attempts(payout: string): Promise<Attempt[]> {
+    const now = this.now();
+    return [...(this.payouts.get(payout)?.values() ?? [])]
+      .filter((entry) => entry.expiresAt > now)
+      .map((entry) => entry.value);
+  }
+
+  async claimIntent(intentId: string, owner: string): Promise<string | null> {
+    const current = this.owners.get(intentId);
+    if (current && current.expiresAt > this.now()) return current.value === owner ? null : current.value;
+    this.owners.set(intentId, { value: owner, expiresAt: this.now() + IDEMPOTENCY_TTL_MS });
+    this.wrote();
+    return null;
+  }
+
+  async intentOwners(intentIds: readonly string[]): Promise<Map<string, string>> {
+    const now = this.now();
+    const found = new Map<string, string>();
+    for (const intentId of intentIds) {
+      const entry = this.owners.get(intentId);
+      if (entry && entry.expiresAt > now) found.set(intentId, entry.value);
+    }
+    return found;
   }
 
   async ping(): Promise<boolean> {
     return true;
+  }
+
+  private isLeased(scope: string, key: string): boolean {
+    const until = this.leases.get(id(scope, key));
+    return until !== undefined && until > this.now();
+  }
+
+  /** Every 10,000 writes, drop what expired, so memory follows what is live. */
+  private wrote(): void {
+    if (++this.writes % 10_000 === 0) this.sweep();
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [scope, keys] of this.records) this.sweepScope(scope, keys);
+    for (const [leased, until] of this.leases) if (until <= now) this.leases.delete(leased);
+    for (const [payout, attempts] of this.payouts) {
+      for (const [attemptId, entry] of attempts) if (entry.expiresAt <= now) attempts.delete(attemptId);
+      if (attempts.size === 0) this.payouts.delete(payout);
+    }
+    for (const [intentId, entry] of this.owners) if (entry.expiresAt <= now) this.owners.delete(intentId);
+  }
+
+  private sweepScope(scope: string, keys: Map<string, Expiring<IdempotencyRecord>>): void {
+    const now = this.now();
+    for (const [key, entry] of keys) {
+      if (entry.expiresAt <= now) {
+        keys.delete(key);
+        this.keyCount--;
+      }
+    }
+    if (keys.size === 0) this.records.delete(scope);
   }
 }
 

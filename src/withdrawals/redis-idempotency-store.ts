@@ -1,29 +1,41 @@
 import type { Redis } from 'ioredis';
 import {
+  type Attempt,
   type Held,
   IDEMPOTENCY_TTL_MS,
   type IdempotencyRecord,
   type IdempotencyStore,
   type PendingRecord,
+  StoreFullError,
 } from './idempotency-store.ts';
 
 /**
- * The idempotency store of a fleet, in Redis. Per key, two Redis keys, both with a TTL, so memory
- * stays bounded: the record (JSON, 24 h) and its lease (`leaseMs`, judged by Redis's own clock, so
- * the replicas' clocks never have to agree). Every step that decides who may send is one Lua
- * script, atomic in Redis. Keys of one caller scope share the hash tag `{scope}`, so they live in
- * one slot of a Redis Cluster and the scripts stay valid there.
+ * The idempotency store of a fleet, in Redis (the contract: idempotency-store.ts). Every key has a
+ * TTL, so memory stays bounded without evicting; Redis itself must not evict either
+ * (`maxmemory-policy noeviction`, checked at start-up by warnIfRedisEvicts): a full Redis refuses
+ * the claim, and the withdrawal is refused unsent.
+ *
+ * Per idempotency key: the record (JSON, 24 h) and its lease (`leaseMs`, judged by Redis's own
+ * clock, so the replicas' clocks never have to agree), and the caller scope's index of its keys (a
+ * sorted set scored by expiry) that bounds how many one scope may hold. Every step that decides
+ * who may send is one Lua script, atomic in Redis. Keys of one caller scope share the hash tag
+ * `{scope}`, a payout's attempts the tag `{payout}`, and each claimed intent is one key: every
+ * script touches one slot, so they stay valid in a Redis Cluster.
  */
 
 const PREFIX = 'mwg';
 
-// KEYS: record, lease. ARGV: record JSON, ttl ms, lease ms.
-// Returns nil when claimed, else {record JSON, 1 if leased}.
+// KEYS: record, lease, scope index. ARGV: record JSON, ttl ms, lease ms, key, now ms, max keys.
+// Returns nil when claimed, 'full' at the scope's bound, else {record JSON, 1 if leased}.
 const CLAIM = `
 local current = redis.call('GET', KEYS[1])
 if current then return {current, redis.call('EXISTS', KEYS[2])} end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[5])
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return 'full' end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
+redis.call('ZADD', KEYS[3], tonumber(ARGV[5]) + tonumber(ARGV[2]), ARGV[4])
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
 return nil`;
 
 // KEYS: record, lease. ARGV: expected JSON, next JSON, ttl ms, lease ms. Returns 1 when taken over.
@@ -33,23 +45,36 @@ redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
 return 1`;
 
+// KEYS: record. ARGV: record JSON. Replaces a record that exists, keeping its TTL.
+const UPDATE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+return 1`;
+
 export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly redis: Redis;
+  private readonly maxKeysPerCaller: number;
 
-  constructor(redis: Redis) {
+  constructor(redis: Redis, bounds: { maxKeysPerCaller: number }) {
     this.redis = redis;
+    this.maxKeysPerCaller = bounds.maxKeysPerCaller;
   }
 
   async claim(scope: string, key: string, record: PendingRecord, leaseMs: number): Promise<Held | null> {
     const held = (await this.redis.eval(
       CLAIM,
-      2,
+      3,
       recordKey(scope, key),
       leaseKey(scope, key),
+      indexKey(scope),
       JSON.stringify(record),
       IDEMPOTENCY_TTL_MS,
       leaseMs,
-    )) as [string, number] | null;
+      key,
+      Date.now(),
+      this.maxKeysPerCaller,
+    )) as [string, number] | 'full' | null;
+    if (held === 'full') throw new StoreFullError('caller');
     return held && { record: JSON.parse(held[0]) as IdempotencyRecord, leased: held[1] === 1 };
   }
 
@@ -82,18 +107,61 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     return taken === 1;
   }
 
-  async save(scope: string, key: string, record: IdempotencyRecord): Promise<void> {
-    const multi = this.redis
-      .multi()
-      .set(recordKey(scope, key), JSON.stringify(record), 'PX', IDEMPOTENCY_TTL_MS)
-      .del(leaseKey(scope, key));
-    if (record.state === 'succeeded')
-      multi.set(intentKey(scope, record.intent.id), '1', 'PX', IDEMPOTENCY_TTL_MS);
-    await multi.exec();
+  async update(scope: string, key: string, record: PendingRecord): Promise<void> {
+    await this.redis.eval(UPDATE, 1, recordKey(scope, key), JSON.stringify(record));
   }
 
-  async isClaimedIntent(scope: string, intentId: string): Promise<boolean> {
-    return (await this.redis.exists(intentKey(scope, intentId))) === 1;
+  async save(scope: string, key: string, record: IdempotencyRecord): Promise<void> {
+    await this.redis
+      .multi()
+      .set(recordKey(scope, key), JSON.stringify(record), 'PX', IDEMPOTENCY_TTL_MS)
+      .del(leaseKey(scope, key))
+      .exec();
+  }
+
+  async forget(scope: string, key: string): Promise<void> {
+    await this.redis
+      .multi()
+      .del(recordKey(scope, key), leaseKey(scope, key))
+      .zrem(indexKey(scope), key)
+      .exec();
+  }
+
+  async putAttempt(payout: string, attempt: Attempt): Promise<void> {
+    await this.redis
+      .multi()
+      .hset(attemptsKey(payout), attempt.id, JSON.stringify(attempt))
+      .pexpire(attemptsKey(payout), IDEMPOTENCY_TTL_MS)
+      .exec();
+  }
+
+  async removeAttempt(payout: string, attemptId: string): Promise<void> {
+    await this.redis.hdel(attemptsKey(payout), attemptId);
+  }
+
+  async attempts(payout: string): Promise<Attempt[]> {
+    const oldest = Date.now() - IDEMPOTENCY_TTL_MS;
+    return (await this.redis.hvals(attemptsKey(payout)))
+      .map((json) => JSON.parse(json) as Attempt)
+      .filter((attempt) => attempt.sentAt > oldest);
+  }
+
+  async claimIntent(intentId: string, owner: string): Promise<string | null> {
+    const set = await this.redis.set(ownerKey(intentId), owner, 'PX', IDEMPOTENCY_TTL_MS, 'NX');
+    if (set === 'OK') return null;
+    const current = await this.redis.get(ownerKey(intentId));
+    return current === owner ? null : (current ?? null);
+  }
+
+  async intentOwners(intentIds: readonly string[]): Promise<Map<string, string>> {
+    // One GET each: the keys live in different slots of a Cluster.
+    const owners = await Promise.all(intentIds.map((intentId) => this.redis.get(ownerKey(intentId))));
+    const found = new Map<string, string>();
+    intentIds.forEach((intentId, i) => {
+      const owner = owners[i];
+      if (owner) found.set(intentId, owner);
+    });
+    return found;
   }
 
   async ping(): Promise<boolean> {
@@ -101,7 +169,10 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 }
 
-// The scope is an HMAC (base64url): it never contains the braces of a hash tag.
+// The scope is an HMAC and the payout a hash (base64url): neither contains the braces of a hash tag.
+// An intent's owner key stands alone, so it needs no tag.
 const recordKey = (scope: string, key: string) => `${PREFIX}:{${scope}}:idem:${key}`;
 const leaseKey = (scope: string, key: string) => `${PREFIX}:{${scope}}:lease:${key}`;
-const intentKey = (scope: string, intentId: string) => `${PREFIX}:{${scope}}:intent:${intentId}`;
+const indexKey = (scope: string) => `${PREFIX}:{${scope}}:keys`;
+const attemptsKey = (payout: string) => `${PREFIX}:{${payout}}:attempts`;
+const ownerKey = (intentId: string) => `${PREFIX}:intent:${intentId}:owner`;

@@ -1,13 +1,32 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
-import { GatewayError, isGatewayError, outcomeUnknown } from '../errors.ts';
+import { GatewayError, isGatewayError, outcomeStillUnknown } from '../errors.ts';
+import { globalIdOf } from '../global-ids.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import { canonicalJson } from '../shared/canonical-json.ts';
 import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { CreateWithdrawalIntentBody, WithdrawalIntentDTO } from '../upstream/types.ts';
-import type { IdempotencyRecord, IdempotencyStore, PendingRecord } from './idempotency-store.ts';
+import {
+  type Attempt,
+  type IdempotencyRecord,
+  type IdempotencyStore,
+  ownerOfKey,
+  ownerOfUnkeyed,
+  type PendingRecord,
+  StoreFullError,
+} from './idempotency-store.ts';
 import { type CreateWithdrawalInput, parseCreateWithdrawalInput } from './input.ts';
+import {
+  type Decision,
+  decide,
+  matchesBody,
+  payoutOf,
+  type ReconcileSettings,
+  readWindow,
+  windowOf,
+} from './reconcile.ts';
 import {
   DataInvalidError,
   toWithdrawalUserError,
@@ -16,24 +35,47 @@ import {
   withdrawalUserError,
 } from './user-errors.ts';
 
-/** How far the REST API's clock may be behind ours when matching an intent to an attempt. */
-const CLOCK_SKEW_MS = 5 * 60 * 1000;
-/** How many of the merchant's latest intents reconciliation looks through. */
-const RECONCILE_WINDOW = 100;
+/** Time a retry keeps for reading the list once the window has closed; less, and it answers WINDOW_OPEN. */
+const READ_RESERVE_MS = 2_000;
+/** Pages of the intent list one reconciliation may read before it calls the window unread. */
+const MAX_PAGES = 50;
+
+export interface WithdrawalSettings {
+  /** How long an attempt holds its key (IDEMPOTENCY_LEASE_MS); must outlive any POST (config.ts checks it). */
+  leaseMs: number;
+  /** The windows of reconciliation (reconcile.ts). */
+  reconcile: ReconcileSettings;
+}
+
+/** What an error from the POST says about what happened upstream. */
+type Outcome =
+  /** A business refusal (a typed UserError): nothing was created; replayed for the key. */
+  | 'refused'
+  /** A definite failure that created nothing and says nothing about the key (401, 403, other 4xx, not sent). */
+  | 'definite'
+  /** The POST may have been created: timeout, reset, 5xx, an unreadable 2xx. */
+  | 'unknown';
 
 /**
- * Creating a withdrawal so that it can never happen twice for one idempotency key:
+ * Creating a withdrawal at most once per idempotency key, against a REST API that does not
+ * deduplicate, with other keys, unkeyed requests and other replicas acting at the same time
+ * (the guarantee, as invariants, is in the docs' Withdrawals page):
  *
- * - concurrent attempts with the same key in this process join the first one;
- * - the first result (the intent, or a business refusal) is kept for 24 h and replayed; the same
- *   key with a different input is IdempotencyKeyReusedError;
- * - an attempt whose outcome is unknown (OUTCOME_UNKNOWN) leaves the key pending. A replay first
- *   reconciles: it looks through the merchant's latest intents for one the first attempt created
- *   (same wallet, amount, fee mode and destination, created after the attempt began, not handed
- *   out for another key) and returns it instead of creating a second. Only when there is none does
- *   it send the POST again, with the same Idempotency-Key header.
+ * - concurrent attempts with the same key in this process join the first one; across processes
+ *   the key's lease (idempotency-store.ts) lets one attempt send at a time;
+ * - every POST, keyed or not, is registered as an attempt of its payout before it is sent, and
+ *   every intent handed to a caller is claimed for it before the answer leaves;
+ * - a success or a business refusal is kept for 24 h and replayed; the same key with a different
+ *   input is IdempotencyKeyReusedError;
+ * - a definite failure (401, 403, another 4xx, not sent) creates nothing and leaves nothing: the
+ *   key is forgotten, and a retry asks the REST API again;
+ * - an unknown outcome (OUTCOME_UNKNOWN) leaves the key pending with its attempt. A retry
+ *   reconciles (reconcile.ts): it returns the one intent the attempt can have created, sends again
+ *   when a fully read, closed window holds none, and otherwise sends nothing and answers
+ *   OUTCOME_UNKNOWN with a reason, keeping the key blocked.
  *
- * Without a key, the POST is sent once and never retried; there is nothing to reconcile against.
+ * Without a key the POST is sent once and never retried; its attempt and intent are registered
+ * all the same, so no keyed retry can take its intent.
  */
 export class WithdrawalService {
   private readonly inFlight = new Map<
@@ -43,22 +85,21 @@ export class WithdrawalService {
 
   private readonly client: MerchantWalletClient;
   private readonly store: IdempotencyStore;
-  private readonly leaseMs: number;
+  private readonly settings: WithdrawalSettings;
   private readonly now: () => number;
   private readonly metrics: Pick<GatewayMetrics, 'idempotency'> | undefined;
   private readonly tracer: Tracer | undefined;
 
-  /** `leaseMs` must outlive any POST: longer than the request deadline (config.ts checks it). */
   constructor(
     client: MerchantWalletClient,
     store: IdempotencyStore,
-    leaseMs: number,
+    settings: WithdrawalSettings,
     telemetry: { metrics?: Pick<GatewayMetrics, 'idempotency'>; tracer?: Tracer } = {},
     now: () => number = Date.now,
   ) {
     this.client = client;
     this.store = store;
-    this.leaseMs = leaseMs;
+    this.settings = settings;
     this.now = now;
     this.metrics = telemetry.metrics;
     this.tracer = telemetry.tracer;
@@ -87,7 +128,7 @@ export class WithdrawalService {
     body: CreateWithdrawalIntentBody,
     key: string | null,
   ): Promise<WithdrawalIntentDTO> {
-    if (!key) return this.send(caller, body, null);
+    if (!key) return this.sendUnkeyed(caller, body);
     const fingerprint = canonicalJson(body);
     const id = `${caller.cacheScope}\u0000${key}`;
     const running = this.inFlight.get(id);
@@ -101,6 +142,14 @@ export class WithdrawalService {
     return result;
   }
 
+  private async sendUnkeyed(caller: Caller, body: CreateWithdrawalIntentBody): Promise<WithdrawalIntentDTO> {
+    const attempt = this.newAttempt(caller, ownerOfUnkeyed(randomUUID()));
+    const payout = payoutOf(body);
+    await this.guard(() => this.store.putAttempt(payout, attempt));
+    const { intent } = await this.post(caller, body, null, payout, attempt);
+    return intent;
+  }
+
   private async attempt(
     caller: Caller,
     body: CreateWithdrawalIntentBody,
@@ -108,10 +157,11 @@ export class WithdrawalService {
     fingerprint: string,
   ): Promise<WithdrawalIntentDTO> {
     const scope = caller.cacheScope;
-    const mine: PendingRecord = { state: 'pending', fingerprint, startedAt: this.now() };
-    let attemptStartedAt = mine.startedAt;
+    const owner = ownerOfKey(scope, key);
+    const payout = payoutOf(body);
+    let mine: PendingRecord = { state: 'pending', fingerprint, startedAt: this.now() };
     let held = await this.traced('withdrawal.idempotency.claim', () =>
-      this.guard(() => this.store.claim(scope, key, mine, this.leaseMs)),
+      this.guard(() => this.store.claim(scope, key, mine, this.settings.leaseMs)),
     );
     for (let wait = 10; held; wait = Math.min(wait * 2, 200)) {
       const { record, leased } = held;
@@ -127,58 +177,185 @@ export class WithdrawalService {
       if (leased) {
         if (wait === 10) this.metrics?.idempotency('waited');
         // Another attempt (in another process) may be sending right now: wait for its outcome.
-        if (caller.deadline !== undefined && Date.now() + wait >= caller.deadline) throw stillInProgress(key);
+        if (caller.deadline !== undefined && Date.now() + wait >= caller.deadline) {
+          throw outcomeStillUnknown(key, 'IN_PROGRESS', [], this.settings.leaseMs);
+        }
         await sleep(wait);
         held = await this.guard(() => this.store.read(scope, key));
-        if (!held) held = await this.guard(() => this.store.claim(scope, key, mine, this.leaseMs));
+        if (!held) held = await this.guard(() => this.store.claim(scope, key, mine, this.settings.leaseMs));
         continue;
       }
       // A pending record nobody holds: an earlier attempt ended without an answer, or its process
       // died. Take the key over (only one attempt can), then find what it may have created.
-      const next: PendingRecord = { ...mine, startedAt: record.startedAt };
-      if (!(await this.guard(() => this.store.takeOver(scope, key, record, next, this.leaseMs)))) {
+      const next: PendingRecord = { ...record };
+      if (!(await this.guard(() => this.store.takeOver(scope, key, record, next, this.settings.leaseMs)))) {
         held = await this.guard(() => this.store.read(scope, key));
         continue;
       }
-      const found = await this.traced('withdrawal.reconcile', () =>
-        this.reconcile(caller, body, record.startedAt),
+      mine = next;
+      const earlier = record.attempt;
+      // Claimed, but nothing was ever sent for it (its process died first): send now.
+      if (!earlier) break;
+      const decision = await this.traced('withdrawal.reconcile', () =>
+        this.reconcile(caller, body, payout, earlier),
       ).catch(async (error: unknown) => {
         await this.release(scope, key, next);
         throw error;
       });
-      this.metrics?.idempotency(found ? 'reconciled_found' : 'reconciled_not_found');
-      if (found) {
-        await this.keep(scope, key, {
-          state: 'succeeded',
-          fingerprint,
-          startedAt: record.startedAt,
-          intent: found,
-        });
-        return found;
+      if (decision.kind === 'found') {
+        const other = await this.store.claimIntent(decision.intent.id, owner).catch(() => undefined);
+        if (other === null) {
+          this.metrics?.idempotency('reconciled_found');
+          await this.keep(scope, key, { ...succeeded(next, decision.intent) });
+          await this.store.removeAttempt(payout, earlier.id).catch(() => {});
+          return decision.intent;
+        }
       }
-      attemptStartedAt = record.startedAt;
-      break;
+      if (decision.kind === 'none') {
+        this.metrics?.idempotency('reconciled_not_found');
+        await this.store.removeAttempt(payout, earlier.id).catch(() => {});
+        mine = { state: 'pending', fingerprint, startedAt: next.startedAt };
+        break;
+      }
+      // Ambiguous, or the one candidate was claimed by someone else meanwhile: send nothing.
+      this.metrics?.idempotency('reconciled_ambiguous');
+      await this.release(scope, key, next);
+      if (decision.kind === 'found') {
+        throw outcomeStillUnknown(
+          key,
+          'COMPETING_ATTEMPT',
+          [globalIdOf('WithdrawalIntent', decision.intent.id)],
+          null,
+        );
+      }
+      throw outcomeStillUnknown(
+        key,
+        decision.reason,
+        decision.candidates.map((candidate) => globalIdOf('WithdrawalIntent', candidate)),
+        decision.retryAfterMs,
+      );
+    }
+    // This attempt holds the key and nothing of it is in flight: record the POST, then send it.
+    const attempt = this.newAttempt(caller, owner);
+    const sending: PendingRecord = { ...mine, attempt };
+    try {
+      await this.guard(() => this.store.update(scope, key, sending));
+      await this.guard(() => this.store.putAttempt(payout, attempt));
+    } catch (error) {
+      // Nothing was sent: free the key (a failing store lets the lease run out instead).
+      await this.store.forget(scope, key).catch(() => {});
+      throw error;
     }
     try {
-      const intent = await this.send(caller, body, key);
-      await this.keep(scope, key, { state: 'succeeded', fingerprint, startedAt: attemptStartedAt, intent });
+      const { intent } = await this.post(caller, body, key, payout, attempt);
+      await this.keep(scope, key, succeeded(sending, intent));
       return intent;
     } catch (error) {
-      if (error instanceof WithdrawalUserError) {
+      const outcome = outcomeOf(error);
+      if (outcome === 'refused') {
+        const refusal = error as WithdrawalUserError;
         await this.keep(scope, key, {
           state: 'refused',
           fingerprint,
-          startedAt: attemptStartedAt,
-          code: error.code,
-          message: error.message,
+          startedAt: sending.startedAt,
+          code: refusal.code,
+          message: refusal.message,
         });
+      } else if (outcome === 'definite') {
+        // Nothing was created and the refusal is not the key's to keep (a 401 says nothing about
+        // the withdrawal): a retry asks the REST API again, and an unauthenticated flood leaves nothing.
+        this.metrics?.idempotency('cleared');
+        await this.store.forget(scope, key).catch(() => {});
       } else {
-        // OUTCOME_UNKNOWN above all: the key stays pending, unleased, so the next attempt
-        // reconciles at once instead of waiting for the lease to run out.
-        await this.release(scope, key, { state: 'pending', fingerprint, startedAt: attemptStartedAt });
+        // The key stays pending, unleased, with its attempt: the next retry reconciles.
+        await this.release(scope, key, { ...sending, attempt: { ...attempt, endedAt: this.now() } });
       }
       throw error;
     }
+  }
+
+  /**
+   * Sends one POST that is registered as `attempt` of `payout`, and settles the registration by
+   * its outcome: a created intent is claimed for the attempt's owner before it is returned, a
+   * definite failure removes the attempt, an unknown outcome leaves it, ended, for reconcilers.
+   */
+  private async post(
+    caller: Caller,
+    body: CreateWithdrawalIntentBody,
+    key: string | null,
+    payout: string,
+    attempt: Attempt,
+  ): Promise<{ intent: WithdrawalIntentDTO }> {
+    let intent: WithdrawalIntentDTO;
+    try {
+      intent = await this.send(caller, body, key);
+    } catch (error) {
+      if (outcomeOf(error) === 'unknown') {
+        await this.store.putAttempt(payout, { ...attempt, endedAt: this.now() }).catch(() => {});
+      } else {
+        await this.store.removeAttempt(payout, attempt.id).catch(() => {});
+      }
+      throw error;
+    }
+    // The intent exists: it is answered whatever the store says. When the claim cannot be written,
+    // the attempt stays registered (in flight, then past its end), so no reconciler can take the
+    // intent as its own: it sees a rival and answers ambiguous instead.
+    const other = await this.store.claimIntent(intent.id, attempt.owner).catch(() => undefined);
+    if (other === null) await this.store.removeAttempt(payout, attempt.id).catch(() => {});
+    else if (other !== undefined) this.metrics?.idempotency('claim_conflict');
+    return { intent };
+  }
+
+  /** A POST about to leave: sent now, waited for until the request's deadline at the latest. */
+  private newAttempt(caller: Caller, owner: string): Attempt {
+    const sentAt = this.now();
+    return {
+      id: randomUUID(),
+      owner,
+      sentAt,
+      endsBy: Math.min(caller.deadline ?? Number.POSITIVE_INFINITY, sentAt + this.settings.leaseMs),
+      endedAt: null,
+    };
+  }
+
+  /**
+   * Decides what `attempt` created (reconcile.ts), reading the caller's intents once its window
+   * has closed, waiting for that when the request's deadline allows. The list is read before the
+   * attempts and claims: an intent seen in the list was registered by its attempt before it
+   * existed, so that attempt, or its claim, is seen too.
+   */
+  private async reconcile(
+    caller: Caller,
+    body: CreateWithdrawalIntentBody,
+    payout: string,
+    attempt: Attempt,
+  ): Promise<Decision> {
+    const settings = this.settings.reconcile;
+    const window = windowOf(attempt, settings);
+    const wait = window.closesAt - this.now();
+    if (wait > 0) {
+      if (caller.deadline !== undefined && Date.now() + wait + READ_RESERVE_MS > caller.deadline) {
+        return { kind: 'ambiguous', reason: 'WINDOW_OPEN', candidates: [], retryAfterMs: wait };
+      }
+      await sleep(wait);
+    }
+    let read: Awaited<ReturnType<typeof readWindow>>;
+    try {
+      read = await readWindow(this.client, caller, window.from, settings.pageSize, MAX_PAGES);
+    } catch (error) {
+      // A refused key is the caller's answer; anything else only means the list was not read.
+      if (isGatewayError(error) && (error.code === 'UNAUTHENTICATED' || error.code === 'FORBIDDEN')) {
+        throw error;
+      }
+      return { kind: 'ambiguous', reason: 'WINDOW_UNREAD', candidates: [], retryAfterMs: null };
+    }
+    if (!read.complete) {
+      return { kind: 'ambiguous', reason: 'WINDOW_UNREAD', candidates: [], retryAfterMs: null };
+    }
+    const matching = read.items.filter((intent) => matchesBody(intent, body));
+    const owners = await this.guard(() => this.store.intentOwners(matching.map((intent) => intent.id)));
+    const others = await this.guard(() => this.store.attempts(payout));
+    return decide(attempt, body, matching, owners, others, settings, this.now());
   }
 
   /** `work` inside a span of its own, when tracing is on. */
@@ -222,6 +399,14 @@ export class WithdrawalService {
     try {
       return await call();
     } catch (error) {
+      if (error instanceof StoreFullError) {
+        this.metrics?.idempotency('refused_full');
+        throw new GatewayError(
+          'IDEMPOTENCY_UNAVAILABLE',
+          `The withdrawal was not sent: ${error.message} (24 h each). Retry later, or without an idempotencyKey.`,
+          { cause: error, extensions: { sent: false, reason: 'STORE_FULL' } },
+        );
+      }
       throw new GatewayError(
         'IDEMPOTENCY_UNAVAILABLE',
         'The withdrawal was not sent: its idempotencyKey cannot be checked right now. Retry with the same idempotencyKey.',
@@ -262,48 +447,26 @@ export class WithdrawalService {
       ['input', 'walletId'],
     );
   }
-
-  private async reconcile(
-    caller: Caller,
-    body: CreateWithdrawalIntentBody,
-    startedAt: number,
-  ): Promise<WithdrawalIntentDTO | null> {
-    const page = await this.client.listWithdrawalIntents(
-      caller,
-      { page: 1, size: RECONCILE_WINDOW },
-      { fresh: true },
-    );
-    const amount = normalizeDecimal(body.amount);
-    // Oldest first: if several match, the first attempt's intent is the earliest.
-    const candidates = page.items
-      .filter(
-        (intent) =>
-          intent.wallet.id === body.senderWalletId &&
-          normalizeDecimal(intent.amount) === amount &&
-          intent.serviceFeeMode === body.serviceFeeMode &&
-          intent.destination.identifier === body.destination.identifier &&
-          Date.parse(intent.createdAt) >= startedAt - CLOCK_SKEW_MS,
-      )
-      .reverse();
-    for (const intent of candidates) {
-      if (!(await this.store.isClaimedIntent(caller.cacheScope, intent.id))) return intent;
-    }
-    return null;
-  }
-}
-
-function stillInProgress(key: string): GatewayError {
-  return outcomeUnknown(key, null);
 }
 
 function reused(): WithdrawalUserError {
   return userError('idempotency_key_reused', 'This idempotencyKey was already used with a different input.');
 }
 
-/** "10.50" and "10.5000000000000000" are the same amount. */
-function normalizeDecimal(value: string): string {
-  const [whole = '0', fraction = ''] = value.split('.');
-  const trimmed = fraction.replace(/0+$/, '');
-  const integer = whole.replace(/^0+(?=\d)/, '');
-  return trimmed ? `${integer}.${trimmed}` : integer;
+/** A record of the intent `pending`'s key created. */
+function succeeded(pending: PendingRecord, intent: WithdrawalIntentDTO): IdempotencyRecord {
+  return { state: 'succeeded', fingerprint: pending.fingerprint, startedAt: pending.startedAt, intent };
+}
+
+/** What an error of the POST (WithdrawalService.send) says happened upstream. */
+function outcomeOf(error: unknown): Outcome {
+  if (error instanceof WithdrawalUserError) return 'refused';
+  if (isGatewayError(error)) {
+    if (error.code === 'OUTCOME_UNKNOWN') return 'unknown';
+    if (error.extensions.sent === false) return 'definite';
+    const status = error.upstream?.status;
+    if (status !== undefined && status >= 400 && status < 500) return 'definite';
+  }
+  // Anything else, a bug included, may have followed a POST that reached the REST API.
+  return 'unknown';
 }

@@ -25,7 +25,8 @@ const client = new MerchantWalletClient({
   headersTimeoutMs: 2_000,
 });
 const idempotencyStore = new MemoryIdempotencyStore({
-  maxEntries: Number(process.env.SOAK_IDEMPOTENCY_KEYS ?? 2_000),
+  maxKeys: Number(process.env.SOAK_IDEMPOTENCY_KEYS ?? 2_000),
+  maxKeysPerCaller: Number(process.env.SOAK_IDEMPOTENCY_KEYS ?? 2_000),
 });
 const gateway = createGateway({
   client,

@@ -28,7 +28,10 @@ export function defaultGatewayDeps(client: MerchantWalletClient, logger: Gateway
     client,
     logger,
     live: livePolling(client, logger),
-    idempotencyStore: new MemoryIdempotencyStore({ maxEntries: DEFAULTS.idempotencyMaxKeys }),
+    idempotencyStore: new MemoryIdempotencyStore({
+      maxKeys: DEFAULTS.idempotencyMaxKeys,
+      maxKeysPerCaller: DEFAULTS.idempotencyMaxKeysPerCaller,
+    }),
     graphiql: false,
     ...gatewaySettings(DEFAULTS),
     rateLimiter: null,

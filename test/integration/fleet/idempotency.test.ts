@@ -72,10 +72,10 @@ async function gatewayProcess(
   if (shared === 'redis') {
     connection = await connectRedis(redis.url, pino({ level: 'silent' }));
     connections.push(connection);
-    store = new RedisIdempotencyStore(connection);
+    store = new RedisIdempotencyStore(connection, { maxKeysPerCaller: 1000 });
     scopeSecret = await fleetScopeSecret(connection);
   } else {
-    store = new MemoryIdempotencyStore({ maxEntries: 1000 });
+    store = new MemoryIdempotencyStore({ maxKeys: 1000, maxKeysPerCaller: 1000 });
   }
   // Wired as src/main.ts wires it.
   const invalidation =
@@ -105,10 +105,15 @@ async function gatewayProcess(
   }
   const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
   if (subscriber) connections.push(subscriber);
+  const deps = defaultGatewayDeps(client, createLogger('debug', suiteLogDestination()));
   const gateway = createGateway({
-    ...defaultGatewayDeps(client, createLogger('debug', suiteLogDestination())),
+    ...deps,
     idempotencyStore: store,
-    ...(options.leaseMs !== undefined && { idempotencyLeaseMs: options.leaseMs }),
+    // A short late-commit allowance: a retry after a lost answer reconciles within a test's time.
+    withdrawals: {
+      leaseMs: options.leaseMs ?? deps.withdrawals.leaseMs,
+      reconcile: { ...deps.withdrawals.reconcile, lateCommitMs: 200 },
+    },
     rateLimiter: options.rateLimit ? createRateLimiter(options.rateLimit, connection) : null,
   });
   const withdraw = async (idempotencyKey: string, amount = '1.00') => {
@@ -203,16 +208,24 @@ describe('one idempotency key across gateway processes', () => {
     });
     clients.push(scopeClient);
     const scope = scopeClient.caller(`Bearer ${key}`).cacheScope;
-    const dead = new RedisIdempotencyStore(connection);
+    const dead = new RedisIdempotencyStore(connection, { maxKeysPerCaller: 1000 });
     // An amount no other test uses: reconciliation matches intents by content.
     const body = withdrawalBody(walletId, { amount: '3.33' });
     const { canonicalJson } = await import('../../../src/shared/canonical-json.ts');
-    await dead.claim(
-      scope,
-      'crashed',
-      { state: 'pending', fingerprint: canonicalJson(body), startedAt: Date.now() },
-      400,
-    );
+    const { payoutOf } = await import('../../../src/withdrawals/reconcile.ts');
+    const { ownerOfKey } = await import('../../../src/withdrawals/idempotency-store.ts');
+    const pending = { state: 'pending' as const, fingerprint: canonicalJson(body), startedAt: Date.now() };
+    await dead.claim(scope, 'crashed', pending, 400);
+    // As WithdrawalService records a POST before it sends it.
+    const attempt = {
+      id: 'attempt-of-the-dead',
+      owner: ownerOfKey(scope, 'crashed'),
+      sentAt: Date.now(),
+      endsBy: Date.now() + 400,
+      endedAt: null,
+    };
+    await dead.update(scope, 'crashed', { ...pending, attempt });
+    await dead.putAttempt(payoutOf(body), attempt);
     const created = await sandbox.call('POST', '/external/v1/withdrawal-intents', { key, body });
     sandbox.sandbox.requests.length = 0;
 

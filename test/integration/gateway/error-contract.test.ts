@@ -49,7 +49,9 @@ beforeAll(async () => {
   // A gateway of a fleet whose Redis has gone away.
   redis = await startRedis();
   const connection = await connectRedis(redis.url, pino({ level: 'silent' }));
-  fleet = await startTestGateway({ gateway: { idempotencyStore: new RedisIdempotencyStore(connection) } });
+  fleet = await startTestGateway({
+    gateway: { idempotencyStore: new RedisIdempotencyStore(connection, { maxKeysPerCaller: 1000 }) },
+  });
   const third = await fleet.sandbox.world.merchant();
   fleetKey = third.key;
   fleetWalletId = (await fleet.sandbox.world.wallet(third.id)).id;

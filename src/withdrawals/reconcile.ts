@@ -1,0 +1,187 @@
+import { createHash } from 'node:crypto';
+import type { Caller } from '../upstream/caller.ts';
+import type { MerchantWalletClient } from '../upstream/client.ts';
+import type { CreateWithdrawalIntentBody, WithdrawalIntentDTO } from '../upstream/types.ts';
+import type { Attempt } from './idempotency-store.ts';
+
+/**
+ * Finding what a POST with no answer created, without ever guessing. The REST API does not
+ * deduplicate and an intent carries nothing of the request that made it, so an intent is taken as
+ * an attempt's only when all of this holds:
+ *
+ * - it has the attempt's content (wallet, amount, fee mode, destination);
+ * - it was created inside the attempt's window: from when the POST was sent, less the clock
+ *   allowance, to when the gateway stopped waiting plus the late-commit and clock allowances;
+ * - the whole window was read (page by page, newest first, back to the window's start) after the
+ *   window closed (the late-commit allowance after the gateway stopped waiting);
+ * - nobody was handed it already (claimed intents), and no other attempt of the same payout
+ *   (another key, an unkeyed request, another replica) could have created it;
+ * - it is the only such intent.
+ *
+ * No candidate in a fully read, closed window means the attempt created nothing: sending again is
+ * safe. Anything else is ambiguous, and the key stays blocked.
+ *
+ * Assumptions, stated in the docs: the REST API commits a request no later than the late-commit
+ * allowance after the gateway stopped waiting for it; its clock is within the clock allowance of
+ * the gateway's; its list is ordered newest first. An identical payout made straight on the REST
+ * API (not through the gateway) inside the window cannot be told apart from the attempt's own.
+ */
+
+export interface ReconcileSettings {
+  /** How far the REST API's clock may be from the gateway's (WITHDRAWAL_CLOCK_ALLOWANCE_MS). */
+  clockAllowanceMs: number;
+  /** How long after the gateway stopped waiting the REST API may still commit (WITHDRAWAL_LATE_COMMIT_MS). */
+  lateCommitMs: number;
+  /** Intents read per page of the list. */
+  pageSize: number;
+}
+
+/** Why a retry could not decide; the client's OUTCOME_UNKNOWN says it as `reason`. */
+export type AmbiguityReason =
+  /** Another request with the same key is being processed right now. */
+  | 'IN_PROGRESS'
+  /** The window has not closed yet: the first POST may still commit. Retry after retryAfterSeconds. */
+  | 'WINDOW_OPEN'
+  /** The list could not be read back to the window's start (the REST API failed, or the call budget ran out). */
+  | 'WINDOW_UNREAD'
+  /** More than one unclaimed intent matches: the gateway will not pick one. */
+  | 'SEVERAL_CANDIDATES'
+  /** Another attempt of the same payout, in flight or with no answer, could have created the candidate. */
+  | 'COMPETING_ATTEMPT';
+
+export type Decision =
+  | { kind: 'found'; intent: WithdrawalIntentDTO }
+  | { kind: 'none' }
+  | { kind: 'ambiguous'; reason: AmbiguityReason; candidates: string[]; retryAfterMs: number | null };
+
+/** The attempt's window, in the REST API's clock, and when it closes, in the gateway's. */
+export function windowOf(attempt: Attempt, settings: ReconcileSettings) {
+  const stoppedWaiting = attempt.endedAt ?? attempt.endsBy;
+  return {
+    from: attempt.sentAt - settings.clockAllowanceMs,
+    to: stoppedWaiting + settings.lateCommitMs + settings.clockAllowanceMs,
+    closesAt: stoppedWaiting + settings.lateCommitMs,
+  };
+}
+
+/**
+ * The payout a body makes, as a name for its attempts in the store: a hash of its content, the
+ * same on every replica. The sender wallet belongs to one merchant, so two merchants never share
+ * a payout.
+ */
+export function payoutOf(body: CreateWithdrawalIntentBody): string {
+  return createHash('sha256')
+    .update(
+      [
+        body.senderWalletId,
+        normalizeDecimal(body.amount),
+        body.currencyCode,
+        body.serviceFeeMode,
+        body.destination.type,
+        body.destination.rail,
+        body.destination.identifier,
+      ].join('\u0000'),
+    )
+    .digest('base64url');
+}
+
+/** Whether an intent the REST API lists has the body's content. */
+export function matchesBody(intent: WithdrawalIntentDTO, body: CreateWithdrawalIntentBody): boolean {
+  return (
+    intent.wallet.id === body.senderWalletId &&
+    normalizeDecimal(intent.amount) === normalizeDecimal(body.amount) &&
+    intent.serviceFeeMode === body.serviceFeeMode &&
+    intent.destination.identifier === body.destination.identifier
+  );
+}
+
+/**
+ * The caller's intents created at or after `from` (REST clock, epoch ms), newest first, read page
+ * by page until a page reaches past `from` or the list ends. `complete` is false when the pages ran
+ * out of order (an item newer than the one before it) and the list had to be read to its end, or
+ * when `maxPages` did not suffice. Errors of the REST API propagate.
+ */
+export async function readWindow(
+  client: MerchantWalletClient,
+  caller: Caller,
+  from: number,
+  pageSize: number,
+  maxPages: number,
+): Promise<{ items: WithdrawalIntentDTO[]; complete: boolean }> {
+  const seen = new Map<string, WithdrawalIntentDTO>();
+  let ordered = true;
+  let previous = Number.POSITIVE_INFINITY;
+  for (let page = 1; page <= maxPages; page++) {
+    const { items, paging } = await client.listWithdrawalIntents(
+      caller,
+      { page, size: pageSize },
+      { fresh: true },
+    );
+    let reachedStart = false;
+    for (const intent of items) {
+      const createdAt = Date.parse(intent.createdAt);
+      // Intents created while paging push older ones onto later pages: seen again, never missed.
+      if (createdAt > previous && !seen.has(intent.id)) ordered = false;
+      previous = Math.min(previous, createdAt);
+      if (createdAt < from) reachedStart = true;
+      else seen.set(intent.id, intent);
+    }
+    const last = page >= paging.totalPages || items.length === 0;
+    if (last || (ordered && reachedStart)) return { items: [...seen.values()], complete: true };
+  }
+  return { items: [...seen.values()], complete: false };
+}
+
+/**
+ * The decision, from the window's intents, the owners of those already handed out, and the other
+ * attempts of the payout. Pure: the service reads, this judges.
+ */
+export function decide(
+  attempt: Attempt,
+  body: CreateWithdrawalIntentBody,
+  intents: readonly WithdrawalIntentDTO[],
+  owners: ReadonlyMap<string, string>,
+  others: readonly Attempt[],
+  settings: ReconcileSettings,
+  now: number,
+): Decision {
+  const window = windowOf(attempt, settings);
+  const inWindow = (createdAt: number, w: { from: number; to: number }) =>
+    createdAt >= w.from && createdAt <= w.to;
+  const candidates = intents.filter(
+    (intent) =>
+      matchesBody(intent, body) &&
+      inWindow(Date.parse(intent.createdAt), window) &&
+      (owners.get(intent.id) ?? attempt.owner) === attempt.owner,
+  );
+  // Handed to this very owner already (a save that failed after the claim): that is the answer.
+  const mine = candidates.find((intent) => owners.get(intent.id) === attempt.owner);
+  if (mine) return { kind: 'found', intent: mine };
+  if (candidates.length === 0) return { kind: 'none' };
+  const ids = candidates.map((intent) => intent.id);
+  if (candidates.length > 1) {
+    return { kind: 'ambiguous', reason: 'SEVERAL_CANDIDATES', candidates: ids, retryAfterMs: null };
+  }
+  const [candidate] = candidates as [WithdrawalIntentDTO];
+  const createdAt = Date.parse(candidate.createdAt);
+  const rivals = others.filter(
+    (other) => other.id !== attempt.id && inWindow(createdAt, windowOf(other, settings)),
+  );
+  if (rivals.length > 0) {
+    // A rival still in flight will settle: its answer claims the intent, or leaves it unknown.
+    const settling = rivals.filter((rival) => rival.endedAt === null && rival.endsBy > now);
+    const retryAfterMs = settling.length
+      ? Math.max(...settling.map((rival) => windowOf(rival, settings).closesAt)) - now
+      : null;
+    return { kind: 'ambiguous', reason: 'COMPETING_ATTEMPT', candidates: ids, retryAfterMs };
+  }
+  return { kind: 'found', intent: candidate };
+}
+
+/** "10.50" and "10.5000000000000000" are the same amount. */
+export function normalizeDecimal(value: string): string {
+  const [whole = '0', fraction = ''] = value.split('.');
+  const trimmed = fraction.replace(/0+$/, '');
+  const integer = whole.replace(/^0+(?=\d)/, '');
+  return trimmed ? `${integer}.${trimmed}` : integer;
+}
