@@ -77,7 +77,7 @@ export const createDepositBody = z.strictObject({
 export const depositTransitionBody = z.strictObject({ status: z.enum(DEPOSIT_STATUSES) });
 export const withdrawalTransitionBody = z.strictObject({ status: z.enum(WITHDRAWAL_STATUSES) });
 
-export const faultBody = z.strictObject({
+const faultFields = z.strictObject({
   method: z
     .string()
     .transform((m) => m.toUpperCase())
@@ -98,7 +98,31 @@ export const faultBody = z.strictObject({
   respondAfterMs: z.number().int().min(0).max(600_000).optional(),
   /** Send the body one byte every dripMs milliseconds. */
   dripMs: z.number().int().min(1).max(60_000).optional(),
+  /** Match only requests whose X-Request-Id header is exactly this (the gateway's id charset). */
+  requestId: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,128}$/, { error: 'must be 1-128 characters of A-Z a-z 0-9 . _ : -' })
+    .optional(),
+  /** Run the route (a POST creates its intent), then destroy the socket instead of answering. */
+  resetAfterRoute: z.boolean().default(false),
   times: z.number().int().positive().nullable().default(null),
+});
+
+/** Fields that answer (or drop) the request before its route runs, so resetAfterRoute cannot follow. */
+const ANSWER_BEFORE_ROUTE = ['reset', 'hang', 'status', 'truncate', 'dripMs'] as const;
+
+export const faultBody = faultFields.superRefine((fault, ctx) => {
+  if (!fault.resetAfterRoute) return;
+  const conflicting = ANSWER_BEFORE_ROUTE.filter(
+    (name) => fault[name] !== undefined && fault[name] !== false,
+  );
+  if (conflicting.length === 0) return;
+  ctx.addIssue({
+    code: 'custom',
+    path: ['resetAfterRoute'],
+    input: fault.resetAfterRoute,
+    message: `cannot be combined with ${conflicting.join(', ')} (they answer before the route runs)`,
+  });
 });
 export type FaultInput = z.infer<typeof faultBody>;
 

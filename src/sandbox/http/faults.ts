@@ -3,7 +3,8 @@ import type { FaultInput } from '../validate.ts';
 
 /**
  * Fault injection into /external routes (POST /sandbox/v1/faults): latency, error statuses and
- * bodies, connection resets, hangs, truncated and dripping bodies, and late answers. The gateway's
+ * bodies, connection resets, hangs, truncated and dripping bodies, late answers, and answers lost
+ * after the route ran; each for every matching request or for one X-Request-Id. The gateway's
  * resilience tests and frontends that want to see their error screens script these.
  */
 
@@ -27,10 +28,17 @@ export class Faults {
     this.list.length = 0;
   }
 
-  /** The first fault matching the request (method, path prefix), counting down its `times`. */
-  take(method: string, path: string): Fault | undefined {
+  /**
+   * The first fault matching the request (method, path prefix and, for a fault that names one, the
+   * X-Request-Id header the caller sent), counting down its `times`. A fault for another request
+   * id is left alone.
+   */
+  take(method: string, path: string, requestId: string | undefined): Fault | undefined {
     const index = this.list.findIndex(
-      (f) => (f.method === undefined || f.method === method) && path.startsWith(f.path),
+      (f) =>
+        (f.method === undefined || f.method === method) &&
+        path.startsWith(f.path) &&
+        (f.requestId === undefined || f.requestId === requestId),
     );
     const fault = this.list[index];
     if (!fault) return undefined;
@@ -41,8 +49,8 @@ export class Faults {
 
 /**
  * Applies the part of a fault that happens before the route runs. `wait` resolves false when the
- * client went away meanwhile, and then nothing more is written. `respondAfterMs` is not applied
- * here: the route runs first (see the server).
+ * client went away meanwhile, and then nothing more is written. `respondAfterMs` and
+ * `resetAfterRoute` are not applied here: the route runs first (see the server).
  */
 export async function injectFault(
   fault: Fault,

@@ -45,6 +45,12 @@ export interface LoggedRequest {
   merchantId: string | null;
   /** The HTTP status answered; -1 when a fault dropped or cut the connection. */
   status: number;
+  /**
+   * The `id` of what the request created: set when a POST's route answered 2xx with a new resource
+   * (a withdrawal intent), even if a fault then delayed or dropped the answer or the client left;
+   * null otherwise (other methods, errors, faults that answered first, idempotent replays).
+   */
+  createdId: string | null;
   /** The X-Request-Id the caller sent, or the one the sandbox made. */
   requestId: string;
   /** The W3C trace context the caller sent, as received; null without one. */
@@ -128,6 +134,7 @@ export class Sandbox {
       path,
       merchantId: null,
       status: 0,
+      createdId: null,
       requestId: ctx.requestId,
       traceparent: headerValue(req, 'traceparent') ?? null,
     };
@@ -144,7 +151,7 @@ export class Sandbox {
         () => false,
       );
     if (this.latencyMs > 0 && !(await wait(this.latencyMs))) return;
-    const fault = this.faults.take(entry.method, path);
+    const fault = this.faults.take(entry.method, path, headerValue(req, 'x-request-id'));
     if (fault) {
       const outcome = await injectFault(fault, req, res, ctx.requestId, wait);
       if (outcome.handled) {
@@ -164,9 +171,14 @@ export class Sandbox {
       },
       this.logger,
     );
-    entry.status = reply.status;
-    // The route has run (an intent may exist now); only the answer is late.
+    entry.status = fault?.resetAfterRoute ? -1 : reply.status;
+    entry.createdId = entry.method === 'POST' ? createdIdOf(reply) : null;
+    // The route has run (an intent may exist now); only the answer is late, or never comes.
     if (fault?.respondAfterMs && !(await wait(fault.respondAfterMs))) return;
+    if (fault?.resetAfterRoute) {
+      req.socket.destroy();
+      return;
+    }
     send(res, reply, ctx.requestId);
   }
 
@@ -180,6 +192,18 @@ export class Sandbox {
   private authenticateAdmin(req: IncomingMessage): void {
     const match = BEARER.exec(headerValue(req, 'authorization') ?? '');
     if (!match?.[1] || !timingSafeEqual(sha256(match[1]), this.adminTokenHash)) throw unauthorized();
+  }
+}
+
+/** The `data.id` of a 2xx reply that made something new; null for replays and anything else. */
+function createdIdOf(reply: Reply): string | null {
+  if (reply.status < 200 || reply.status > 299 || reply.headers['idempotent-replayed'] === 'true')
+    return null;
+  try {
+    const id: unknown = JSON.parse(reply.body)?.data?.id;
+    return typeof id === 'string' ? id : null;
+  } catch {
+    return null;
   }
 }
 

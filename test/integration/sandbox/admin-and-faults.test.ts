@@ -1,15 +1,29 @@
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS, seedWorld } from '../../../src/sandbox/seed.ts';
-import { startTestSandbox, type TestSandbox } from '../../support/sandbox.ts';
+import { startTestSandbox, type TestSandbox, withdrawalBody } from '../../support/sandbox.ts';
 
 let sb: TestSandbox;
 let merchant: { id: string; key: string };
+let walletId: string;
 beforeAll(async () => {
   sb = await startTestSandbox();
   merchant = await sb.world.merchant();
-  await sb.world.wallet(merchant.id);
+  walletId = (await sb.world.wallet(merchant.id)).id;
 });
+
+/** POST /external/v1/withdrawal-intents of 10 USDT from the test wallet, with an X-Request-Id. */
+function withdraw(requestId: string, headers: Record<string, string> = {}) {
+  return sb.call('POST', '/external/v1/withdrawal-intents', {
+    key: merchant.key,
+    body: withdrawalBody(walletId),
+    headers: { 'x-request-id': requestId, ...headers },
+  });
+}
+
+function logged(requestId: string) {
+  return sb.sandbox.requests.filter((r) => r.requestId === requestId);
+}
 afterEach(() => sb.admin('DELETE', '/faults'));
 afterAll(() => sb.close());
 
@@ -141,6 +155,105 @@ describe('fault injection', () => {
     expect(answered).toBe(false);
   });
 
+  it('targets one request by its X-Request-Id, and leaves the fault to that request', async () => {
+    await sb.admin('POST', '/faults', {
+      method: 'POST',
+      path: '/external/v1/withdrawal-intents',
+      requestId: 'target-2',
+      status: 503,
+      times: 1,
+    });
+    // Another request id, and a request without one, pass through and do not consume it.
+    expect((await withdraw('bystander')).status).toBe(201);
+    const anonymous = await sb.call('POST', '/external/v1/withdrawal-intents', {
+      key: merchant.key,
+      body: withdrawalBody(walletId),
+    });
+    expect(anonymous.status).toBe(201);
+    expect(await sb.admin('GET', '/faults')).toEqual([
+      expect.objectContaining({ requestId: 'target-2', times: 1 }),
+    ]);
+
+    const [first, second] = await Promise.all([withdraw('target-1'), withdraw('target-2')]);
+    expect(first.status).toBe(201);
+    expect(second.status).toBe(503);
+    expect(second.body).toEqual({ code: 'fault_injected', message: 'Injected fault.', data: null });
+    expect(logged('target-1')).toEqual([
+      expect.objectContaining({ status: 201, createdId: first.body.data.id }),
+    ]);
+    expect(logged('target-2')).toEqual([expect.objectContaining({ status: 503, createdId: null })]);
+    expect(await sb.admin('GET', '/faults')).toEqual([]);
+  });
+
+  it('resetAfterRoute: the intent is created, then the connection is cut without an answer', async () => {
+    await sb.admin('POST', '/faults', {
+      method: 'POST',
+      path: '/external/v1/withdrawal-intents',
+      resetAfterRoute: true,
+      times: 1,
+    });
+    const before = await sb.call('GET', '/external/v1/withdrawal-intents?size=1000', { key: merchant.key });
+    await expect(withdraw('committed-then-reset')).rejects.toThrow();
+
+    const after = await sb.call('GET', '/external/v1/withdrawal-intents?size=1000', { key: merchant.key });
+    const known = new Set(before.body.data.map((w: { id: string }) => w.id));
+    const created = after.body.data.filter((w: { id: string }) => !known.has(w.id));
+    expect(created).toHaveLength(1);
+    expect(logged('committed-then-reset')).toEqual([
+      expect.objectContaining({ method: 'POST', status: -1, createdId: created[0].id }),
+    ]);
+    expect(await sb.admin('GET', '/faults')).toEqual([]);
+  });
+
+  it('logs the id a successful POST created, and null for reads, refusals and replays', async () => {
+    const created = await withdraw('creates', { 'idempotency-key': 'created-id-log' });
+    expect(created.status).toBe(201);
+    const replayed = await withdraw('replays', { 'idempotency-key': 'created-id-log' });
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    await sb.call('GET', `/external/v1/withdrawal-intents/${created.body.data.id}`, {
+      key: merchant.key,
+      headers: { 'x-request-id': 'reads' },
+    });
+    const refused = await sb.call('POST', '/external/v1/withdrawal-intents', {
+      key: merchant.key,
+      body: withdrawalBody(walletId, { amount: '-1' }),
+      headers: { 'x-request-id': 'refused' },
+    });
+    expect(refused.status).toBe(400);
+
+    expect(logged('creates')).toEqual([
+      expect.objectContaining({ status: 201, createdId: created.body.data.id }),
+    ]);
+    expect(logged('replays')).toEqual([expect.objectContaining({ status: 201, createdId: null })]);
+    expect(logged('reads')).toEqual([expect.objectContaining({ status: 200, createdId: null })]);
+    expect(logged('refused')).toEqual([expect.objectContaining({ status: 400, createdId: null })]);
+    const viaAdmin = await sb.admin('GET', '/requests');
+    expect(viaAdmin.find((r: { requestId: string }) => r.requestId === 'creates').createdId).toBe(
+      created.body.data.id,
+    );
+  });
+
+  it('refuses resetAfterRoute with a fault that answers before the route, and a malformed requestId', async () => {
+    const combined = await sb.call('POST', '/sandbox/v1/faults', {
+      key: 'test-admin-token',
+      body: { path: '/external/v1/withdrawal-intents', resetAfterRoute: true, status: 503, hang: true },
+    });
+    expect(combined.status).toBe(400);
+    expect(combined.body).toEqual({
+      code: 'data_invalid',
+      message: 'resetAfterRoute cannot be combined with hang, status (they answer before the route runs)',
+      data: null,
+    });
+    const malformed = await sb.call('POST', '/sandbox/v1/faults', {
+      key: 'test-admin-token',
+      body: { path: '/external/v1/withdrawal-intents', requestId: 'has space' },
+    });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.code).toBe('data_invalid');
+    expect(malformed.body.message).toMatch(/^requestId must be 1-128 characters/);
+    expect(await sb.admin('GET', '/faults')).toEqual([]);
+  });
+
   it('logs every /external request with its merchant, request id and trace context, for call counting', async () => {
     await sb.admin('DELETE', '/requests');
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
@@ -156,6 +269,7 @@ describe('fault injection', () => {
         path: '/external/v1/wallets?size=5',
         merchantId: merchant.id,
         status: 200,
+        createdId: null,
         requestId: 'req-1',
         traceparent,
       },
@@ -164,6 +278,7 @@ describe('fault injection', () => {
         path: '/external/v1/deposits',
         merchantId: null,
         status: 401,
+        createdId: null,
         requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
         traceparent: null,
       },
