@@ -116,10 +116,10 @@ async function gatewayProcess(
     },
     rateLimiter: options.rateLimit ? createRateLimiter(options.rateLimit, connection) : null,
   });
-  const withdraw = async (idempotencyKey: string, amount = '1.00') => {
+  const withdraw = async (idempotencyKey: string, amount = '1.00', as = key) => {
     const response = await gateway.fetch('http://gateway.test/graphql', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${as}` },
       body: JSON.stringify({
         query: `mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) {
           __typename ... on CreateWithdrawalIntentSuccess { withdrawalIntent { restId } } } }`,
@@ -232,6 +232,25 @@ describe('one idempotency key across gateway processes', () => {
     const replay = await b('crashed', '3.33');
     expect(replay.id).toBe(created.body.data.id);
     expect(posts()).toBe(0);
+  });
+
+  it('an unauthenticated flood of keyed withdrawals leaves no key in Redis', async () => {
+    const a = await gatewayProcess('redis');
+    const inspect = await connectRedis(redis.url, pino({ level: 'silent' }));
+    connections.push(inspect);
+    const before = (await inspect.keys('mwg:*')).sort();
+    for (let batch = 0; batch < 10; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          a(`flood-${batch}-${i}`, '1.00', `mw_test_made-up-${batch}-${i}-0000000000000000`),
+        ),
+      );
+      expect(answers.map((answer) => answer.body.errors?.[0]?.extensions?.code)).toEqual(
+        answers.map(() => 'UNAUTHENTICATED'),
+      );
+    }
+    // Each claim was removed when the REST API refused the key, and each attempt with it.
+    expect((await inspect.keys('mwg:*')).sort()).toEqual(before);
   });
 
   it('read-your-own-withdrawal across replicas: a read through B right after a withdrawal through A shows the lock', async () => {
