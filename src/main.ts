@@ -21,6 +21,7 @@ import {
   fleetInvalidation,
   fleetScopeSecret,
   keepFleetScopeSecret,
+  warnIfRedisEvicts,
 } from './redis.ts';
 import { listen } from './server.ts';
 import { createLogger } from './shared/logger.ts';
@@ -75,6 +76,7 @@ async function serve(): Promise<void> {
 
   // A fleet shares its state through Redis; one process keeps it in memory.
   const redis = config.redisURL ? await connectRedis(config.redisURL, logger) : undefined;
+  if (redis) await warnIfRedisEvicts(redis, logger);
   const invalidation = redis && fleetInvalidation(redis, logger);
   const metrics = config.metrics
     ? new GatewayMetrics({ maxOperationNames: config.metrics.maxOperationNames, processMetrics: true })

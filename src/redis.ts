@@ -29,6 +29,23 @@ export async function connectRedis(url: string, logger: Logger): Promise<Redis> 
   return redis;
 }
 
+/**
+ * Warns when Redis may evict keys: every key the gateway writes has a TTL, so any policy but
+ * `noeviction` could drop an idempotency record or a claim under memory pressure, and one key could
+ * then make two withdrawals. With `noeviction` a full Redis refuses the write instead, and the
+ * withdrawal is refused unsent. Managed Redis services may refuse CONFIG; then nothing is said.
+ */
+export async function warnIfRedisEvicts(redis: Redis, logger: Logger): Promise<void> {
+  const reply = (await redis.config('GET', 'maxmemory-policy').catch(() => null)) as string[] | null;
+  const policy = reply?.[1];
+  if (policy && policy !== 'noeviction') {
+    logger.warn(
+      { maxmemoryPolicy: policy },
+      'redis may evict idempotency records under memory pressure; set maxmemory-policy noeviction',
+    );
+  }
+}
+
 const SECRET_KEY = 'mwg:caller-scope-secret';
 
 /**

@@ -8,6 +8,7 @@ import {
   fleetInvalidation,
   fleetScopeSecret,
   keepFleetScopeSecret,
+  warnIfRedisEvicts,
 } from '../../../src/redis.ts';
 import { Money } from '../../../src/sandbox/money.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
@@ -251,6 +252,21 @@ describe('one idempotency key across gateway processes', () => {
     }
     // Each claim was removed when the REST API refused the key, and each attempt with it.
     expect((await inspect.keys('mwg:*')).sort()).toEqual(before);
+  });
+
+  it('warns at start-up when Redis may evict records, and not when it may not', async () => {
+    const connection = await connectRedis(redis.url, pino({ level: 'silent' }));
+    connections.push(connection);
+    const warnings: unknown[] = [];
+    const logger = { warn: (...args: unknown[]) => warnings.push(args) } as unknown as Parameters<
+      typeof warnIfRedisEvicts
+    >[1];
+    await connection.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    await warnIfRedisEvicts(connection, logger);
+    expect(warnings).toEqual([[{ maxmemoryPolicy: 'allkeys-lru' }, expect.stringContaining('noeviction')]]);
+    await connection.config('SET', 'maxmemory-policy', 'noeviction');
+    await warnIfRedisEvicts(connection, logger);
+    expect(warnings).toHaveLength(1);
   });
 
   it('read-your-own-withdrawal across replicas: a read through B right after a withdrawal through A shows the lock', async () => {
