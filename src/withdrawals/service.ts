@@ -203,7 +203,12 @@ export class WithdrawalService {
         throw error;
       });
       if (decision.kind === 'found') {
-        const other = await this.store.claimIntent(decision.intent.id, owner).catch(() => undefined);
+        const other = await this.guard(() => this.store.claimIntent(decision.intent.id, owner)).catch(
+          async (error: unknown) => {
+            await this.release(scope, key, next);
+            throw error;
+          },
+        );
         if (other === null) {
           this.metrics?.idempotency('reconciled_found');
           await this.keep(scope, key, { ...succeeded(next, decision.intent) });
@@ -267,8 +272,8 @@ export class WithdrawalService {
         this.metrics?.idempotency('cleared');
         await this.store.forget(scope, key).catch(() => {});
       } else {
-        // The key stays pending, unleased, with its attempt: the next retry reconciles.
-        await this.release(scope, key, { ...sending, attempt: { ...attempt, endedAt: this.now() } });
+        // The key stays pending, unleased, with its attempt (ended by post()): the next retry reconciles.
+        await this.release(scope, key, { ...sending, attempt });
       }
       throw error;
     }
@@ -277,7 +282,8 @@ export class WithdrawalService {
   /**
    * Sends one POST that is registered as `attempt` of `payout`, and settles the registration by
    * its outcome: a created intent is claimed for the attempt's owner before it is returned, a
-   * definite failure removes the attempt, an unknown outcome leaves it, ended, for reconcilers.
+   * definite failure removes the attempt, an unknown outcome leaves it for reconcilers, ended
+   * (`attempt.endedAt` is set here).
    */
   private async post(
     caller: Caller,
@@ -291,7 +297,9 @@ export class WithdrawalService {
       intent = await this.send(caller, body, key);
     } catch (error) {
       if (outcomeOf(error) === 'unknown') {
-        await this.store.putAttempt(payout, { ...attempt, endedAt: this.now() }).catch(() => {});
+        // The caller's record of the attempt (a key's pending record) ends at the same instant.
+        attempt.endedAt = this.now();
+        await this.store.putAttempt(payout, attempt).catch(() => {});
       } else {
         await this.store.removeAttempt(payout, attempt.id).catch(() => {});
       }
