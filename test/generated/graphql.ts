@@ -12,7 +12,7 @@ export type CreateWithdrawalIntentInput = {
   currencyCode: string;
   /** The recipient. */
   destination: WithdrawalDestinationInput;
-  /** Makes retries safe: the same key with the same input returns the first result instead of creating a second intent. 1-255 printable ASCII characters. */
+  /** Makes retries safe: the same key with the same input returns the first result (for 24 h, per API key) instead of creating a second intent. A refusal of the API key (401, 403) keeps nothing. 1-255 printable ASCII characters. */
   idempotencyKey?: string | null | undefined;
   /** INCLUSIVE: the fee comes out of amount. EXCLUSIVE: it is charged on top. */
   serviceFeeMode: ServiceFeeMode;

@@ -211,7 +211,7 @@ const CreateWithdrawalIntentInput = builder.inputType('CreateWithdrawalIntentInp
     idempotencyKey: t.string({
       required: false,
       description:
-        'Makes retries safe: the same key with the same input returns the first result instead of creating a second intent. 1-255 printable ASCII characters.',
+        'Makes retries safe: the same key with the same input returns the first result (for 24 h, per API key) instead of creating a second intent. A refusal of the API key (401, 403) keeps nothing. 1-255 printable ASCII characters.',
     }),
   }),
 });
@@ -221,7 +221,10 @@ builder.mutationField('createWithdrawalIntent', (t) =>
     type: WithdrawalIntent,
     description:
       'Creates a withdrawal intent. Business failures are returned as typed results (UserError); ' +
-      'the gateway never retries this call. On OUTCOME_UNKNOWN, retry with the same idempotencyKey.',
+      'the gateway never retries this call. On OUTCOME_UNKNOWN, retry with the same idempotencyKey: ' +
+      'the retry returns the intent the first attempt created, or sends it again when it created none. ' +
+      'When extensions.reason is SEVERAL_CANDIDATES or COMPETING_ATTEMPT the gateway cannot tell which ' +
+      'intent is this key\'s (extensions.candidates): nothing is sent and the key stays blocked.',
     args: {
       input: t.arg({ type: CreateWithdrawalIntentInput, required: true, description: 'The withdrawal.' }),
     },
