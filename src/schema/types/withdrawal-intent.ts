@@ -224,7 +224,7 @@ builder.mutationField('createWithdrawalIntent', (t) =>
       'the gateway never retries this call. On OUTCOME_UNKNOWN, retry with the same idempotencyKey: ' +
       'the retry returns the intent the first attempt created, or sends it again when it created none. ' +
       'When extensions.reason is SEVERAL_CANDIDATES or COMPETING_ATTEMPT the gateway cannot tell which ' +
-      'intent is this key\'s (extensions.candidates): nothing is sent and the key stays blocked.',
+      "intent is this key's (extensions.candidates): nothing is sent and the key stays blocked.",
     args: {
       input: t.arg({ type: CreateWithdrawalIntentInput, required: true, description: 'The withdrawal.' }),
     },
