@@ -4,8 +4,9 @@
  * process runs with --expose-gc, so heap figures are live data, not garbage).
  *
  * The idempotency store is bounded to SOAK_IDEMPOTENCY_KEYS (default 2 000) instead of the
- * production 100 000, so it is full before warm-up ends and any growth after it is a leak, not a
- * bounded structure filling up.
+ * production 100 000, so it is full before warm-up ends (later keyed withdrawals are refused
+ * unsent: the store never evicts) and any growth after it is a leak, not a bounded structure
+ * filling up.
  */
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
