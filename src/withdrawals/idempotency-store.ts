@@ -69,15 +69,22 @@ export class StoreFullError extends Error {
 
 export interface IdempotencyStore {
   /**
-   * Claims the key for a new attempt, leased for `leaseMs`, when nobody holds it, atomically;
-   * otherwise returns what holds it. Throws StoreFullError when the key is new and a bound is reached.
+   * Claims the key for a new attempt when nobody holds it, atomically, with a lease of `leaseMs`
+   * that names `holder`; otherwise returns what holds it. Throws StoreFullError when the key is new
+   * and a bound is reached.
    */
-  claim(scope: string, key: string, record: PendingRecord, leaseMs: number): Promise<Held | null>;
+  claim(
+    scope: string,
+    key: string,
+    record: PendingRecord,
+    leaseMs: number,
+    holder: string,
+  ): Promise<Held | null>;
   /** What holds the key, or null. */
   read(scope: string, key: string): Promise<Held | null>;
   /**
-   * Takes over a pending key whose lease ran out: replaces `expected` with `next` and leases it,
-   * atomically; false when the record changed or a lease was taken meanwhile.
+   * Takes over a pending key whose lease ran out: replaces `expected` with `next` and leases it to
+   * `holder`, atomically; false when the record changed or a lease was taken meanwhile.
    */
   takeOver(
     scope: string,
@@ -85,13 +92,23 @@ export interface IdempotencyStore {
     expected: PendingRecord,
     next: PendingRecord,
     leaseMs: number,
+    holder: string,
   ): Promise<boolean>;
-  /** Replaces the record of a key this attempt holds, keeping its lease. */
-  update(scope: string, key: string, record: PendingRecord): Promise<void>;
-  /** Stores the key's record and gives its lease up. */
-  save(scope: string, key: string, record: IdempotencyRecord): Promise<void>;
-  /** Removes the key, record and lease: nothing was created, and a retry starts afresh. */
-  forget(scope: string, key: string): Promise<void>;
+  /** Replaces the record while `holder` holds the lease, keeping it; false when it does not. */
+  update(scope: string, key: string, record: PendingRecord, holder: string): Promise<boolean>;
+  /**
+   * Ends `holder`'s hold: stores `record` (null: forgets the key, record and lease, because nothing
+   * was created) and gives the lease up. Fenced: only while `holder` still holds the lease, or
+   * nobody does and the record is still `expected` (the last one `holder` wrote). A holder that was
+   * paused past its lease, and overtaken, changes nothing; false then.
+   */
+  settle(
+    scope: string,
+    key: string,
+    holder: string,
+    expected: PendingRecord,
+    record: IdempotencyRecord | null,
+  ): Promise<boolean>;
 
   /** Registers (or replaces) an attempt of a payout. Called before the POST is sent. */
   putAttempt(payout: string, attempt: Attempt): Promise<void>;
@@ -141,7 +158,8 @@ interface Expiring<T> {
 export class MemoryIdempotencyStore implements IdempotencyStore {
   /** scope → key → record. */
   private readonly records = new Map<string, Map<string, Expiring<IdempotencyRecord>>>();
-  private readonly leases = new Map<string, number>();
+  /** id(scope, key) → the lease: until when, and whose. */
+  private readonly leases = new Map<string, { until: number; holder: string }>();
   private readonly payouts = new Map<string, Map<string, Expiring<Attempt>>>();
   private readonly owners = new Map<string, Expiring<string>>();
   private keyCount = 0;
@@ -160,7 +178,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return this.keyCount;
   }
 
-  async claim(scope: string, key: string, record: PendingRecord, leaseMs: number): Promise<Held | null> {
+  async claim(
+    scope: string,
+    key: string,
+    record: PendingRecord,
+    leaseMs: number,
+    holder: string,
+  ): Promise<Held | null> {
     const held = await this.read(scope, key);
     if (held) return held;
     let keys = this.records.get(scope);
@@ -180,7 +204,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     }
     keys.set(key, { value: record, expiresAt: this.now() + IDEMPOTENCY_TTL_MS });
     this.keyCount++;
-    this.leases.set(id(scope, key), this.now() + leaseMs);
+    this.leases.set(id(scope, key), { until: this.now() + leaseMs, holder });
     this.wrote();
     return null;
   }
@@ -188,7 +212,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   async read(scope: string, key: string): Promise<Held | null> {
     const entry = this.records.get(scope)?.get(key);
     if (!entry || entry.expiresAt <= this.now()) return null;
-    return { record: entry.value, leased: this.isLeased(scope, key) };
+    return { record: entry.value, leased: this.leaseOf(scope, key) !== undefined };
   }
 
   async takeOver(
@@ -197,32 +221,41 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     expected: PendingRecord,
     next: PendingRecord,
     leaseMs: number,
+    holder: string,
   ): Promise<boolean> {
     const entry = this.records.get(scope)?.get(key);
-    if (entry?.value !== expected || this.isLeased(scope, key)) return false;
+    if (entry?.value !== expected || this.leaseOf(scope, key)) return false;
     entry.value = next;
-    this.leases.set(id(scope, key), this.now() + leaseMs);
+    this.leases.set(id(scope, key), { until: this.now() + leaseMs, holder });
     return true;
   }
 
-  async update(scope: string, key: string, record: PendingRecord): Promise<void> {
+  async update(scope: string, key: string, record: PendingRecord, holder: string): Promise<boolean> {
     const entry = this.records.get(scope)?.get(key);
-    if (entry) entry.value = record;
+    if (!entry || this.leaseOf(scope, key) !== holder) return false;
+    entry.value = record;
+    return true;
   }
 
-  async save(scope: string, key: string, record: IdempotencyRecord): Promise<void> {
-    const entry = this.records.get(scope)?.get(key);
-    if (entry) entry.value = record;
-    this.leases.delete(id(scope, key));
-  }
-
-  async forget(scope: string, key: string): Promise<void> {
+  async settle(
+    scope: string,
+    key: string,
+    holder: string,
+    expected: PendingRecord,
+    record: IdempotencyRecord | null,
+  ): Promise<boolean> {
     const keys = this.records.get(scope);
-    if (keys?.delete(key)) {
+    const entry = keys?.get(key);
+    const lease = this.leaseOf(scope, key);
+    if (!entry || (lease !== holder && (lease !== undefined || entry.value !== expected))) return false;
+    this.leases.delete(id(scope, key));
+    if (record) {
+      entry.value = record;
+    } else if (keys?.delete(key)) {
       this.keyCount--;
       if (keys.size === 0) this.records.delete(scope);
     }
-    this.leases.delete(id(scope, key));
+    return true;
   }
 
   async putAttempt(payout: string, attempt: Attempt): Promise<void> {
@@ -270,9 +303,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return true;
   }
 
-  private isLeased(scope: string, key: string): boolean {
-    const until = this.leases.get(id(scope, key));
-    return until !== undefined && until > this.now();
+  /** Who holds the key's lease now, if anyone. */
+  private leaseOf(scope: string, key: string): string | undefined {
+    const lease = this.leases.get(id(scope, key));
+    return lease && lease.until > this.now() ? lease.holder : undefined;
   }
 
   /** Every 10,000 writes, drop what expired, so memory follows what is live. */
@@ -283,7 +317,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   private sweep(): void {
     const now = this.now();
     for (const [scope, keys] of this.records) this.sweepScope(scope, keys);
-    for (const [leased, until] of this.leases) if (until <= now) this.leases.delete(leased);
+    for (const [leased, lease] of this.leases) if (lease.until <= now) this.leases.delete(leased);
     for (const [payout, attempts] of this.payouts) {
       for (const [attemptId, entry] of attempts) if (entry.expiresAt <= now) attempts.delete(attemptId);
       if (attempts.size === 0) this.payouts.delete(payout);

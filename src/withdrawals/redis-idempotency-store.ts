@@ -25,7 +25,7 @@ import {
 
 const PREFIX = 'mwg';
 
-// KEYS: record, lease, scope index. ARGV: record JSON, ttl ms, lease ms, key, now ms, max keys.
+// KEYS: record, lease, scope index. ARGV: record JSON, ttl ms, lease ms, key, now ms, max keys, holder.
 // Returns nil when claimed, 'full' at the scope's bound, else {record JSON, 1 if leased}.
 const CLAIM = `
 local current = redis.call('GET', KEYS[1])
@@ -33,22 +33,36 @@ if current then return {current, redis.call('EXISTS', KEYS[2])} end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[5])
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return 'full' end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
+redis.call('SET', KEYS[2], ARGV[7], 'PX', ARGV[3])
 redis.call('ZADD', KEYS[3], tonumber(ARGV[5]) + tonumber(ARGV[2]), ARGV[4])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
 return nil`;
 
-// KEYS: record, lease. ARGV: expected JSON, next JSON, ttl ms, lease ms. Returns 1 when taken over.
+// KEYS: record, lease. ARGV: expected JSON, next JSON, ttl ms, lease ms, holder. Returns 1 when taken over.
 const TAKE_OVER = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
+redis.call('SET', KEYS[2], ARGV[5], 'PX', ARGV[4])
 return 1`;
 
-// KEYS: record. ARGV: record JSON. Replaces a record that exists, keeping its TTL.
+// KEYS: record, lease. ARGV: record JSON, holder. Replaces the record while holder holds the lease.
 const UPDATE = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('GET', KEYS[2]) ~= ARGV[2] or redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+return 1`;
+
+// KEYS: record, lease, scope index. ARGV: holder, expected JSON, record JSON ('' forgets), ttl ms, key.
+// Fenced: applies only while holder holds the lease, or nobody does and the record is expected.
+const SETTLE = `
+local lease = redis.call('GET', KEYS[2])
+if lease ~= ARGV[1] and (lease or redis.call('GET', KEYS[1]) ~= ARGV[2]) then return 0 end
+if ARGV[3] == '' then
+  redis.call('DEL', KEYS[1], KEYS[2])
+  redis.call('ZREM', KEYS[3], ARGV[5])
+else
+  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+  redis.call('DEL', KEYS[2])
+end
 return 1`;
 
 export class RedisIdempotencyStore implements IdempotencyStore {
@@ -60,7 +74,13 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     this.maxKeysPerCaller = bounds.maxKeysPerCaller;
   }
 
-  async claim(scope: string, key: string, record: PendingRecord, leaseMs: number): Promise<Held | null> {
+  async claim(
+    scope: string,
+    key: string,
+    record: PendingRecord,
+    leaseMs: number,
+    holder: string,
+  ): Promise<Held | null> {
     const held = (await this.redis.eval(
       CLAIM,
       3,
@@ -73,6 +93,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       key,
       Date.now(),
       this.maxKeysPerCaller,
+      holder,
     )) as [string, number] | 'full' | null;
     if (held === 'full') throw new StoreFullError('caller');
     return held && { record: JSON.parse(held[0]) as IdempotencyRecord, leased: held[1] === 1 };
@@ -93,6 +114,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     expected: PendingRecord,
     next: PendingRecord,
     leaseMs: number,
+    holder: string,
   ): Promise<boolean> {
     const taken = await this.redis.eval(
       TAKE_OVER,
@@ -103,28 +125,43 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       JSON.stringify(next),
       IDEMPOTENCY_TTL_MS,
       leaseMs,
+      holder,
     );
     return taken === 1;
   }
 
-  async update(scope: string, key: string, record: PendingRecord): Promise<void> {
-    await this.redis.eval(UPDATE, 1, recordKey(scope, key), JSON.stringify(record));
+  async update(scope: string, key: string, record: PendingRecord, holder: string): Promise<boolean> {
+    const updated = await this.redis.eval(
+      UPDATE,
+      2,
+      recordKey(scope, key),
+      leaseKey(scope, key),
+      JSON.stringify(record),
+      holder,
+    );
+    return updated === 1;
   }
 
-  async save(scope: string, key: string, record: IdempotencyRecord): Promise<void> {
-    await this.redis
-      .multi()
-      .set(recordKey(scope, key), JSON.stringify(record), 'PX', IDEMPOTENCY_TTL_MS)
-      .del(leaseKey(scope, key))
-      .exec();
-  }
-
-  async forget(scope: string, key: string): Promise<void> {
-    await this.redis
-      .multi()
-      .del(recordKey(scope, key), leaseKey(scope, key))
-      .zrem(indexKey(scope), key)
-      .exec();
+  async settle(
+    scope: string,
+    key: string,
+    holder: string,
+    expected: PendingRecord,
+    record: IdempotencyRecord | null,
+  ): Promise<boolean> {
+    const settled = await this.redis.eval(
+      SETTLE,
+      3,
+      recordKey(scope, key),
+      leaseKey(scope, key),
+      indexKey(scope),
+      holder,
+      JSON.stringify(expected),
+      record ? JSON.stringify(record) : '',
+      IDEMPOTENCY_TTL_MS,
+      key,
+    );
+    return settled === 1;
   }
 
   async putAttempt(payout: string, attempt: Attempt): Promise<void> {

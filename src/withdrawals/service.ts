@@ -146,8 +146,9 @@ export class WithdrawalService {
     const attempt = this.newAttempt(caller, ownerOfUnkeyed(randomUUID()));
     const payout = payoutOf(body);
     await this.guard(() => this.store.putAttempt(payout, attempt));
-    const { intent } = await this.post(caller, body, null, payout, attempt);
-    return intent;
+    const sent = await this.post(caller, body, null, payout, attempt);
+    if (!sent.ok) throw sent.error;
+    return sent.intent;
   }
 
   private async attempt(
@@ -159,9 +160,16 @@ export class WithdrawalService {
     const scope = caller.cacheScope;
     const owner = ownerOfKey(scope, key);
     const payout = payoutOf(body);
-    let mine: PendingRecord = { state: 'pending', fingerprint, startedAt: this.now() };
+    // This attempt's name on the key's lease: every write it makes is fenced by it (settle).
+    const holder = randomUUID();
+    const fresh: PendingRecord = { state: 'pending', fingerprint, startedAt: this.now() };
+    /** The record this attempt last wrote while holding the key. */
+    let mine = fresh;
+    const settle = (record: IdempotencyRecord | null) =>
+      this.store.settle(scope, key, holder, mine, record).catch(() => false);
+    const leaseMs = this.settings.leaseMs;
     let held = await this.traced('withdrawal.idempotency.claim', () =>
-      this.guard(() => this.store.claim(scope, key, mine, this.settings.leaseMs)),
+      this.guard(() => this.store.claim(scope, key, fresh, leaseMs, holder)),
     );
     for (let wait = 10; held; wait = Math.min(wait * 2, 200)) {
       const { record, leased } = held;
@@ -178,17 +186,17 @@ export class WithdrawalService {
         if (wait === 10) this.metrics?.idempotency('waited');
         // Another attempt (in another process) may be sending right now: wait for its outcome.
         if (caller.deadline !== undefined && Date.now() + wait >= caller.deadline) {
-          throw outcomeStillUnknown(key, 'IN_PROGRESS', [], this.settings.leaseMs);
+          throw outcomeStillUnknown(key, 'IN_PROGRESS', [], leaseMs);
         }
         await sleep(wait);
         held = await this.guard(() => this.store.read(scope, key));
-        if (!held) held = await this.guard(() => this.store.claim(scope, key, mine, this.settings.leaseMs));
+        if (!held) held = await this.guard(() => this.store.claim(scope, key, fresh, leaseMs, holder));
         continue;
       }
       // A pending record nobody holds: an earlier attempt ended without an answer, or its process
       // died. Take the key over (only one attempt can), then find what it may have created.
       const next: PendingRecord = { ...record };
-      if (!(await this.guard(() => this.store.takeOver(scope, key, record, next, this.settings.leaseMs)))) {
+      if (!(await this.guard(() => this.store.takeOver(scope, key, record, next, leaseMs, holder)))) {
         held = await this.guard(() => this.store.read(scope, key));
         continue;
       }
@@ -199,19 +207,19 @@ export class WithdrawalService {
       const decision = await this.traced('withdrawal.reconcile', () =>
         this.reconcile(caller, body, payout, earlier),
       ).catch(async (error: unknown) => {
-        await this.release(scope, key, next);
+        await settle(next);
         throw error;
       });
       if (decision.kind === 'found') {
         const other = await this.guard(() => this.store.claimIntent(decision.intent.id, owner)).catch(
           async (error: unknown) => {
-            await this.release(scope, key, next);
+            await settle(next);
             throw error;
           },
         );
         if (other === null) {
           this.metrics?.idempotency('reconciled_found');
-          await this.keep(scope, key, { ...succeeded(next, decision.intent) });
+          await settle(succeeded(next, decision.intent));
           await this.store.removeAttempt(payout, earlier.id).catch(() => {});
           return decision.intent;
         }
@@ -219,12 +227,11 @@ export class WithdrawalService {
       if (decision.kind === 'none') {
         this.metrics?.idempotency('reconciled_not_found');
         await this.store.removeAttempt(payout, earlier.id).catch(() => {});
-        mine = { state: 'pending', fingerprint, startedAt: next.startedAt };
         break;
       }
       // Ambiguous, or the one candidate was claimed by someone else meanwhile: send nothing.
       this.metrics?.idempotency('reconciled_ambiguous');
-      await this.release(scope, key, next);
+      await settle(next);
       if (decision.kind === 'found') {
         throw outcomeStillUnknown(
           key,
@@ -242,48 +249,50 @@ export class WithdrawalService {
     }
     // This attempt holds the key and nothing of it is in flight: record the POST, then send it.
     const attempt = this.newAttempt(caller, owner);
-    const sending: PendingRecord = { ...mine, attempt };
+    const sending: PendingRecord = { state: 'pending', fingerprint, startedAt: mine.startedAt, attempt };
     try {
-      await this.guard(() => this.store.update(scope, key, sending));
+      // Still the holder (not paused past the lease and overtaken)? Only then may it send.
+      if (!(await this.guard(() => this.store.update(scope, key, sending, holder)))) {
+        throw outcomeStillUnknown(key, 'IN_PROGRESS', [], leaseMs);
+      }
+      mine = sending;
       await this.guard(() => this.store.putAttempt(payout, attempt));
     } catch (error) {
       // Nothing was sent: free the key (a failing store lets the lease run out instead).
-      await this.store.forget(scope, key).catch(() => {});
+      await settle(null);
       throw error;
     }
-    try {
-      const { intent } = await this.post(caller, body, key, payout, attempt);
-      await this.keep(scope, key, succeeded(sending, intent));
-      return intent;
-    } catch (error) {
-      const outcome = outcomeOf(error);
-      if (outcome === 'refused') {
-        const refusal = error as WithdrawalUserError;
-        await this.keep(scope, key, {
-          state: 'refused',
-          fingerprint,
-          startedAt: sending.startedAt,
-          code: refusal.code,
-          message: refusal.message,
-        });
-      } else if (outcome === 'definite') {
-        // Nothing was created and the refusal is not the key's to keep (a 401 says nothing about
-        // the withdrawal): a retry asks the REST API again, and an unauthenticated flood leaves nothing.
-        this.metrics?.idempotency('cleared');
-        await this.store.forget(scope, key).catch(() => {});
-      } else {
-        // The key stays pending, unleased, with its attempt (ended by post()): the next retry reconciles.
-        await this.release(scope, key, { ...sending, attempt });
-      }
-      throw error;
+    const sent = await this.post(caller, body, key, payout, attempt);
+    if (sent.ok) {
+      await settle(succeeded(sending, sent.intent));
+      return sent.intent;
     }
+    const { error } = sent;
+    if (sent.outcome === 'refused') {
+      const refusal = error as WithdrawalUserError;
+      await settle({
+        state: 'refused',
+        fingerprint,
+        startedAt: sending.startedAt,
+        code: refusal.code,
+        message: refusal.message,
+      });
+    } else if (sent.outcome === 'definite') {
+      // Nothing was created and the refusal is not the key's to keep (a 401 says nothing about
+      // the withdrawal): a retry asks the REST API again, and an unauthenticated flood leaves nothing.
+      this.metrics?.idempotency('cleared');
+      await settle(null);
+    } else {
+      // The key stays pending, unleased, with its attempt, ended: the next retry reconciles.
+      await settle({ ...sending, attempt: sent.ended });
+    }
+    throw error;
   }
 
   /**
    * Sends one POST that is registered as `attempt` of `payout`, and settles the registration by
    * its outcome: a created intent is claimed for the attempt's owner before it is returned, a
-   * definite failure removes the attempt, an unknown outcome leaves it for reconcilers, ended
-   * (`attempt.endedAt` is set here).
+   * definite failure removes the attempt, an unknown outcome leaves it for reconcilers, `ended`.
    */
   private async post(
     caller: Caller,
@@ -291,19 +300,19 @@ export class WithdrawalService {
     key: string | null,
     payout: string,
     attempt: Attempt,
-  ): Promise<{ intent: WithdrawalIntentDTO }> {
+  ): Promise<
+    | { ok: true; intent: WithdrawalIntentDTO }
+    | { ok: false; error: unknown; outcome: Outcome; ended: Attempt }
+  > {
     let intent: WithdrawalIntentDTO;
     try {
       intent = await this.send(caller, body, key);
     } catch (error) {
-      if (outcomeOf(error) === 'unknown') {
-        // The caller's record of the attempt (a key's pending record) ends at the same instant.
-        attempt.endedAt = this.now();
-        await this.store.putAttempt(payout, attempt).catch(() => {});
-      } else {
-        await this.store.removeAttempt(payout, attempt.id).catch(() => {});
-      }
-      throw error;
+      const outcome = outcomeOf(error);
+      const ended = { ...attempt, endedAt: this.now() };
+      if (outcome === 'unknown') await this.store.putAttempt(payout, ended).catch(() => {});
+      else await this.store.removeAttempt(payout, attempt.id).catch(() => {});
+      return { ok: false, error, outcome, ended };
     }
     // The intent exists: it is answered whatever the store says. When the claim cannot be written,
     // the attempt stays registered (in flight, then past its end), so no reconciler can take the
@@ -311,7 +320,7 @@ export class WithdrawalService {
     const other = await this.store.claimIntent(intent.id, attempt.owner).catch(() => undefined);
     if (other === null) await this.store.removeAttempt(payout, attempt.id).catch(() => {});
     else if (other !== undefined) this.metrics?.idempotency('claim_conflict');
-    return { intent };
+    return { ok: true, intent };
   }
 
   /** A POST about to leave: sent now, waited for until the request's deadline at the latest. */
@@ -384,19 +393,6 @@ export class WithdrawalService {
   private reused(): WithdrawalUserError {
     this.metrics?.idempotency('key_reused');
     return reused();
-  }
-
-  /**
-   * Saves an outcome that already happened. When the store fails now, the client still gets the
-   * outcome: the key stays pending under a lease that runs out, and a replay reconciles.
-   */
-  private async keep(scope: string, key: string, record: IdempotencyRecord): Promise<void> {
-    await this.store.save(scope, key, record).catch(() => {});
-  }
-
-  /** Gives the lease up and keeps the key pending; a store failure here only delays the next attempt. */
-  private async release(scope: string, key: string, record: PendingRecord): Promise<void> {
-    await this.keep(scope, key, record);
   }
 
   /**

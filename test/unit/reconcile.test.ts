@@ -134,19 +134,19 @@ describe('MemoryIdempotencyStore bounds', () => {
   it('refuses a new key past its caller’s bound or the store’s, and never evicts', async () => {
     let now = T;
     const store = new MemoryIdempotencyStore({ maxKeys: 3, maxKeysPerCaller: 2 }, () => now);
-    expect(await store.claim('a', 'k1', pending, 1_000)).toBeNull();
-    expect(await store.claim('a', 'k2', pending, 1_000)).toBeNull();
-    await expect(store.claim('a', 'k3', pending, 1_000)).rejects.toEqual(new StoreFullError('caller'));
-    expect(await store.claim('b', 'k1', pending, 1_000)).toBeNull();
-    await expect(store.claim('c', 'k1', pending, 1_000)).rejects.toEqual(new StoreFullError('store'));
+    expect(await store.claim('a', 'k1', pending, 1_000, 'h')).toBeNull();
+    expect(await store.claim('a', 'k2', pending, 1_000, 'h')).toBeNull();
+    await expect(store.claim('a', 'k3', pending, 1_000, 'h')).rejects.toEqual(new StoreFullError('caller'));
+    expect(await store.claim('b', 'k1', pending, 1_000, 'h')).toBeNull();
+    await expect(store.claim('c', 'k1', pending, 1_000, 'h')).rejects.toEqual(new StoreFullError('store'));
     // Every record is still there.
     expect((await store.read('a', 'k1'))?.record).toEqual(pending);
     // Forgetting makes room; so does expiry after 24 h.
-    await store.forget('b', 'k1');
-    expect(await store.claim('c', 'k1', pending, 1_000)).toBeNull();
+    expect(await store.settle('b', 'k1', 'h', pending, null)).toBe(true);
+    expect(await store.claim('c', 'k1', pending, 1_000, 'h')).toBeNull();
     now += 24 * 60 * 60 * 1000 + 1;
     expect(store.size).toBe(0);
-    expect(await store.claim('a', 'k3', pending, 1_000)).toBeNull();
+    expect(await store.claim('a', 'k3', pending, 1_000, 'h')).toBeNull();
   });
 
   it('claims an intent for one owner only', async () => {
@@ -192,5 +192,27 @@ describe('readWindow', () => {
     expect(all.items).toHaveLength(120);
     const short = list(250, 'shuffled');
     expect(await readWindow(short.client, caller, T + 130_500, 100, 2)).toMatchObject({ complete: false });
+  });
+});
+
+describe('MemoryIdempotencyStore fencing', () => {
+  it('a holder paused past its lease and overtaken changes nothing; the new holder settles', async () => {
+    let now = T;
+    const store = new MemoryIdempotencyStore({ maxKeys: 10, maxKeysPerCaller: 10 }, () => now);
+    const first = { state: 'pending' as const, fingerprint: 'f', startedAt: T };
+    expect(await store.claim('s', 'k', first, 1_000, 'paused')).toBeNull();
+    now += 1_001;
+    const next = { ...first };
+    expect(await store.takeOver('s', 'k', first, next, 1_000, 'new')).toBe(true);
+    // The paused holder wakes up: its writes are refused.
+    expect(await store.update('s', 'k', { ...first, startedAt: 1 }, 'paused')).toBe(false);
+    expect(await store.settle('s', 'k', 'paused', first, null)).toBe(false);
+    expect(await store.read('s', 'k')).toEqual({ record: next, leased: true });
+    // The holder settles; a lease that ran out with nobody taking over still lets it, once.
+    now += 1_001;
+    const refused = { state: 'refused' as const, fingerprint: 'f', startedAt: T, code: 'c', message: 'm' };
+    expect(await store.settle('s', 'k', 'new', next, refused)).toBe(true);
+    expect(await store.settle('s', 'k', 'new', next, null)).toBe(false);
+    expect(await store.read('s', 'k')).toEqual({ record: refused, leased: false });
   });
 });

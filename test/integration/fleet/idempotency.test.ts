@@ -216,7 +216,7 @@ describe('one idempotency key across gateway processes', () => {
     const { payoutOf } = await import('../../../src/withdrawals/reconcile.ts');
     const { ownerOfKey } = await import('../../../src/withdrawals/idempotency-store.ts');
     const pending = { state: 'pending' as const, fingerprint: canonicalJson(body), startedAt: Date.now() };
-    await dead.claim(scope, 'crashed', pending, 400);
+    await dead.claim(scope, 'crashed', pending, 400, 'the-dead-process');
     // As WithdrawalService records a POST before it sends it.
     const attempt = {
       id: 'attempt-of-the-dead',
@@ -225,7 +225,7 @@ describe('one idempotency key across gateway processes', () => {
       endsBy: Date.now() + 400,
       endedAt: null,
     };
-    await dead.update(scope, 'crashed', { ...pending, attempt });
+    await dead.update(scope, 'crashed', { ...pending, attempt }, 'the-dead-process');
     await dead.putAttempt(payoutOf(body), attempt);
     const created = await sandbox.call('POST', '/external/v1/withdrawal-intents', { key, body });
     sandbox.sandbox.requests.length = 0;
@@ -267,6 +267,26 @@ describe('one idempotency key across gateway processes', () => {
     await connection.config('SET', 'maxmemory-policy', 'noeviction');
     await warnIfRedisEvicts(connection, logger);
     expect(warnings).toHaveLength(1);
+  });
+
+  it('fencing in Redis: a holder paused past its lease and overtaken cannot overwrite or free the key', async () => {
+    const connection = await connectRedis(redis.url, pino({ level: 'silent' }));
+    connections.push(connection);
+    const store = new RedisIdempotencyStore(connection, { maxKeysPerCaller: 1000 });
+    const first = { state: 'pending' as const, fingerprint: 'f', startedAt: Date.now() };
+    expect(await store.claim('fencing', 'k', first, 50, 'paused')).toBeNull();
+    await vi.waitFor(async () => expect((await store.read('fencing', 'k'))?.leased).toBe(false), {
+      timeout: 2_000,
+      interval: 10,
+    });
+    const next = { ...first, startedAt: first.startedAt + 1 };
+    expect(await store.takeOver('fencing', 'k', first, next, 60_000, 'new')).toBe(true);
+    expect(await store.update('fencing', 'k', first, 'paused')).toBe(false);
+    expect(await store.settle('fencing', 'k', 'paused', first, null)).toBe(false);
+    expect(await store.read('fencing', 'k')).toEqual({ record: next, leased: true });
+    const refused = { ...next, state: 'refused' as const, code: 'c', message: 'm' };
+    expect(await store.settle('fencing', 'k', 'new', next, refused)).toBe(true);
+    expect(await store.read('fencing', 'k')).toEqual({ record: refused, leased: false });
   });
 
   it('read-your-own-withdrawal across replicas: a read through B right after a withdrawal through A shows the lock', async () => {
