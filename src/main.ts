@@ -92,8 +92,27 @@ async function serve(): Promise<void> {
   });
   metrics?.watchCircuits(() => client.circuits());
   // Should Redis lose the scope secret, every replica ends up on one secret again.
+  const fleetStore =
+    redis && new RedisIdempotencyStore(redis, { maxKeysPerCaller: config.idempotencyMaxKeysPerCaller });
+  const idempotencyStore =
+    fleetStore ??
+    new MemoryIdempotencyStore({
+      maxKeys: config.idempotencyMaxKeys,
+      maxKeysPerCaller: config.idempotencyMaxKeysPerCaller,
+    });
+  // Should Redis lose its data, the store learns when (reconciliation will not vouch for older intents).
   const stopKeepingSecret =
-    redis && scopeSecret && keepFleetScopeSecret(redis, scopeSecret, (s) => client.useScopeSecret(s), logger);
+    redis &&
+    scopeSecret &&
+    fleetStore &&
+    keepFleetScopeSecret(
+      redis,
+      scopeSecret,
+      (s) => client.useScopeSecret(s),
+      logger,
+      undefined,
+      () => fleetStore.markDataLoss(),
+    );
   // A worker's scrape is the fleet's, summed by the supervisor (which serves METRICS_PORT itself).
   const scrape = metrics && (cluster.isWorker ? workerMetrics(metrics.registry) : metrics.scrape);
   const metricsServer =
@@ -101,12 +120,6 @@ async function serve(): Promise<void> {
       ? await listenMetrics(scrape, { port: config.metrics.port, host: config.host })
       : undefined;
   const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
-  const idempotencyStore = redis
-    ? new RedisIdempotencyStore(redis, { maxKeysPerCaller: config.idempotencyMaxKeysPerCaller })
-    : new MemoryIdempotencyStore({
-        maxKeys: config.idempotencyMaxKeys,
-        maxKeysPerCaller: config.idempotencyMaxKeysPerCaller,
-      });
   // Subscriptions: in a fleet one replica polls each feed and Redis carries its news to the others.
   const liveEvents = redis && fleetEvents(redis, logger);
   const live = new LivePolling({

@@ -68,7 +68,8 @@ export async function fleetScopeSecret(redis: Redis, mine: Buffer = randomBytes(
  * be claimed under two scopes: two withdrawals for one key. On every reconnection and every
  * `checkEveryMs`, the process writes its secret back if the key is missing (so records under it
  * stay reachable when only the key went), and adopts the one Redis holds if another process wrote
- * first. Failures are logged; the next check tries again. Returns a stop function.
+ * first, and calls `onDataLoss` (the idempotency store marks that its claims before now are
+ * gone). Failures are logged; the next check tries again. Returns a stop function.
  */
 export function keepFleetScopeSecret(
   redis: Redis,
@@ -76,6 +77,7 @@ export function keepFleetScopeSecret(
   adopt: (secret: Buffer) => void,
   logger: Logger,
   checkEveryMs = 30_000,
+  onDataLoss: () => Promise<void> = async () => {},
 ): () => void {
   let current = secret;
   let checking = false;
@@ -83,6 +85,11 @@ export function keepFleetScopeSecret(
     if (checking) return;
     checking = true;
     try {
+      // The secret gone means Redis lost its data: say so before anything else is written.
+      if ((await redis.exists(SECRET_KEY)) === 0) {
+        logger.warn('redis lost the fleet data (the scope secret was gone); writing it back');
+        await onDataLoss();
+      }
       const held = await fleetScopeSecret(redis, current);
       if (!held.equals(current)) {
         logger.warn('the fleet scope secret in Redis changed (Redis lost it?); this process adopts it');

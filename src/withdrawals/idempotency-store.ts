@@ -125,6 +125,13 @@ export interface IdempotencyStore {
   /** The owners of those of `intentIds` that were handed to a caller. */
   intentOwners(intentIds: readonly string[]): Promise<Map<string, string>>;
 
+  /**
+   * Since when (epoch ms, the gateway's clock) the attempts and claims are complete: the last time
+   * the store was seen to lose its data (a Redis restart without persistence, a flush), or -Infinity.
+   * Reconciliation cannot vouch for an intent made before it: its claim may be lost.
+   */
+  registrySince(): Promise<number>;
+
   /** Whether the store can be reached (for /readyz). */
   ping(): Promise<boolean>;
 }
@@ -297,6 +304,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       if (entry && entry.expiresAt > now) found.set(intentId, entry.value);
     }
     return found;
+  }
+
+  /** A process's memory is never partly lost: a restart forgets keys and claims alike (documented). */
+  async registrySince(): Promise<number> {
+    return Number.NEGATIVE_INFINITY;
   }
 
   async ping(): Promise<boolean> {

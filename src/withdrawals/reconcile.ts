@@ -16,6 +16,7 @@ import type { Attempt } from './idempotency-store.ts';
  *   window closed (the late-commit allowance after the gateway stopped waiting);
  * - nobody was handed it already (claimed intents), and no other attempt of the same payout
  *   (another key, an unkeyed request, another replica) could have created it;
+ * - it was made after the store's registries began (a Redis that lost its data lost its claims);
  * - it is the only such intent.
  *
  * No candidate in a fully read, closed window means the attempt created nothing: sending again is
@@ -47,7 +48,9 @@ export type AmbiguityReason =
   /** More than one unclaimed intent matches: the gateway will not pick one. */
   | 'SEVERAL_CANDIDATES'
   /** Another attempt of the same payout, in flight or with no answer, could have created the candidate. */
-  | 'COMPETING_ATTEMPT';
+  | 'COMPETING_ATTEMPT'
+  /** The store lost its data after the candidate was made: whether it was handed to someone is unknown. */
+  | 'REGISTRY_RESET';
 
 export type Decision =
   | { kind: 'found'; intent: WithdrawalIntentDTO }
@@ -144,6 +147,7 @@ export function decide(
   others: readonly Attempt[],
   settings: ReconcileSettings,
   now: number,
+  registrySince: number = Number.NEGATIVE_INFINITY,
 ): Decision {
   const window = windowOf(attempt, settings);
   const inWindow = (createdAt: number, w: { from: number; to: number }) =>
@@ -164,6 +168,10 @@ export function decide(
   }
   const [candidate] = candidates as [WithdrawalIntentDTO];
   const createdAt = Date.parse(candidate.createdAt);
+  // Made (on either clock) before the store's registries began: its claim may be lost with them.
+  if (createdAt < registrySince + settings.clockAllowanceMs) {
+    return { kind: 'ambiguous', reason: 'REGISTRY_RESET', candidates: ids, retryAfterMs: null };
+  }
   const rivals = others.filter(
     (other) => other.id !== attempt.id && inWindow(createdAt, windowOf(other, settings)),
   );

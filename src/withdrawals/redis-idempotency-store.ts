@@ -24,6 +24,8 @@ import {
  */
 
 const PREFIX = 'mwg';
+/** When Redis last lost its data, as a process of the fleet noticed it; absent: never. */
+const SINCE_KEY = `${PREFIX}:registry-since`;
 
 // KEYS: record, lease, scope index. ARGV: record JSON, ttl ms, lease ms, key, now ms, max keys, holder.
 // Returns nil when claimed, 'full' at the scope's bound, else {record JSON, 1 if leased}.
@@ -199,6 +201,20 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       if (owner) found.set(intentId, owner);
     });
     return found;
+  }
+
+  async registrySince(): Promise<number> {
+    const since = await this.redis.get(SINCE_KEY);
+    return since === null ? Number.NEGATIVE_INFINITY : Number(since);
+  }
+
+  /**
+   * Marks that Redis lost its data now (keepFleetScopeSecret found the fleet's secret gone):
+   * claims and attempts written before are gone, and reconciliation will not vouch for intents
+   * made before this.
+   */
+  async markDataLoss(): Promise<void> {
+    await this.redis.set(SINCE_KEY, Date.now());
   }
 
   async ping(): Promise<boolean> {

@@ -372,7 +372,8 @@ export class WithdrawalService {
     const matching = read.items.filter((intent) => matchesBody(intent, body));
     const owners = await this.guard(() => this.store.intentOwners(matching.map((intent) => intent.id)));
     const others = await this.guard(() => this.store.attempts(payout));
-    return decide(attempt, body, matching, owners, others, settings, this.now());
+    const since = await this.guard(() => this.store.registrySince());
+    return decide(attempt, body, matching, owners, others, settings, this.now(), since);
   }
 
   /** `work` inside a span of its own, when tracing is on. */

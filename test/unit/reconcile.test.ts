@@ -120,6 +120,23 @@ describe('decide', () => {
   });
 });
 
+describe('decide after the store lost its data', () => {
+  it('a single candidate made before the loss was seen (within the clock allowance) is not vouched for', () => {
+    const candidate = intent('i-1', T + 100);
+    const judge = (since: number) =>
+      decide(mine, body, [candidate], new Map(), [], settings, T + 5_000, since);
+    expect(judge(T + 500)).toEqual({
+      kind: 'ambiguous',
+      reason: 'REGISTRY_RESET',
+      candidates: ['i-1'],
+      retryAfterMs: null,
+    });
+    // Made more than the clock allowance after the loss: its claim, if any, would be there.
+    expect(judge(T - 1_000)).toEqual({ kind: 'found', intent: candidate });
+    expect(judge(Number.NEGATIVE_INFINITY)).toEqual({ kind: 'found', intent: candidate });
+  });
+});
+
 describe('payoutOf', () => {
   it('names the content: the same for an equal amount written otherwise, different for another payout', () => {
     expect(payoutOf({ ...body, amount: '10.50' })).toBe(payoutOf(body));

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { globalIdOf } from '../../../src/global-ids.ts';
 import { createRateLimiter, type RateLimit } from '../../../src/plugins/rate-limit.ts';
 import {
   connectRedis,
@@ -68,12 +69,14 @@ async function gatewayProcess(
   options: { leaseMs?: number; cacheTtlMs?: number; invalidation?: boolean; rateLimit?: RateLimit } = {},
 ) {
   let store: IdempotencyStore;
+  let fleetStore: RedisIdempotencyStore | undefined;
   let scopeSecret: Buffer | undefined;
   let connection: Redis | undefined;
   if (shared === 'redis') {
     connection = await connectRedis(redis.url, pino({ level: 'silent' }));
     connections.push(connection);
-    store = new RedisIdempotencyStore(connection, { maxKeysPerCaller: 1000 });
+    fleetStore = new RedisIdempotencyStore(connection, { maxKeysPerCaller: 1000 });
+    store = fleetStore;
     scopeSecret = await fleetScopeSecret(connection);
   } else {
     store = new MemoryIdempotencyStore({ maxKeys: 1000, maxKeysPerCaller: 1000 });
@@ -101,6 +104,7 @@ async function gatewayProcess(
         (secret) => client.useScopeSecret(secret),
         pino({ level: 'silent' }),
         100,
+        () => fleetStore?.markDataLoss() ?? Promise.resolve(),
       ),
     );
   }
@@ -373,6 +377,49 @@ describe('one idempotency key across gateway processes', () => {
     expect(first.id).toEqual(expect.any(String));
     expect(second.id).toBe(first.id);
     expect(posts()).toBe(1);
+  });
+
+  it('after Redis lost its data, a retry never takes an intent handed out before the loss (its claim went with it)', async () => {
+    const [a, b] = [await gatewayProcess('redis'), await gatewayProcess('redis')];
+    const handedOut = await a('before-the-loss', '4.56');
+    expect(handedOut.id).toEqual(expect.any(String));
+    await redis.stop();
+    await redis.start();
+    // A process notices on reconnection (the scope secret is gone) and marks when the loss was seen.
+    const inspect = await connectRedis(redis.url, pino({ level: 'silent' }));
+    connections.push(inspect);
+    await vi.waitFor(async () => expect(await inspect.get('mwg:registry-since')).not.toBeNull(), {
+      timeout: 10_000,
+      interval: 50,
+    });
+    await vi.waitFor(async () => expect((await b.read(key)).status).toBe(200), {
+      timeout: 10_000,
+      interval: 50,
+    });
+    // Another key, the same payout; its POST is refused by a 503 before the REST API commits.
+    await sandbox.admin('POST', '/faults', {
+      method: 'POST',
+      path: '/external/v1/withdrawal-intents',
+      status: 503,
+      times: 1,
+    });
+    await vi.waitFor(
+      async () =>
+        expect((await b('after-the-loss-2', '4.56')).body.errors?.[0]?.extensions?.code).toBe(
+          'OUTCOME_UNKNOWN',
+        ),
+      { timeout: 10_000, interval: 100 },
+    );
+    const sentBefore = posts();
+    const retry = await b('after-the-loss-2', '4.56');
+    // The intent handed to 'before-the-loss' matches, but its claim is gone: the gateway will not guess.
+    expect(retry.id).toBeUndefined();
+    expect(retry.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'OUTCOME_UNKNOWN',
+      reason: 'REGISTRY_RESET',
+      candidates: [globalIdOf('WithdrawalIntent', handedOut.id ?? '')],
+    });
+    expect(posts()).toBe(sentBefore);
   });
 
   it('a process finding another scope secret in Redis adopts it', async () => {
