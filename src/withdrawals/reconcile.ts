@@ -99,38 +99,88 @@ export function matchesBody(intent: WithdrawalIntentDTO, body: CreateWithdrawalI
 }
 
 /**
- * The caller's intents created at or after `from` (REST clock, epoch ms), newest first, read page
- * by page until a page reaches past `from` or the list ends. `complete` is false when the pages ran
- * out of order (an item newer than the one before it) and the list had to be read to its end, or
- * when `maxPages` did not suffice. Errors of the REST API propagate.
+ * The caller's intents created inside `window` (REST clock, epoch ms), read from the list, newest
+ * first. Page 1 first; when the window lies further back than page 1 reaches, a binary search over
+ * the pages finds the first page that reaches back to `window.to` (intents made after the window,
+ * however many, are skipped), then pages are read in order until one reaches past `window.from` or
+ * the list ends. Intents made while paging push older ones onto later pages: seen again, never
+ * missed, and a page found by the search only moves later. `complete` is false when `maxPages`
+ * did not suffice; a list found out of order is read whole from page 1. Errors of the REST API
+ * propagate.
  */
 export async function readWindow(
   client: MerchantWalletClient,
   caller: Caller,
-  from: number,
+  window: { from: number; to: number },
   pageSize: number,
   maxPages: number,
 ): Promise<{ items: WithdrawalIntentDTO[]; complete: boolean }> {
-  const seen = new Map<string, WithdrawalIntentDTO>();
-  let ordered = true;
-  let previous = Number.POSITIVE_INFINITY;
-  for (let page = 1; page <= maxPages; page++) {
+  let reads = 0;
+  /** Pages the search probed, kept for the read in sequence: intents only move later, so still valid. */
+  const probed = new Map<number, Awaited<ReturnType<typeof fetchPage>>>();
+  const read = async (page: number) => {
+    const kept = probed.get(page);
+    if (kept) return kept;
+    return fetchPage(page);
+  };
+  const fetchPage = async (page: number) => {
+    reads++;
     const { items, paging } = await client.listWithdrawalIntents(
       caller,
       { page, size: pageSize },
       { fresh: true },
     );
+    const times = items.map((intent) => Date.parse(intent.createdAt));
+    const ordered = times.every((time, i) => i === 0 || time <= (times[i - 1] as number));
+    return {
+      items,
+      times,
+      ordered,
+      last: page >= paging.totalPages || items.length === 0,
+      totalPages: paging.totalPages,
+    };
+  };
+  const seen = new Map<string, WithdrawalIntentDTO>();
+  let ordered = true;
+  let previous = Number.POSITIVE_INFINITY;
+  /** Takes a page read in sequence; true when the window's start is reached or the list ends. */
+  const take = (page: Awaited<ReturnType<typeof read>>): boolean => {
     let reachedStart = false;
-    for (const intent of items) {
-      const createdAt = Date.parse(intent.createdAt);
-      // Intents created while paging push older ones onto later pages: seen again, never missed.
+    page.items.forEach((intent, i) => {
+      const createdAt = page.times[i] as number;
       if (createdAt > previous && !seen.has(intent.id)) ordered = false;
       previous = Math.min(previous, createdAt);
-      if (createdAt < from) reachedStart = true;
-      else seen.set(intent.id, intent);
+      if (createdAt < window.from) reachedStart = true;
+      else if (createdAt <= window.to) seen.set(intent.id, intent);
+    });
+    return page.last || (ordered && reachedStart);
+  };
+
+  const first = await read(1);
+  if (take(first)) return { items: [...seen.values()], complete: true };
+  let page = 2;
+  const oldest = first.times.at(-1) ?? Number.NEGATIVE_INFINITY;
+  if (ordered && oldest > window.to && first.totalPages > 2) {
+    // The smallest page whose oldest intent is no newer than the window's end.
+    let [low, high] = [2, first.totalPages];
+    while (low < high) {
+      if (reads >= maxPages) return { items: [], complete: false };
+      const middle = Math.floor((low + high) / 2);
+      const probe = await read(middle);
+      probed.set(middle, probe);
+      if (!probe.ordered) {
+        ordered = false;
+        break;
+      }
+      if (probe.items.length === 0 || (probe.times.at(-1) as number) <= window.to) high = middle;
+      else low = middle + 1;
     }
-    const last = page >= paging.totalPages || items.length === 0;
-    if (last || (ordered && reachedStart)) return { items: [...seen.values()], complete: true };
+    // Out of order: the search means nothing, so the whole list is read.
+    page = ordered ? low : 2;
+    previous = Number.POSITIVE_INFINITY;
+  }
+  for (; reads < maxPages; page++) {
+    if (take(await read(page))) return { items: [...seen.values()], complete: true };
   }
   return { items: [...seen.values()], complete: false };
 }

@@ -358,7 +358,7 @@ export class WithdrawalService {
     }
     let read: Awaited<ReturnType<typeof readWindow>>;
     try {
-      read = await readWindow(this.client, caller, window.from, settings.pageSize, MAX_PAGES);
+      read = await readWindow(this.client, caller, window, settings.pageSize, MAX_PAGES);
     } catch (error) {
       // A refused key is the caller's answer; anything else only means the list was not read.
       if (isGatewayError(error) && (error.code === 'UNAUTHENTICATED' || error.code === 'FORBIDDEN')) {

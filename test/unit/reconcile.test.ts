@@ -195,20 +195,37 @@ describe('readWindow', () => {
   it('reads page after page until a page reaches past the window start', async () => {
     const { client, pages } = list(250);
     // From 130 s after T: the 120 newest intents (created at T+131 s … T+250 s) and nothing older.
-    const read = await readWindow(client, caller, T + 130_500, 100, 50);
+    const read = await readWindow(client, caller, { from: T + 130_500, to: T + 300_000 }, 100, 50);
     expect(pages).toEqual([1, 2]);
     expect(read.complete).toBe(true);
     expect(read.items).toHaveLength(120);
   });
 
+  it('skips the intents made after the window, however many: a binary search finds where it begins', async () => {
+    // 6,000 intents one second apart; the window holds the 21 made between T+100 s and T+120 s.
+    const { client, pages } = list(6_000);
+    const read = await readWindow(client, caller, { from: T + 100_000, to: T + 120_000 }, 100, 50);
+    expect(read.complete).toBe(true);
+    expect(read.items.map((i) => Date.parse(i.createdAt) - T).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 21 }, (_, i) => (100 + i) * 1_000),
+    );
+    // Page 1, about log2(60) probes, then the one or two pages that hold the window.
+    expect(pages.length).toBeLessThanOrEqual(10);
+    expect(pages[0]).toBe(1);
+  });
+
   it('reads to the end of a list that is not newest first, and says incomplete when the pages run out', async () => {
     const shuffled = list(250, 'shuffled');
-    const all = await readWindow(shuffled.client, caller, T + 130_500, 100, 50);
+    const all = await readWindow(shuffled.client, caller, { from: T + 130_500, to: T + 300_000 }, 100, 50);
     expect(shuffled.pages).toEqual([1, 2, 3]);
     expect(all).toMatchObject({ complete: true });
     expect(all.items).toHaveLength(120);
     const short = list(250, 'shuffled');
-    expect(await readWindow(short.client, caller, T + 130_500, 100, 2)).toMatchObject({ complete: false });
+    expect(
+      await readWindow(short.client, caller, { from: T + 130_500, to: T + 300_000 }, 100, 2),
+    ).toMatchObject({
+      complete: false,
+    });
   });
 });
 

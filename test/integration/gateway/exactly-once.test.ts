@@ -180,6 +180,63 @@ describe('a late commit is found, however many intents came after it', () => {
   });
 });
 
+describe('intents made after the window cost a binary search, not a read of each page', () => {
+  it('a late commit behind 1,200 newer intents is found with a handful of reads', async () => {
+    // Tight allowances, so the 1,200 intents made afterwards all fall after the attempt's window.
+    const tight = await startTestGateway({
+      upstream: { headersTimeoutMs: 400 },
+      gateway: {
+        withdrawals: {
+          leaseMs: DEFAULTS.idempotencyLeaseMs,
+          reconcile: { clockAllowanceMs: 100, lateCommitMs: 100, pageSize: 100 },
+        },
+      },
+    });
+    try {
+      tight.sandbox.sandbox.idempotencyExtension = false;
+      const m = await tight.sandbox.world.merchant();
+      const wallet = await tight.sandbox.world.wallet(m.id, { USDT: '100000', TRX: '0' });
+      const input = withdrawalInput(wallet.id, { idempotencyKey: 'far-1', amount: '9.87' });
+      await tight.sandbox.admin('POST', '/faults', {
+        method: 'POST',
+        path: '/external/v1/withdrawal-intents',
+        respondAfterMs: 1_500,
+        times: 1,
+      });
+      expect(
+        (await tight.request(MUTATION, { input }, { key: m.key })).body.errors?.[0]?.extensions?.code,
+      ).toBe('OUTCOME_UNKNOWN');
+      const committed = (
+        await tight.sandbox.call('GET', '/external/v1/withdrawal-intents?size=1', { key: m.key })
+      ).body.data[0].id as string;
+      // 1,200 other intents, 8 at a time: the newest 100 are all far past the attempt's window.
+      for (let batch = 0; batch < 150; batch++) {
+        await Promise.all(
+          Array.from({ length: 8 }, () =>
+            tight.sandbox.call('POST', '/external/v1/withdrawal-intents', {
+              key: m.key,
+              body: withdrawalBody(wallet.id, { amount: '1.00' }),
+            }),
+          ),
+        );
+      }
+      tight.resetCalls();
+      const retry = await tight.request(MUTATION, { input }, { key: m.key });
+      const result = retry.body.data?.createWithdrawalIntent as { withdrawalIntent?: { restId: string } };
+      expect(result.withdrawalIntent?.restId).toBe(committed);
+      const reads = tight
+        .upstreamCalls()
+        .filter((call) => call.startsWith('GET /external/v1/withdrawal-intents?'));
+      // 13 pages in all: page 1, a few probes, then the pages that hold the window; page 2 is skipped.
+      expect(reads.length).toBeLessThan(9);
+      expect(reads).not.toContain('GET /external/v1/withdrawal-intents?page=2&size=100');
+      expect(tight.upstreamCalls().filter((call) => call.startsWith('POST'))).toEqual([]);
+    } finally {
+      await tight.close();
+    }
+  });
+});
+
 describe('ambiguous evidence: nothing sent, the key stays blocked, the client is told why', () => {
   it('two unclaimed candidates (another writer made the same payout straight on the REST API)', async () => {
     const { k1, wallet, withdraw, intents } = await merchant();
