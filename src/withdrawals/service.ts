@@ -62,7 +62,8 @@ type Outcome =
  * (the guarantee, as invariants, is in the docs' Withdrawals page):
  *
  * - concurrent attempts with the same key in this process join the first one; across processes
- *   the key's lease (idempotency-store.ts) lets one attempt send at a time;
+ *   the key's lease (idempotency-store.ts) lets one attempt send at a time, and every write an
+ *   attempt makes to its key is fenced by its lease (a holder paused past it changes nothing);
  * - every POST, keyed or not, is registered as an attempt of its payout before it is sent, and
  *   every intent handed to a caller is claimed for it before the answer leaves;
  * - a success or a business refusal is kept for 24 h and replayed; the same key with a different
