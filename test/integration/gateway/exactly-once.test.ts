@@ -16,20 +16,28 @@ const LATE_COMMIT_MS = 300;
 let gw: TestGateway;
 let store: MemoryIdempotencyStore;
 
-beforeAll(async () => {
-  store = new MemoryIdempotencyStore({ maxKeys: 40, maxKeysPerCaller: 10 });
-  gw = await startTestGateway({
-    // The gateway stops waiting for a POST after 400 ms: a slower answer is an unknown outcome.
+/**
+ * A gateway that stops waiting for a POST after 400 ms (a slower answer is an unknown outcome),
+ * with these allowances, in front of a sandbox that does not deduplicate.
+ */
+async function gatewayWithAllowances(
+  allowances: { clockAllowanceMs: number; lateCommitMs: number },
+  idempotencyStore?: MemoryIdempotencyStore,
+): Promise<TestGateway> {
+  const started = await startTestGateway({
     upstream: { headersTimeoutMs: 400 },
     gateway: {
-      idempotencyStore: store,
-      withdrawals: {
-        leaseMs: DEFAULTS.idempotencyLeaseMs,
-        reconcile: { clockAllowanceMs: 30_000, lateCommitMs: LATE_COMMIT_MS, pageSize: 100 },
-      },
+      ...(idempotencyStore && { idempotencyStore }),
+      withdrawals: { leaseMs: DEFAULTS.idempotencyLeaseMs, reconcile: { ...allowances, pageSize: 100 } },
     },
   });
-  gw.sandbox.sandbox.idempotencyExtension = false;
+  started.sandbox.sandbox.idempotencyExtension = false;
+  return started;
+}
+
+beforeAll(async () => {
+  store = new MemoryIdempotencyStore({ maxKeys: 40, maxKeysPerCaller: 10 });
+  gw = await gatewayWithAllowances({ clockAllowanceMs: 30_000, lateCommitMs: LATE_COMMIT_MS }, store);
 });
 afterAll(() => gw.close());
 beforeEach(async () => {
@@ -183,17 +191,8 @@ describe('a late commit is found, however many intents came after it', () => {
 describe('intents made after the window cost a binary search, not a read of each page', () => {
   it('a late commit behind 1,200 newer intents is found with a handful of reads', async () => {
     // Tight allowances, so the 1,200 intents made afterwards all fall after the attempt's window.
-    const tight = await startTestGateway({
-      upstream: { headersTimeoutMs: 400 },
-      gateway: {
-        withdrawals: {
-          leaseMs: DEFAULTS.idempotencyLeaseMs,
-          reconcile: { clockAllowanceMs: 100, lateCommitMs: 100, pageSize: 100 },
-        },
-      },
-    });
+    const tight = await gatewayWithAllowances({ clockAllowanceMs: 100, lateCommitMs: 100 });
     try {
-      tight.sandbox.sandbox.idempotencyExtension = false;
       const m = await tight.sandbox.world.merchant();
       const wallet = await tight.sandbox.world.wallet(m.id, { USDT: '100000', TRX: '0' });
       const input = withdrawalInput(wallet.id, { idempotencyKey: 'far-1', amount: '9.87' });
@@ -358,17 +357,8 @@ describe('storage no caller can abuse', () => {
 
 describe('the window is judged only once it has closed', () => {
   it('a retry that cannot wait for the late-commit allowance answers WINDOW_OPEN with retryAfterSeconds', async () => {
-    const patient = await startTestGateway({
-      upstream: { headersTimeoutMs: 400 },
-      gateway: {
-        withdrawals: {
-          leaseMs: DEFAULTS.idempotencyLeaseMs,
-          reconcile: { clockAllowanceMs: 30_000, lateCommitMs: 60_000, pageSize: 100 },
-        },
-      },
-    });
+    const patient = await gatewayWithAllowances({ clockAllowanceMs: 30_000, lateCommitMs: 60_000 });
     try {
-      patient.sandbox.sandbox.idempotencyExtension = false;
       const m = await patient.sandbox.world.merchant();
       const wallet = await patient.sandbox.world.wallet(m.id, { USDT: '100', TRX: '0' });
       const input = withdrawalInput(wallet.id, { idempotencyKey: 'open-1' });
