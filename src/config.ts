@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import type { TracingConfig } from './observability/tracing.ts';
 import type { QueryLimits } from './plugins/limits.ts';
+import type { HostPort, RedisSettings, RedisTopology } from './redis/connection.ts';
 import type { UpstreamClientOptions } from './upstream/client.ts';
 
 /**
@@ -19,6 +20,19 @@ const flag = z
   .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1')
   .optional();
+
+/** `host:port[,host:port…]`, e.g. `10.0.0.1:26379,10.0.0.2:26379`. */
+const hostPorts = z
+  .string()
+  .regex(/^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/, {
+    error: 'must be host:port[,host:port…], e.g. 10.0.0.1:26379,10.0.0.2:26379',
+  })
+  .transform((list): HostPort[] =>
+    list.split(',').map((entry) => {
+      const at = entry.lastIndexOf(':');
+      return { host: entry.slice(0, at), port: Number(entry.slice(at + 1)) };
+    }),
+  );
 
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -102,6 +116,14 @@ const schema = z.object({
     .default('parentbased_always_on'),
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
+  REDIS_SENTINELS: hostPorts.optional(),
+  REDIS_SENTINEL_MASTER: z.string().min(1).max(200).optional(),
+  REDIS_SENTINEL_PASSWORD: z.string().min(1).optional(),
+  REDIS_CLUSTER_NODES: hostPorts.optional(),
+  REDIS_USERNAME: z.string().min(1).optional(),
+  REDIS_PASSWORD: z.string().min(1).optional(),
+  REDIS_TIMEOUT_MS: integer(500, 10, 60_000),
+  REDIS_MIN_REPLICA_ACKS: z.coerce.number().int().min(0).max(16).optional(),
   SANDBOX_PORT: integer(0, 0, 65_535),
   // Unset: the sandbox's own documented default (src/sandbox/config.ts).
   SANDBOX_ADMIN_TOKEN: z.string().min(8).optional(),
@@ -136,12 +158,12 @@ export interface Config {
   idempotencyLeaseMs: number;
   /** Subscriptions: the poll interval and its backoff ceiling, and how many may be open per key and in all (per process). */
   subscriptions: { pollMs: number; maxPollMs: number; perKey: number; max: number };
-  /** Gateway processes on one port (node:cluster); more than 1 needs redisURL. */
+  /** Gateway processes on one port (node:cluster); more than 1 needs a Redis. */
   workers: number;
   /** Requests per key and window; undefined: no inbound limit. */
   rateLimitPerKey: { points: number; durationSeconds: number } | undefined;
-  /** Shared state of a fleet (idempotency); undefined: in-process stores. */
-  redisURL: string | undefined;
+  /** The fleet's shared Redis (idempotency, leases, notices, limits); undefined: in-process stores. */
+  redis: RedisSettings | undefined;
   /** The persisted-documents manifest to load, and what documents outside it may do. */
   trustedDocuments: { manifestPath: string | undefined; mode: 'off' | 'audit' | 'enforce' };
   /** Prometheus metrics; `port` undefined: GET /metrics on the gateway's port. */
@@ -171,9 +193,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   }
   const c = result.data;
   const workers = c.WORKERS === 'auto' ? availableParallelism() : c.WORKERS;
-  if (workers > 1 && !c.REDIS_URL) {
+  const redis = redisOf(c);
+  if (workers > 1 && !redis) {
     throw new ConfigError([
-      `WORKERS: ${workers} processes need REDIS_URL: without a shared store, one idempotency key could create a withdrawal per process, and a read on one process would not see a withdrawal made on another`,
+      `WORKERS: ${workers} processes need a Redis (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES): without a shared store, one idempotency key could create a withdrawal per process, and a read on one process would not see a withdrawal made on another`,
+    ]);
+  }
+  if (redis && redis.timeoutMs * 4 > c.REQUEST_DEADLINE_MS) {
+    throw new ConfigError([
+      `REDIS_TIMEOUT_MS: ${redis.timeoutMs} must be at most a quarter of REQUEST_DEADLINE_MS (${c.REQUEST_DEADLINE_MS}), so that a request that meets a Redis that hangs still has time to answer`,
     ]);
   }
   if (c.IDEMPOTENCY_LEASE_MS <= c.REQUEST_DEADLINE_MS) {
@@ -250,7 +278,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       perKey: c.SUBSCRIPTIONS_PER_KEY,
       max: c.MAX_SUBSCRIPTIONS,
     },
-    redisURL: c.REDIS_URL,
+    redis,
     workers,
     rateLimitPerKey: c.RATE_LIMIT_PER_KEY ? parseRate(c.RATE_LIMIT_PER_KEY) : undefined,
     metrics:
@@ -270,6 +298,65 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       adminToken: c.SANDBOX_ADMIN_TOKEN,
       autoAdvanceMs: c.SANDBOX_AUTO_ADVANCE_MS,
     },
+  };
+}
+
+/**
+ * The fleet's Redis, named by exactly one of REDIS_URL, REDIS_SENTINELS (with
+ * REDIS_SENTINEL_MASTER) and REDIS_CLUSTER_NODES; every problem with them is listed at once.
+ * REDIS_MIN_REPLICA_ACKS defaults to what each topology can keep through a failover: 0 for one
+ * server (it has no failover), 1 with Sentinel and with a Cluster (a promoted replica has every
+ * claim a POST was sent on).
+ */
+function redisOf(c: z.infer<typeof schema>): RedisSettings | undefined {
+  const named = [
+    c.REDIS_URL && 'REDIS_URL',
+    c.REDIS_SENTINELS && 'REDIS_SENTINELS',
+    c.REDIS_CLUSTER_NODES && 'REDIS_CLUSTER_NODES',
+  ].filter((name): name is string => Boolean(name));
+  const problems: string[] = [];
+  if (named.length > 1) {
+    problems.push(
+      `${named.join(', ')}: set exactly one (REDIS_URL for one server, REDIS_SENTINELS for Sentinel, REDIS_CLUSTER_NODES for a Cluster)`,
+    );
+  }
+  if (c.REDIS_SENTINELS && !c.REDIS_SENTINEL_MASTER) {
+    problems.push('REDIS_SENTINEL_MASTER: required with REDIS_SENTINELS (the name the Sentinels monitor)');
+  }
+  if (c.REDIS_SENTINEL_MASTER && !c.REDIS_SENTINELS) {
+    problems.push('REDIS_SENTINEL_MASTER: only means something with REDIS_SENTINELS');
+  }
+  if (c.REDIS_SENTINEL_PASSWORD && !c.REDIS_SENTINELS) {
+    problems.push('REDIS_SENTINEL_PASSWORD: only means something with REDIS_SENTINELS');
+  }
+  for (const name of ['REDIS_USERNAME', 'REDIS_PASSWORD'] as const) {
+    if (c[name] && c.REDIS_URL) problems.push(`${name}: with REDIS_URL, credentials go in the URL`);
+    else if (c[name] && named.length === 0) {
+      problems.push(`${name}: only means something with REDIS_SENTINELS or REDIS_CLUSTER_NODES`);
+    }
+  }
+  if (c.REDIS_MIN_REPLICA_ACKS !== undefined && named.length === 0) {
+    problems.push('REDIS_MIN_REPLICA_ACKS: only means something with a Redis');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const credentials = { username: c.REDIS_USERNAME, password: c.REDIS_PASSWORD };
+  let topology: RedisTopology;
+  if (c.REDIS_URL) topology = { kind: 'single', url: c.REDIS_URL };
+  else if (c.REDIS_SENTINELS && c.REDIS_SENTINEL_MASTER) {
+    topology = {
+      kind: 'sentinel',
+      sentinels: c.REDIS_SENTINELS,
+      master: c.REDIS_SENTINEL_MASTER,
+      sentinelPassword: c.REDIS_SENTINEL_PASSWORD,
+      ...credentials,
+    };
+  } else if (c.REDIS_CLUSTER_NODES)
+    topology = { kind: 'cluster', nodes: c.REDIS_CLUSTER_NODES, ...credentials };
+  else return undefined;
+  return {
+    topology,
+    timeoutMs: c.REDIS_TIMEOUT_MS,
+    minReplicaAcks: c.REDIS_MIN_REPLICA_ACKS ?? (topology.kind === 'single' ? 0 : 1),
   };
 }
 

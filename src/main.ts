@@ -17,12 +17,13 @@ import { createRateLimiter } from './plugins/rate-limit.ts';
 import { loadManifest } from './plugins/trusted-documents.ts';
 import {
   connectRedis,
-  fleetEvents,
-  fleetInvalidation,
-  fleetScopeSecret,
-  keepFleetScopeSecret,
+  duplicateClient,
+  replicaAckTimeoutMs,
   warnIfRedisEvicts,
-} from './redis.ts';
+  warnIfTooFewReplicas,
+} from './redis/connection.ts';
+import { fleetEvents, fleetInvalidation, fleetScopeSecret, keepFleetScopeSecret } from './redis/fleet.ts';
+import { RedisHealth } from './redis/health.ts';
 import { listen } from './server.ts';
 import { createLogger } from './shared/logger.ts';
 import { processLeases, redisLeases } from './subscriptions/leases.ts';
@@ -75,9 +76,13 @@ async function serve(): Promise<void> {
   const demoKey = sandbox?.demoKey;
 
   // A fleet shares its state through Redis; one process keeps it in memory.
-  const redis = config.redisURL ? await connectRedis(config.redisURL, logger) : undefined;
+  const redis = config.redis ? await connectRedis(config.redis, logger) : undefined;
   if (redis) await warnIfRedisEvicts(redis, logger);
-  const invalidation = redis && fleetInvalidation(redis, logger);
+  if (redis && config.redis) await warnIfTooFewReplicas(redis, config.redis.minReplicaAcks, logger);
+  // Whether Redis answers, watched in the background: requests never wait on a Redis that hangs.
+  const redisHealth = redis && new RedisHealth(redis, logger);
+  const stopWatchingRedis = redisHealth?.start();
+  const invalidation = redis && fleetInvalidation(redis, logger, redisHealth);
   const metrics = config.metrics
     ? new GatewayMetrics({ maxOperationNames: config.metrics.maxOperationNames, processMetrics: true })
     : null;
@@ -91,15 +96,25 @@ async function serve(): Promise<void> {
     telemetry: { ...(metrics && { observer: metrics }), ...(tracing && { tracer: tracing.tracer }) },
   });
   metrics?.watchCircuits(() => client.circuits());
-  // Should Redis lose the scope secret, every replica ends up on one secret again.
+  // The store's own connection: a WAIT for replicas holds its connection until they answer.
+  const storeConnection = redis && duplicateClient(redis);
+  await storeConnection?.connect();
   const fleetStore =
-    redis && new RedisIdempotencyStore(redis, { maxKeysPerCaller: config.idempotencyMaxKeysPerCaller });
+    storeConnection &&
+    config.redis &&
+    new RedisIdempotencyStore(storeConnection, {
+      maxKeysPerCaller: config.idempotencyMaxKeysPerCaller,
+      minReplicaAcks: config.redis.minReplicaAcks,
+      ackTimeoutMs: replicaAckTimeoutMs(config.redis),
+      ...(redisHealth && { health: redisHealth }),
+    });
   const idempotencyStore =
     fleetStore ??
     new MemoryIdempotencyStore({
       maxKeys: config.idempotencyMaxKeys,
       maxKeysPerCaller: config.idempotencyMaxKeysPerCaller,
     });
+  // Should Redis lose the scope secret, every replica ends up on one secret again.
   // Should Redis lose its data, the store learns when (reconciliation will not vouch for older intents).
   const stopKeepingSecret =
     redis &&
@@ -125,13 +140,16 @@ async function serve(): Promise<void> {
   const live = new LivePolling({
     client,
     events: liveEvents?.events ?? new EventTarget(),
-    leases: redis ? redisLeases(redis) : processLeases,
+    leases: redis ? redisLeases(redis, redisHealth) : processLeases,
     ...liveSettings(config),
     logger,
     metrics,
   });
   // News published while this process's Redis subscriber connection was down is read again.
-  liveEvents?.watchDelivery({ lost: () => live.deliveryLost(), restored: () => void live.catchUp() });
+  const stopWatchingDelivery = liveEvents?.watchDelivery({
+    lost: () => live.deliveryLost(),
+    restored: () => void live.catchUp(),
+  });
   const sandboxMode = !config.upstreamURL;
   const gateway = createGateway({
     client,
@@ -139,7 +157,9 @@ async function serve(): Promise<void> {
     ...gatewaySettings(config),
     idempotencyStore,
     live,
-    rateLimiter: config.rateLimitPerKey ? createRateLimiter(config.rateLimitPerKey, redis) : null,
+    rateLimiter: config.rateLimitPerKey
+      ? createRateLimiter(config.rateLimitPerKey, redis, redisHealth)
+      : null,
     metrics,
     metricsEndpoint: config.metrics?.port === undefined ? scrape : null,
     trustedDocuments: { mode: config.trustedDocuments.mode, manifest },
@@ -191,6 +211,8 @@ async function serve(): Promise<void> {
       // Subscriptions end first (their streams complete), so they do not hold the drain open.
       live.close();
       stopKeepingSecret?.();
+      stopWatchingRedis?.();
+      stopWatchingDelivery?.();
       running
         .close(config.shutdownTimeoutMs)
         .then(() => client.close())
@@ -198,6 +220,7 @@ async function serve(): Promise<void> {
         .then(() => tracing?.shutdown())
         .then(() => subscriber?.quit())
         .then(() => liveEvents?.subscriber.quit())
+        .then(() => storeConnection?.quit())
         .then(() => redis?.quit())
         .then(() => sandbox?.stop())
         .then(() => {

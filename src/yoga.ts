@@ -3,7 +3,6 @@ import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { Tracer } from '@opentelemetry/api';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config } from './config.ts';
 import { createContextFactory, type GatewayContext } from './context.ts';
 import type { GatewayMetrics, Scrape } from './observability/metrics.ts';
@@ -18,7 +17,7 @@ import { type QueryLimits, useMaxRequestBytes, useQueryLimits } from './plugins/
 import { useMetricsEndpoint } from './plugins/metrics-endpoint.ts';
 import { useOperationStatus } from './plugins/operation-status.ts';
 import { useQueryDeduplication } from './plugins/query-deduplication.ts';
-import { useRateLimit } from './plugins/rate-limit.ts';
+import { type RateLimiter, useRateLimit } from './plugins/rate-limit.ts';
 import { requestIdOf, useRequestId } from './plugins/request-id.ts';
 import { useRequestTelemetry } from './plugins/request-telemetry.ts';
 import { useTracing } from './plugins/tracing.ts';
@@ -59,7 +58,7 @@ export interface GatewayDeps {
   /** Identical concurrent queries of one caller share one execution (useQueryDeduplication). */
   queryDeduplication: boolean;
   /** The per-key inbound rate limit (RATE_LIMIT_PER_KEY); null: none. */
-  rateLimiter: RateLimiterAbstract | null;
+  rateLimiter: RateLimiter | null;
   /** Prometheus metrics (METRICS); null: none. Give the same object to the client's telemetry. */
   metrics: GatewayMetrics | null;
   /** What GET /metrics on the gateway's port answers; null: not served here (METRICS_PORT, or metrics off). */

@@ -54,6 +54,10 @@ export type IdempotencyEvent =
   | 'cleared'
   /** A new key was refused unsent: its caller, or the store, holds as many keys as allowed. */
   | 'refused_full'
+  /** Refused unsent: the store did not answer within REDIS_TIMEOUT_MS, or is known not to answer. */
+  | 'refused_unavailable'
+  /** Refused unsent: fewer Redis replicas than REDIS_MIN_REPLICA_ACKS acknowledged the record. */
+  | 'refused_unacknowledged'
   /** An intent the REST API created for this gateway had been claimed by another owner (must stay 0). */
   | 'claim_conflict';
 
@@ -143,7 +147,7 @@ export class GatewayMetrics implements UpstreamObserver {
   });
   private readonly idempotencyEvents = new Counter({
     name: 'gateway_idempotency_events_total',
-    help: 'createWithdrawalIntent idempotency: replayed, waited, reconciled_found, reconciled_not_found, reconciled_ambiguous, key_reused, cleared, refused_full, claim_conflict.',
+    help: 'createWithdrawalIntent idempotency: replayed, waited, reconciled_found, reconciled_not_found, reconciled_ambiguous, key_reused, cleared, refused_full, refused_unavailable, refused_unacknowledged, claim_conflict.',
     labelNames: ['event'] as const,
     registers: [this.registry],
   });

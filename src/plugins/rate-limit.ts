@@ -1,12 +1,8 @@
 import type { Plugin } from 'graphql-yoga';
-import type { Redis } from 'ioredis';
-import {
-  type RateLimiterAbstract,
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-} from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { authorizationOf } from '../context.ts';
+import type { RedisClient } from '../redis/connection.ts';
+import type { RedisHealth } from '../redis/health.ts';
 import { refusal } from './refusal.ts';
 
 /** RATE_LIMIT_PER_KEY: `points` requests per `durationSeconds`, per API key. */
@@ -15,20 +11,43 @@ export interface RateLimit {
   durationSeconds: number;
 }
 
+/** What the plugin needs of a limiter: resolves to admit, rejects with a RateLimiterRes to refuse. */
+export interface RateLimiter {
+  readonly points: number;
+  readonly duration: number;
+  consume(key: string): Promise<unknown>;
+}
+
 /**
  * The limiter (rate-limiter-flexible): in Redis, shared by the fleet, when there is one; in this
- * process's memory otherwise. While Redis cannot answer, each process limits on its own (the
- * insurance limiter), so the fleet admits at most its size times the limit rather than nothing.
+ * process's memory otherwise. While Redis does not answer, each process limits on its own, so the
+ * fleet admits at most its size times the limit rather than nothing: at once while `health` knows
+ * Redis is unresponsive, and after the command's bound (REDIS_TIMEOUT_MS) for the request that
+ * finds it so. A limiter's verdict is never waited on past that bound.
  */
-export function createRateLimiter(limit: RateLimit, redis: Redis | undefined): RateLimiterAbstract {
+export function createRateLimiter(
+  limit: RateLimit,
+  redis: RedisClient | undefined,
+  health?: RedisHealth,
+): RateLimiter {
   const options = { points: limit.points, duration: limit.durationSeconds, keyPrefix: 'mwg:rate' };
-  if (!redis) return new RateLimiterMemory(options);
-  return new RateLimiterRedis({
-    ...options,
-    storeClient: redis,
-    rejectIfRedisNotReady: true,
-    insuranceLimiter: new RateLimiterMemory(options),
-  });
+  const local = new RateLimiterMemory(options);
+  if (!redis) return local;
+  const shared = new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true });
+  return {
+    points: limit.points,
+    duration: limit.durationSeconds,
+    async consume(key: string) {
+      if (health?.responsive === false) return local.consume(key);
+      try {
+        return await shared.consume(key);
+      } catch (rejection) {
+        if (rejection instanceof RateLimiterRes) throw rejection;
+        health?.report(rejection);
+        return local.consume(key);
+      }
+    },
+  };
 }
 
 /**
@@ -37,10 +56,7 @@ export function createRateLimiter(limit: RateLimit, redis: Redis | undefined): R
  * Authorization value, the same on every replica), never per key. Requests without a well-formed
  * key are not counted here: they are refused with 401 without reaching the REST API anyway.
  */
-export function useRateLimit(
-  limiter: RateLimiterAbstract,
-  scopeOf: (authorization: string) => string,
-): Plugin {
+export function useRateLimit(limiter: RateLimiter, scopeOf: (authorization: string) => string): Plugin {
   return {
     onRequest({ request, endResponse }) {
       const authorization = authorizationOf(request);

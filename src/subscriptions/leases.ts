@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
+import type { RedisHealth } from '../redis/health.ts';
 
 /**
  * Who polls for a feed. In one process the poller alone does; in a fleet (REDIS_URL) the one
@@ -31,14 +32,19 @@ const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
 
-/** Leases in the fleet's Redis, under `mwg:poll:<feed name>`; the feed name holds a caller scope, never a key. */
-export function redisLeases(redis: Redis): PollLeases {
+/**
+ * Leases in the fleet's Redis, under `mwg:poll:<feed name>`; the feed name holds a caller scope,
+ * never a key. While `health` knows Redis does not answer, nobody can be sure to lead: hold fails
+ * at once, the poller skips its tick, and subscriptions pause until Redis answers again.
+ */
+export function redisLeases(redis: RedisClient, health?: RedisHealth): PollLeases {
+  const run = <T>(command: () => Promise<T>) => (health ? health.run(command) : command());
   return {
     async hold(name, owner, ttlMs) {
-      return (await redis.eval(HOLD, 1, `mwg:poll:${name}`, owner, String(ttlMs))) === 1;
+      return (await run(() => redis.eval(HOLD, 1, `mwg:poll:${name}`, owner, String(ttlMs)))) === 1;
     },
     async release(name, owner) {
-      await redis.eval(RELEASE, 1, `mwg:poll:${name}`, owner);
+      await run(() => redis.eval(RELEASE, 1, `mwg:poll:${name}`, owner));
     },
   };
 }

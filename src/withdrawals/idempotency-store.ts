@@ -67,6 +67,18 @@ export class StoreFullError extends Error {
   }
 }
 
+/**
+ * A write that decides whether a POST may be sent was not acknowledged by as many replicas as
+ * REDIS_MIN_REPLICA_ACKS asks for within the bound: a failover now could lose it, so the POST is
+ * not sent.
+ */
+export class ReplicaAckError extends Error {
+  constructor(acknowledged: number, required: number) {
+    super(`the idempotency record reached ${acknowledged} of the ${required} Redis replicas required`);
+    this.name = 'ReplicaAckError';
+  }
+}
+
 export interface IdempotencyStore {
   /**
    * Claims the key for a new attempt when nobody holds it, atomically, with a lease of `leaseMs`

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
+import type { RedisHealth } from '../redis/health.ts';
 import {
   type Attempt,
   type Held,
@@ -6,6 +7,7 @@ import {
   type IdempotencyRecord,
   type IdempotencyStore,
   type PendingRecord,
+  ReplicaAckError,
   StoreFullError,
 } from './idempotency-store.ts';
 
@@ -28,10 +30,15 @@ const PREFIX = 'mwg';
 const SINCE_KEY = `${PREFIX}:registry-since`;
 
 // KEYS: record, lease, scope index. ARGV: record JSON, ttl ms, lease ms, key, now ms, max keys, holder.
-// Returns nil when claimed, 'full' at the scope's bound, else {record JSON, 1 if leased}.
+// Returns nil when claimed, 'full' at the scope's bound, else {record JSON, 1 if leased}. A claim
+// this holder already made (a command the client could not see answered) counts as claimed.
 const CLAIM = `
 local current = redis.call('GET', KEYS[1])
-if current then return {current, redis.call('EXISTS', KEYS[2])} end
+if current then
+  local lease = redis.call('GET', KEYS[2])
+  if lease == ARGV[7] then return nil end
+  return {current, lease and 1 or 0}
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[5])
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return 'full' end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -67,13 +74,73 @@ else
 end
 return 1`;
 
-export class RedisIdempotencyStore implements IdempotencyStore {
-  private readonly redis: Redis;
-  private readonly maxKeysPerCaller: number;
+// KEYS: the intent's owner. ARGV: owner, ttl ms. 1 when claimed now, 0 when someone held it.
+const CLAIM_INTENT = `
+if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
+return 0`;
 
-  constructor(redis: Redis, bounds: { maxKeysPerCaller: number }) {
+// KEYS: the payout's attempts. ARGV: attempt id, attempt JSON, ttl ms.
+const PUT_ATTEMPT = `
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
+
+export interface RedisStoreOptions {
+  /** Idempotency keys one caller scope may hold (IDEMPOTENCY_MAX_KEYS_PER_CALLER). */
+  maxKeysPerCaller: number;
+  /** Replicas that must acknowledge the writes a POST depends on; 0: none asked. */
+  minReplicaAcks?: number;
+  /** How long Redis may wait for them (WAIT's timeout), inside the command bound. */
+  ackTimeoutMs?: number;
+  /** When given, commands are refused at once while Redis is known not to answer. */
+  health?: RedisHealth;
+}
+
+export class RedisIdempotencyStore implements IdempotencyStore {
+  private readonly redis: RedisClient;
+  private readonly maxKeysPerCaller: number;
+  private readonly minReplicaAcks: number;
+  private readonly ackTimeoutMs: number;
+  private readonly health: RedisHealth | undefined;
+
+  constructor(redis: RedisClient, options: RedisStoreOptions) {
     this.redis = redis;
-    this.maxKeysPerCaller = bounds.maxKeysPerCaller;
+    this.maxKeysPerCaller = options.maxKeysPerCaller;
+    this.minReplicaAcks = options.minReplicaAcks ?? 0;
+    this.ackTimeoutMs = options.ackTimeoutMs ?? 400;
+    this.health = options.health;
+  }
+
+  /** One command for a request, through the health when there is one. */
+  private run<T>(command: () => Promise<T>): Promise<T> {
+    return this.health ? this.health.run(command) : command();
+  }
+
+  /**
+   * One script whose write must survive a failover: with acknowledgements asked for, sent with a
+   * WAIT behind it on the same connection (a pipeline goes to the one node of the script's slot),
+   * and refused (ReplicaAckError) when fewer replicas hold it.
+   */
+  private acknowledged(script: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+    if (this.minReplicaAcks === 0) {
+      return this.run(() => this.redis.eval(script, keys.length, ...keys, ...args));
+    }
+    return this.run(async () => {
+      const replies = await this.redis
+        .pipeline()
+        .eval(script, keys.length, ...keys, ...args)
+        .wait(this.minReplicaAcks, this.ackTimeoutMs)
+        .exec();
+      const [[writeError, written] = [], [waitError, acknowledged] = []] = replies ?? [];
+      if (writeError) throw writeError;
+      if (waitError) throw waitError;
+      // Nothing written (not the holder, or already claimed): nothing to acknowledge.
+      if (written === 0) return written;
+      if (Number(acknowledged) < this.minReplicaAcks) {
+        throw new ReplicaAckError(Number(acknowledged), this.minReplicaAcks);
+      }
+      return written;
+    });
   }
 
   async claim(
@@ -83,30 +150,30 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     leaseMs: number,
     holder: string,
   ): Promise<Held | null> {
-    const held = (await this.redis.eval(
-      CLAIM,
-      3,
-      recordKey(scope, key),
-      leaseKey(scope, key),
-      indexKey(scope),
-      JSON.stringify(record),
-      IDEMPOTENCY_TTL_MS,
-      leaseMs,
-      key,
-      Date.now(),
-      this.maxKeysPerCaller,
-      holder,
+    const held = (await this.run(() =>
+      this.redis.eval(
+        CLAIM,
+        3,
+        recordKey(scope, key),
+        leaseKey(scope, key),
+        indexKey(scope),
+        JSON.stringify(record),
+        IDEMPOTENCY_TTL_MS,
+        leaseMs,
+        key,
+        Date.now(),
+        this.maxKeysPerCaller,
+        holder,
+      ),
     )) as [string, number] | 'full' | null;
     if (held === 'full') throw new StoreFullError('caller');
     return held && { record: JSON.parse(held[0]) as IdempotencyRecord, leased: held[1] === 1 };
   }
 
   async read(scope: string, key: string): Promise<Held | null> {
-    const [[, record], [, leased]] = (await this.redis
-      .multi()
-      .get(recordKey(scope, key))
-      .exists(leaseKey(scope, key))
-      .exec()) as [[null, string | null], [null, number]];
+    const [[, record], [, leased]] = (await this.run(() =>
+      this.redis.multi().get(recordKey(scope, key)).exists(leaseKey(scope, key)).exec(),
+    )) as [[null, string | null], [null, number]];
     return record === null ? null : { record: JSON.parse(record) as IdempotencyRecord, leased: leased === 1 };
   }
 
@@ -118,28 +185,28 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     leaseMs: number,
     holder: string,
   ): Promise<boolean> {
-    const taken = await this.redis.eval(
-      TAKE_OVER,
-      2,
-      recordKey(scope, key),
-      leaseKey(scope, key),
-      JSON.stringify(expected),
-      JSON.stringify(next),
-      IDEMPOTENCY_TTL_MS,
-      leaseMs,
-      holder,
+    const taken = await this.run(() =>
+      this.redis.eval(
+        TAKE_OVER,
+        2,
+        recordKey(scope, key),
+        leaseKey(scope, key),
+        JSON.stringify(expected),
+        JSON.stringify(next),
+        IDEMPOTENCY_TTL_MS,
+        leaseMs,
+        holder,
+      ),
     );
     return taken === 1;
   }
 
   async update(scope: string, key: string, record: PendingRecord, holder: string): Promise<boolean> {
-    const updated = await this.redis.eval(
+    // The record that names the attempt about to be sent: it must survive a failover.
+    const updated = await this.acknowledged(
       UPDATE,
-      2,
-      recordKey(scope, key),
-      leaseKey(scope, key),
-      JSON.stringify(record),
-      holder,
+      [recordKey(scope, key), leaseKey(scope, key)],
+      [JSON.stringify(record), holder],
     );
     return updated === 1;
   }
@@ -151,50 +218,55 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     expected: PendingRecord,
     record: IdempotencyRecord | null,
   ): Promise<boolean> {
-    const settled = await this.redis.eval(
-      SETTLE,
-      3,
-      recordKey(scope, key),
-      leaseKey(scope, key),
-      indexKey(scope),
-      holder,
-      JSON.stringify(expected),
-      record ? JSON.stringify(record) : '',
-      IDEMPOTENCY_TTL_MS,
-      key,
+    const settled = await this.run(() =>
+      this.redis.eval(
+        SETTLE,
+        3,
+        recordKey(scope, key),
+        leaseKey(scope, key),
+        indexKey(scope),
+        holder,
+        JSON.stringify(expected),
+        record ? JSON.stringify(record) : '',
+        IDEMPOTENCY_TTL_MS,
+        key,
+      ),
     );
     return settled === 1;
   }
 
   async putAttempt(payout: string, attempt: Attempt): Promise<void> {
-    await this.redis
-      .multi()
-      .hset(attemptsKey(payout), attempt.id, JSON.stringify(attempt))
-      .pexpire(attemptsKey(payout), IDEMPOTENCY_TTL_MS)
-      .exec();
+    await this.acknowledged(
+      PUT_ATTEMPT,
+      [attemptsKey(payout)],
+      [attempt.id, JSON.stringify(attempt), IDEMPOTENCY_TTL_MS],
+    );
   }
 
   async removeAttempt(payout: string, attemptId: string): Promise<void> {
-    await this.redis.hdel(attemptsKey(payout), attemptId);
+    await this.run(() => this.redis.hdel(attemptsKey(payout), attemptId));
   }
 
   async attempts(payout: string): Promise<Attempt[]> {
     const oldest = Date.now() - IDEMPOTENCY_TTL_MS;
-    return (await this.redis.hvals(attemptsKey(payout)))
+    return (await this.run(() => this.redis.hvals(attemptsKey(payout))))
       .map((json) => JSON.parse(json) as Attempt)
       .filter((attempt) => attempt.sentAt > oldest);
   }
 
   async claimIntent(intentId: string, owner: string): Promise<string | null> {
-    const set = await this.redis.set(ownerKey(intentId), owner, 'PX', IDEMPOTENCY_TTL_MS, 'NX');
-    if (set === 'OK') return null;
-    const current = await this.redis.get(ownerKey(intentId));
+    // Acknowledged: a claim lost in a failover would leave the intent for another key to take.
+    const set = await this.acknowledged(CLAIM_INTENT, [ownerKey(intentId)], [owner, IDEMPOTENCY_TTL_MS]);
+    if (set === 1) return null;
+    const current = await this.run(() => this.redis.get(ownerKey(intentId)));
     return current === owner ? null : (current ?? null);
   }
 
   async intentOwners(intentIds: readonly string[]): Promise<Map<string, string>> {
     // One GET each: the keys live in different slots of a Cluster.
-    const owners = await Promise.all(intentIds.map((intentId) => this.redis.get(ownerKey(intentId))));
+    const owners = await Promise.all(
+      intentIds.map((intentId) => this.run(() => this.redis.get(ownerKey(intentId)))),
+    );
     const found = new Map<string, string>();
     intentIds.forEach((intentId, i) => {
       const owner = owners[i];
@@ -204,7 +276,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   async registrySince(): Promise<number> {
-    const since = await this.redis.get(SINCE_KEY);
+    const since = await this.run(() => this.redis.get(SINCE_KEY));
     return since === null ? Number.NEGATIVE_INFINITY : Number(since);
   }
 
@@ -217,7 +289,9 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     await this.redis.set(SINCE_KEY, Date.now());
   }
 
+  /** Whether the store answers: what the health knows, without a command, when there is one. */
   async ping(): Promise<boolean> {
+    if (this.health) return this.health.responsive;
     return (await this.redis.ping()) === 'PONG';
   }
 }

@@ -15,6 +15,7 @@ import {
   ownerOfKey,
   ownerOfUnkeyed,
   type PendingRecord,
+  ReplicaAckError,
   StoreFullError,
 } from './idempotency-store.ts';
 import { type CreateWithdrawalInput, parseCreateWithdrawalInput } from './input.ts';
@@ -146,7 +147,11 @@ export class WithdrawalService {
   private async sendUnkeyed(caller: Caller, body: CreateWithdrawalIntentBody): Promise<WithdrawalIntentDTO> {
     const attempt = this.newAttempt(caller, ownerOfUnkeyed(randomUUID()));
     const payout = payoutOf(body);
-    await this.guard(() => this.store.putAttempt(payout, attempt));
+    await this.guard(() => this.store.putAttempt(payout, attempt)).catch(async (error: unknown) => {
+      // Not sent: an attempt written but not acknowledged must not stand as a rival of others.
+      await this.store.removeAttempt(payout, attempt.id).catch(() => {});
+      throw error;
+    });
     const sent = await this.post(caller, body, null, payout, attempt);
     if (!sent.ok) throw sent.error;
     return sent.intent;
@@ -259,8 +264,10 @@ export class WithdrawalService {
       mine = sending;
       await this.guard(() => this.store.putAttempt(payout, attempt));
     } catch (error) {
-      // Nothing was sent: free the key (a failing store lets the lease run out instead).
+      // Nothing was sent: free the key and the attempt (a failing store lets the lease run out
+      // instead, and the attempt's window then closes on nothing).
       await settle(null);
+      await this.store.removeAttempt(payout, attempt.id).catch(() => {});
       throw error;
     }
     const sent = await this.post(caller, body, key, payout, attempt);
@@ -413,10 +420,19 @@ export class WithdrawalService {
           { cause: error, extensions: { sent: false, reason: 'STORE_FULL' } },
         );
       }
+      if (error instanceof ReplicaAckError) {
+        this.metrics?.idempotency('refused_unacknowledged');
+        throw new GatewayError(
+          'IDEMPOTENCY_UNAVAILABLE',
+          'The withdrawal was not sent: the record that guards it against a duplicate could not be copied to a Redis replica in time. Retry with the same idempotencyKey.',
+          { cause: error, extensions: { sent: false, reason: 'REPLICA_UNACKNOWLEDGED' } },
+        );
+      }
+      this.metrics?.idempotency('refused_unavailable');
       throw new GatewayError(
         'IDEMPOTENCY_UNAVAILABLE',
-        'The withdrawal was not sent: its idempotencyKey cannot be checked right now. Retry with the same idempotencyKey.',
-        { cause: error, extensions: { sent: false } },
+        'The withdrawal was not sent: the record that guards it against a duplicate cannot be written right now. Retry with the same idempotencyKey.',
+        { cause: error, extensions: { sent: false, reason: 'STORE_UNAVAILABLE' } },
       );
     }
   }

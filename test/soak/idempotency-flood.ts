@@ -9,7 +9,8 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { parseConfig } from '../../src/config.ts';
-import { connectRedis, fleetScopeSecret } from '../../src/redis.ts';
+import { connectRedis } from '../../src/redis/connection.ts';
+import { fleetScopeSecret } from '../../src/redis/fleet.ts';
 import { processLeases } from '../../src/subscriptions/leases.ts';
 import { LivePolling, liveSettings } from '../../src/subscriptions/live.ts';
 import { MerchantWalletClient } from '../../src/upstream/client.ts';

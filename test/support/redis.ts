@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,20 +64,40 @@ export interface RunningRedis {
   stop(): Promise<void>;
   /** Starts it again on the same port (after stop), as a Redis that came back. */
   start(): Promise<void>;
+  /**
+   * Freezes the server (SIGSTOP), as a stalled host, a long fork or a partition would: it keeps its
+   * connections and accepts new ones, and answers nothing until resume (SIGCONT).
+   */
+  pause(): void;
+  resume(): void;
+  /** Kills it at once (SIGKILL), as a crashed host, waiting for it to be gone. */
+  kill(): Promise<void>;
   /** Stops it for good and removes its directory. */
   close(): Promise<void>;
 }
 
-export async function startRedis(): Promise<RunningRedis> {
+export async function startRedis(options: { args?: string[]; port?: number } = {}): Promise<RunningRedis> {
   const binary = ensureRedisServer();
   const dir = mkdtempSync(join(tmpdir(), 'gateway-redis-'));
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   let child: ChildProcess | null = null;
 
   const start = async () => {
     const started = spawn(
       binary,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+        ...(options.args ?? []),
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child = started;
@@ -93,13 +113,20 @@ export async function startRedis(): Promise<RunningRedis> {
     });
   };
 
-  const stop = async () => {
+  const end = async (signal: 'SIGTERM' | 'SIGKILL') => {
     const running = child;
     child = null;
-    if (!running || running.exitCode !== null) return;
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
     const exited = new Promise((resolve) => running.once('exit', resolve));
-    running.kill('SIGTERM');
+    // A paused server only handles its signals once it runs again.
+    running.kill('SIGCONT');
+    running.kill(signal);
     await exited;
+  };
+  const stop = () => end('SIGTERM');
+  const signal = (name: 'SIGSTOP' | 'SIGCONT') => {
+    if (!child) throw new Error('redis-server is not running');
+    child.kill(name);
   };
 
   await start();
@@ -108,9 +135,159 @@ export async function startRedis(): Promise<RunningRedis> {
     port,
     stop,
     start,
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
+    kill: () => end('SIGKILL'),
     async close() {
       await stop();
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs `redis-cli ARGS` and returns its output. */
+function redisCli(args: string[]): string {
+  ensureRedisServer();
+  return execFileSync('redis-cli', args, { encoding: 'utf8', timeout: 30_000 });
+}
+
+/** Waits until `check` holds, trying every 100 ms, for at most `ms`. */
+async function until(what: string, check: () => boolean, ms = 20_000): Promise<void> {
+  const giveUpAt = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > giveUpAt) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export interface SentinelTopology {
+  master: RunningRedis;
+  replica: RunningRedis;
+  /** The Sentinel's port; REDIS_SENTINELS=127.0.0.1:<port>. */
+  sentinelPort: number;
+  /** The name the Sentinel monitors; REDIS_SENTINEL_MASTER. */
+  name: string;
+  /** The port of the server the Sentinel calls master now. */
+  currentMasterPort(): number;
+  close(): Promise<void>;
+}
+
+/**
+ * A master, one replica and one Sentinel, as ../shared recipes describe: the Sentinel declares the
+ * master down after 1 s and promotes the replica in a few seconds (quorum 1).
+ */
+export async function startSentinelTopology(name = 'mw'): Promise<SentinelTopology> {
+  const binary = ensureRedisServer();
+  const master = await startRedis();
+  const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(master.port)] });
+  await until('the replica to sync', () =>
+    redisCli(['-p', String(master.port), 'info', 'replication']).includes('state=online'),
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-sentinel-'));
+  const sentinelPort = await freePort();
+  const file = join(dir, 'sentinel.conf');
+  writeFileSync(
+    file,
+    [
+      `port ${sentinelPort}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor ${name} 127.0.0.1 ${master.port} 1`,
+      `sentinel down-after-milliseconds ${name} 1000`,
+      `sentinel failover-timeout ${name} 5000`,
+      '',
+    ].join('\n'),
+  );
+  const sentinel = spawn(binary, [file, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('+monitor')) resolve();
+    };
+    sentinel.stdout?.on('data', onData);
+    sentinel.stderr?.on('data', onData);
+    sentinel.once('exit', (code) => reject(new Error(`redis sentinel exited with ${code}:\n${output}`)));
+  });
+  // The Sentinel learns of the replica from the master's INFO, every 10 s at first.
+  await until('the Sentinel to know the replica', () =>
+    redisCli(['-p', String(sentinelPort), 'sentinel', 'replicas', name]).includes(String(replica.port)),
+  );
+  return {
+    master,
+    replica,
+    sentinelPort,
+    name,
+    currentMasterPort() {
+      const reply = redisCli(['-p', String(sentinelPort), 'sentinel', 'get-master-addr-by-name', name]);
+      return Number(reply.trim().split('\n')[1]);
+    },
+    async close() {
+      const exited = new Promise((resolve) => sentinel.once('exit', resolve));
+      if (sentinel.exitCode === null) sentinel.kill('SIGKILL');
+      await exited;
+      await master.close();
+      await replica.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RedisCluster {
+  /** Every node, masters first (as created; a failover may change roles). */
+  nodes: RunningRedis[];
+  /** REDIS_CLUSTER_NODES: host:port of every node. */
+  addresses: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A Redis Cluster of three masters, each with `replicas` replicas (`redis-cli --cluster create`),
+ * waiting until every node says the cluster is ok.
+ */
+export async function startRedisCluster(replicas = 1): Promise<RedisCluster> {
+  const nodes: RunningRedis[] = [];
+  for (let i = 0; i < 3 * (1 + replicas); i++) {
+    const port = await freePort();
+    // The bus port is named: the default (port + 10000) may not exist for an ephemeral port.
+    const busPort = await freePort();
+    nodes.push(
+      await startRedis({
+        port,
+        args: [
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--cluster-port',
+          String(busPort),
+        ],
+      }),
+    );
+  }
+  const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
+  redisCli(['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicas), '--cluster-yes']);
+  await until('the cluster to be ok on every node', () =>
+    nodes.every((node) =>
+      redisCli(['-p', String(node.port), 'cluster', 'info']).includes('cluster_state:ok'),
+    ),
+  );
+  if (replicas > 0) {
+    await until('every replica to sync', () =>
+      nodes
+        .slice(0, 3)
+        .every(
+          (node) =>
+            redisCli(['-p', String(node.port), 'info', 'replication']).split('state=online').length ===
+            replicas + 1,
+        ),
+    );
+  }
+  return {
+    nodes,
+    addresses: addresses.join(','),
+    async close() {
+      for (const node of nodes) await node.close();
     },
   };
 }

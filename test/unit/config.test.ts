@@ -26,7 +26,7 @@ describe('configuration', () => {
     );
     // More than one process without a shared store would weaken the guarantees silently: refused.
     expect(config.workers).toBe(1);
-    expect(() => parseConfig({ WORKERS: '2' })).toThrow(/WORKERS: 2 processes need REDIS_URL/);
+    expect(() => parseConfig({ WORKERS: '2' })).toThrow(/WORKERS: 2 processes need a Redis/);
     expect(parseConfig({ WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:6379' }).workers).toBe(2);
     expect(() => parseConfig({ IDEMPOTENCY_LEASE_MS: '1000' })).toThrow(
       /IDEMPOTENCY_LEASE_MS: must be longer than REQUEST_DEADLINE_MS/,
@@ -55,5 +55,84 @@ describe('configuration', () => {
         'UPSTREAM_URL',
       ]);
     }
+  });
+
+  describe('Redis, named by exactly one of three variables', () => {
+    it('REDIS_URL: one server, no replica acknowledgements, a 500 ms bound', () => {
+      expect(parseConfig({ REDIS_URL: 'redis://10.0.0.1:6379' }).redis).toEqual({
+        topology: { kind: 'single', url: 'redis://10.0.0.1:6379' },
+        timeoutMs: 500,
+        minReplicaAcks: 0,
+      });
+      expect(parseConfig({}).redis).toBeUndefined();
+    });
+
+    it('REDIS_SENTINELS with REDIS_SENTINEL_MASTER: one acknowledgement by default', () => {
+      const config = parseConfig({
+        REDIS_SENTINELS: 's1.internal:26379,10.0.0.2:26380',
+        REDIS_SENTINEL_MASTER: 'payments',
+        REDIS_PASSWORD: 'secret',
+        REDIS_SENTINEL_PASSWORD: 'other',
+        REDIS_TIMEOUT_MS: '300',
+      });
+      expect(config.redis).toEqual({
+        topology: {
+          kind: 'sentinel',
+          sentinels: [
+            { host: 's1.internal', port: 26379 },
+            { host: '10.0.0.2', port: 26380 },
+          ],
+          master: 'payments',
+          sentinelPassword: 'other',
+          username: undefined,
+          password: 'secret',
+        },
+        timeoutMs: 300,
+        minReplicaAcks: 1,
+      });
+    });
+
+    it('REDIS_CLUSTER_NODES: one acknowledgement by default, 0 when asked', () => {
+      const nodes = { REDIS_CLUSTER_NODES: '10.0.0.1:7000,10.0.0.2:7000' };
+      expect(parseConfig(nodes).redis?.minReplicaAcks).toBe(1);
+      expect(parseConfig(nodes).redis?.topology).toMatchObject({
+        kind: 'cluster',
+        nodes: [{ port: 7000 }, {}],
+      });
+      expect(parseConfig({ ...nodes, REDIS_MIN_REPLICA_ACKS: '0' }).redis?.minReplicaAcks).toBe(0);
+      expect(parseConfig({ ...nodes, WORKERS: '2' }).workers).toBe(2);
+    });
+
+    it('refuses more than one topology, and every misplaced variable, all listed at once', () => {
+      let problems: string[] = [];
+      try {
+        parseConfig({
+          REDIS_URL: 'redis://10.0.0.1:6379',
+          REDIS_CLUSTER_NODES: '10.0.0.1:7000',
+          REDIS_SENTINEL_MASTER: 'mw',
+          REDIS_PASSWORD: 'x',
+        });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        problems = (error as ConfigError).problems;
+      }
+      expect(problems).toEqual([
+        expect.stringMatching(/^REDIS_URL, REDIS_CLUSTER_NODES: set exactly one/),
+        expect.stringMatching(/^REDIS_SENTINEL_MASTER: only means something with REDIS_SENTINELS/),
+        expect.stringMatching(/^REDIS_PASSWORD: with REDIS_URL, credentials go in the URL/),
+      ]);
+      expect(() => parseConfig({ REDIS_SENTINELS: '10.0.0.1:26379' })).toThrow(
+        /REDIS_SENTINEL_MASTER: required with REDIS_SENTINELS/,
+      );
+      expect(() => parseConfig({ REDIS_SENTINELS: '10.0.0.1' })).toThrow(
+        /REDIS_SENTINELS: must be host:port/,
+      );
+      expect(() => parseConfig({ REDIS_MIN_REPLICA_ACKS: '1' })).toThrow(
+        /REDIS_MIN_REPLICA_ACKS: only means something with a Redis/,
+      );
+      expect(() => parseConfig({ REDIS_URL: 'redis://x:1', REDIS_TIMEOUT_MS: '5000' })).toThrow(
+        /REDIS_TIMEOUT_MS: 5000 must be at most a quarter of REQUEST_DEADLINE_MS/,
+      );
+    });
   });
 });

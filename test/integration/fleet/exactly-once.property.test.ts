@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
-import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, fleetScopeSecret } from '../../../src/redis.ts';
+import { connectRedis, type RedisClient } from '../../../src/redis/connection.ts';
+import { fleetScopeSecret } from '../../../src/redis/fleet.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
 import { RedisIdempotencyStore } from '../../../src/withdrawals/redis-idempotency-store.ts';
@@ -87,7 +87,7 @@ interface Answer {
 let redis: RunningRedis;
 let sandbox: TestSandbox;
 let merchant: { id: string; keys: Record<Actor, string> };
-const connections: Redis[] = [];
+const connections: RedisClient[] = [];
 const clients: MerchantWalletClient[] = [];
 let processes: Record<'A' | 'B', Gateway>;
 

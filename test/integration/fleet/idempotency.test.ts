@@ -1,16 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { globalIdOf } from '../../../src/global-ids.ts';
 import { createRateLimiter, type RateLimit } from '../../../src/plugins/rate-limit.ts';
-import {
-  connectRedis,
-  fleetInvalidation,
-  fleetScopeSecret,
-  keepFleetScopeSecret,
-  warnIfRedisEvicts,
-} from '../../../src/redis.ts';
+import { connectRedis, type RedisClient, warnIfRedisEvicts } from '../../../src/redis/connection.ts';
+import { fleetInvalidation, fleetScopeSecret, keepFleetScopeSecret } from '../../../src/redis/fleet.ts';
 import { Money } from '../../../src/sandbox/money.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
@@ -39,7 +33,7 @@ let redis: RunningRedis;
 let sandbox: TestSandbox;
 let key: string;
 let walletId: string;
-const connections: Redis[] = [];
+const connections: RedisClient[] = [];
 const clients: MerchantWalletClient[] = [];
 const stops: (() => void)[] = [];
 
@@ -71,7 +65,7 @@ async function gatewayProcess(
   let store: IdempotencyStore;
   let fleetStore: RedisIdempotencyStore | undefined;
   let scopeSecret: Buffer | undefined;
-  let connection: Redis | undefined;
+  let connection: RedisClient | undefined;
   if (shared === 'redis') {
     connection = await connectRedis(redis.url, pino({ level: 'silent' }));
     connections.push(connection);

@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
-import { connectRedis, fleetEvents, fleetScopeSecret } from '../../../src/redis.ts';
+import { connectRedis, type RedisClient } from '../../../src/redis/connection.ts';
+import { fleetEvents, fleetScopeSecret } from '../../../src/redis/fleet.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { redisLeases } from '../../../src/subscriptions/leases.ts';
 import { LivePolling } from '../../../src/subscriptions/live.ts';
@@ -28,7 +28,7 @@ let redis: RunningRedis;
 let sandbox: TestSandbox;
 let key: string;
 let walletId: string;
-const connections: Redis[] = [];
+const connections: RedisClient[] = [];
 const closers: (() => Promise<void> | void)[] = [];
 
 beforeAll(async () => {

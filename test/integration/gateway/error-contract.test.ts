@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { connectRedis } from '../../../src/redis.ts';
+import { connectRedis } from '../../../src/redis/connection.ts';
 import { RedisIdempotencyStore } from '../../../src/withdrawals/redis-idempotency-store.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { type RunningRedis, startRedis } from '../../support/redis.ts';

@@ -1,50 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-
-/**
- * The fleet's Redis (REDIS_URL). Commands fail at once while Redis is unreachable (no offline
- * queue), so a withdrawal is refused rather than held; the client reconnects by itself, forever,
- * with a capped backoff. Connection errors are logged, never thrown into the process.
- */
-export async function connectRedis(url: string, logger: Logger): Promise<Redis> {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2_000,
-    retryStrategy: (times) => Math.min(100 * times, 2_000),
-  });
-  let down = false;
-  redis.on('error', (error: Error) => {
-    if (!down) logger.warn({ err: error.message }, 'redis unreachable; reconnecting');
-    down = true;
-  });
-  redis.on('ready', () => {
-    if (down) logger.info('redis reachable again');
-    down = false;
-  });
-  await redis.connect();
-  return redis;
-}
-
-/**
- * Warns when Redis may evict keys: every key the gateway writes has a TTL, so any policy but
- * `noeviction` could drop an idempotency record or a claim under memory pressure, and one key could
- * then make two withdrawals. With `noeviction` a full Redis refuses the write instead, and the
- * withdrawal is refused unsent. Managed Redis services may refuse CONFIG; then nothing is said.
- */
-export async function warnIfRedisEvicts(redis: Redis, logger: Logger): Promise<void> {
-  const reply = (await redis.config('GET', 'maxmemory-policy').catch(() => null)) as string[] | null;
-  const policy = reply?.[1];
-  if (policy && policy !== 'noeviction') {
-    logger.warn(
-      { maxmemoryPolicy: policy },
-      'redis may evict idempotency records under memory pressure; set maxmemory-policy noeviction',
-    );
-  }
-}
+import { duplicateClient, type RedisClient } from './connection.ts';
+import type { RedisHealth } from './health.ts';
 
 const SECRET_KEY = 'mwg:caller-scope-secret';
 
@@ -54,7 +13,7 @@ const SECRET_KEY = 'mwg:caller-scope-secret';
  * stored under the scope, so replicas must compute the same one. It never leaves Redis and the
  * gateway's memory, and the key itself is never stored. Keep it with keepFleetScopeSecret.
  */
-export async function fleetScopeSecret(redis: Redis, mine: Buffer = randomBytes(32)): Promise<Buffer> {
+export async function fleetScopeSecret(redis: RedisClient, mine: Buffer = randomBytes(32)): Promise<Buffer> {
   await redis.set(SECRET_KEY, mine.toString('base64'), 'NX');
   const secret = await redis.get(SECRET_KEY);
   if (!secret) throw new Error(`${SECRET_KEY} vanished right after it was set`);
@@ -72,7 +31,7 @@ export async function fleetScopeSecret(redis: Redis, mine: Buffer = randomBytes(
  * gone). Failures are logged; the next check tries again. Returns a stop function.
  */
 export function keepFleetScopeSecret(
-  redis: Redis,
+  redis: RedisClient,
   secret: Buffer,
   adopt: (secret: Buffer) => void,
   logger: Logger,
@@ -117,19 +76,27 @@ const INVALIDATE_CHANNEL = 'mwg:invalidate';
 /**
  * Read-your-own-withdrawal across a fleet: after a withdrawal succeeds on one process, every
  * process forgets that caller's cached reads and query-deduplication generation. `publish` goes in
- * the client's `onWithdrawal` (awaited before the withdrawal answers, so the message is in Redis
- * before the client can read again); `subscribe` applies the others' messages. Messages carry the
- * caller scope (an HMAC), never a key. A message lost while Redis is down only leaves reads up to
- * UPSTREAM_CACHE_TTL_MS stale.
+ * the client's `onWithdrawal`; `subscribe` applies the others' messages. Messages carry the caller
+ * scope (an HMAC), never a key.
+ *
+ * While Redis answers, the withdrawal's answer waits for the publish (at most REDIS_TIMEOUT_MS),
+ * so the message is in Redis before the client can read again on another replica. While `health`
+ * says Redis does not answer, the answer does not wait: the publish goes on in the background and
+ * lands if Redis comes back. A message lost that way only leaves that caller's reads on other
+ * replicas up to UPSTREAM_CACHE_TTL_MS stale; subscriptions catch up by themselves.
  */
-export function fleetInvalidation(redis: Redis, logger: Logger) {
+export function fleetInvalidation(redis: RedisClient, logger: Logger, health?: RedisHealth) {
   return {
     async publish(scope: string): Promise<void> {
-      await redis.publish(INVALIDATE_CHANNEL, scope);
+      const sent = redis.publish(INVALIDATE_CHANNEL, scope).catch((error: Error) => {
+        health?.report(error);
+        logger.debug({ err: error.message }, 'withdrawal notice not published');
+      });
+      if (health?.responsive !== false) await sent;
     },
     /** Starts applying the fleet's invalidations; returns the subscriber connection, to quit on shutdown. */
-    async subscribe(invalidate: (scope: string) => void): Promise<Redis> {
-      const subscriber = redis.duplicate({ enableOfflineQueue: true });
+    async subscribe(invalidate: (scope: string) => void): Promise<RedisClient> {
+      const subscriber = duplicateClient(redis, { enableOfflineQueue: true });
       subscriber.on('error', (error: Error) =>
         logger.debug({ err: error.message }, 'redis subscriber error'),
       );
@@ -149,8 +116,8 @@ export function fleetInvalidation(redis: Redis, logger: Logger) {
  * publish or subscribe that fails while Redis is down is logged, never thrown into the process;
  * ioredis subscribes again by itself when it reconnects.
  */
-export function fleetEvents(redis: Redis, logger: Logger) {
-  const subscriber = redis.duplicate({ enableOfflineQueue: true });
+export function fleetEvents(redis: RedisClient, logger: Logger) {
+  const subscriber = duplicateClient(redis, { enableOfflineQueue: true });
   subscriber.on('error', (error: Error) => logger.debug({ err: error.message }, 'redis subscriber error'));
   const failed = (what: string) => (error: Error) =>
     logger.warn({ err: error.message }, `subscription ${what} through redis failed`);
@@ -168,17 +135,40 @@ export function fleetEvents(redis: Redis, logger: Logger) {
     events,
     subscriber,
     /**
-     * Tells `lost` when the subscriber connection closes (news published meanwhile never arrives)
-     * and `restored` once it listens again: ioredis says 'ready' before it subscribes again, so
-     * after a PING, whose reply follows those of the SUBSCRIBEs.
+     * Tells `lost` when the subscriber connection stops delivering (news published meanwhile never
+     * arrives) and `restored` once it listens again:
+     * - a closed connection is lost at once; ioredis says 'ready' before it subscribes again, so
+     *   it is restored after a PING, whose reply follows those of the SUBSCRIBEs;
+     * - a Redis that hangs keeps the connection open and silent: a PING every `everyMs` (bounded
+     *   by REDIS_TIMEOUT_MS) that goes unanswered counts as lost, and the next answered one as
+     *   restored.
+     * Returns a stop function.
      */
-    watchDelivery(handlers: { lost(): void; restored(): void }): void {
-      subscriber.on('close', handlers.lost);
-      subscriber.on('ready', () => {
-        subscriber.ping().then(handlers.restored, (error: Error) => {
-          logger.debug({ err: error.message }, 'redis subscriber ping failed');
-        });
-      });
+    watchDelivery(handlers: { lost(): void; restored(): void }, everyMs = 1_000): () => void {
+      let delivering = true;
+      const lost = () => {
+        delivering = false;
+        handlers.lost();
+      };
+      const ping = () =>
+        subscriber.ping().then(
+          () => {
+            if (delivering) return;
+            delivering = true;
+            handlers.restored();
+          },
+          (error: Error) => {
+            logger.debug({ err: error.message }, 'redis subscriber ping failed');
+            if (delivering) lost();
+          },
+        );
+      subscriber.on('close', lost);
+      subscriber.on('ready', () => void ping());
+      const timer = setInterval(() => {
+        if (subscriber.status === 'ready') void ping();
+      }, everyMs);
+      timer.unref();
+      return () => clearInterval(timer);
     },
   };
 }

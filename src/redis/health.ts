@@ -1,0 +1,100 @@
+import { ReplyError } from 'ioredis';
+import type { Logger } from 'pino';
+import { mastersOf, type RedisClient } from './connection.ts';
+
+/**
+ * Whether the fleet's Redis answers, known without asking it on a request's path. A Redis that
+ * refuses connections fails every command at once; a Redis that hangs (SIGSTOP, a long fork, a
+ * partition) keeps its connections open and answers nothing, and each command then waits its
+ * full bound (REDIS_TIMEOUT_MS). So:
+ *
+ * - any command of the gateway that goes unanswered (a timeout, a closed connection) marks Redis
+ *   unresponsive at once (`report`), and so does a failed background PING (every `everyMs`, to
+ *   every master);
+ * - while Redis is unresponsive, the request paths that need it take their degraded path without
+ *   waiting: withdrawals are refused unsent, rate limits are counted in this process, poll leases
+ *   are not held, and the cross-replica notice of a withdrawal is not waited for;
+ * - the first PING that every master answers makes it responsive again.
+ *
+ * A refusal that Redis did answer (a script error, OOM under `noeviction`) says Redis is up, and
+ * does not count.
+ */
+export class RedisHealth {
+  private unresponsiveSince: number | null = null;
+  private checking = false;
+  private readonly client: RedisClient;
+  private readonly logger: Logger;
+  private readonly everyMs: number;
+
+  constructor(client: RedisClient, logger: Logger, everyMs = 1_000) {
+    this.client = client;
+    this.logger = logger;
+    this.everyMs = everyMs;
+  }
+
+  /** False from the first unanswered command until every master answers a PING again. */
+  get responsive(): boolean {
+    return this.unresponsiveSince === null;
+  }
+
+  /** Tells the health what a Redis command failed with; an unanswered one marks Redis unresponsive. */
+  report(error: unknown): void {
+    if (error instanceof ReplyError) return;
+    if (this.unresponsiveSince !== null) return;
+    this.unresponsiveSince = Date.now();
+    this.logger.warn(
+      { err: (error as Error)?.message },
+      'redis does not answer; withdrawals are refused unsent and rate limits are per process until it does',
+    );
+  }
+
+  /** PINGs every master once (each bounded by the command timeout); true when all answered. */
+  async check(): Promise<boolean> {
+    if (this.checking) return this.responsive;
+    this.checking = true;
+    try {
+      const masters = mastersOf(this.client);
+      if (masters.length === 0) throw new Error('no redis master is known');
+      await Promise.all(masters.map((master) => master.ping()));
+      if (this.unresponsiveSince !== null) {
+        this.logger.info({ unresponsiveMs: Date.now() - this.unresponsiveSince }, 'redis answers again');
+        this.unresponsiveSince = null;
+      }
+      return true;
+    } catch (error) {
+      this.report(error);
+      return false;
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  /** Starts the background PING; returns a stop function. */
+  start(): () => void {
+    const timer = setInterval(() => void this.check(), this.everyMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  /**
+   * Runs one Redis command for a request: refused at once (RedisUnresponsiveError) while Redis is
+   * unresponsive, and a failure is reported.
+   */
+  async run<T>(command: () => Promise<T>): Promise<T> {
+    if (this.unresponsiveSince !== null) throw new RedisUnresponsiveError();
+    try {
+      return await command();
+    } catch (error) {
+      this.report(error);
+      throw error;
+    }
+  }
+}
+
+/** Thrown instead of sending a command to a Redis known not to answer. */
+export class RedisUnresponsiveError extends Error {
+  constructor() {
+    super('redis does not answer');
+    this.name = 'RedisUnresponsiveError';
+  }
+}
