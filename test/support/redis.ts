@@ -125,7 +125,10 @@ export async function startRedis(options: { args?: string[]; port?: number } = {
   };
   const stop = () => end('SIGTERM');
   const signal = (name: 'SIGSTOP' | 'SIGCONT') => {
-    if (!child) throw new Error('redis-server is not running');
+    if (!child) {
+      if (name === 'SIGCONT') return;
+      throw new Error('redis-server is not running');
+    }
     child.kill(name);
   };
 
