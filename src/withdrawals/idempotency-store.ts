@@ -79,6 +79,14 @@ export class ReplicaAckError extends Error {
   }
 }
 
+/** The store was not asked (it is known not to answer right now): nothing was written. */
+export class NotAskedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotAskedError';
+  }
+}
+
 export interface IdempotencyStore {
   /**
    * Claims the key for a new attempt when nobody holds it, atomically, with a lease of `leaseMs`

@@ -1,11 +1,12 @@
 import type { RedisClient } from '../redis/connection.ts';
-import type { RedisHealth } from '../redis/health.ts';
+import { type RedisHealth, RedisUnresponsiveError } from '../redis/health.ts';
 import {
   type Attempt,
   type Held,
   IDEMPOTENCY_TTL_MS,
   type IdempotencyRecord,
   type IdempotencyStore,
+  NotAskedError,
   type PendingRecord,
   ReplicaAckError,
   StoreFullError,
@@ -111,9 +112,15 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     this.health = options.health;
   }
 
-  /** One command for a request, through the health when there is one. */
-  private run<T>(command: () => Promise<T>): Promise<T> {
-    return this.health ? this.health.run(command) : command();
+  /** One command for a request, through the health when there is one (NotAskedError when it refuses). */
+  private async run<T>(command: () => Promise<T>): Promise<T> {
+    if (!this.health) return command();
+    try {
+      return await this.health.run(command);
+    } catch (error) {
+      if (error instanceof RedisUnresponsiveError) throw new NotAskedError(error.message);
+      throw error;
+    }
   }
 
   /**
@@ -121,11 +128,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
    * WAIT behind it on the same connection (a pipeline goes to the one node of the script's slot),
    * and refused (ReplicaAckError) when fewer replicas hold it.
    */
-  private acknowledged(script: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+  private async acknowledged(script: string, keys: string[], args: (string | number)[]): Promise<unknown> {
     if (this.minReplicaAcks === 0) {
       return this.run(() => this.redis.eval(script, keys.length, ...keys, ...args));
     }
-    return this.run(async () => {
+    const [written, acknowledged] = await this.run(async () => {
       const replies = await this.redis
         .pipeline()
         .eval(script, keys.length, ...keys, ...args)
@@ -134,13 +141,14 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       const [[writeError, written] = [], [waitError, acknowledged] = []] = replies ?? [];
       if (writeError) throw writeError;
       if (waitError) throw waitError;
-      // Nothing written (not the holder, or already claimed): nothing to acknowledge.
-      if (written === 0) return written;
-      if (Number(acknowledged) < this.minReplicaAcks) {
-        throw new ReplicaAckError(Number(acknowledged), this.minReplicaAcks);
-      }
-      return written;
+      return [written, Number(acknowledged)] as const;
     });
+    // Nothing written (not the holder, or already claimed): nothing to acknowledge. Too few
+    // replicas is Redis answering, not Redis failing: the health is not told.
+    if (written !== 0 && acknowledged < this.minReplicaAcks) {
+      throw new ReplicaAckError(acknowledged, this.minReplicaAcks);
+    }
+    return written;
   }
 
   async claim(

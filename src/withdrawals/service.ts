@@ -12,6 +12,7 @@ import {
   type Attempt,
   type IdempotencyRecord,
   type IdempotencyStore,
+  NotAskedError,
   ownerOfKey,
   ownerOfUnkeyed,
   type PendingRecord,
@@ -174,9 +175,14 @@ export class WithdrawalService {
     const settle = (record: IdempotencyRecord | null) =>
       this.store.settle(scope, key, holder, mine, record).catch(() => false);
     const leaseMs = this.settings.leaseMs;
-    let held = await this.traced('withdrawal.idempotency.claim', () =>
-      this.guard(() => this.store.claim(scope, key, fresh, leaseMs, holder)),
-    );
+    // A claim whose answer was lost (a timeout) may still have been written: freed once the
+    // store answers, so a retry need not wait out the lease.
+    const claim = () =>
+      this.guard(() => this.store.claim(scope, key, fresh, leaseMs, holder)).catch((error: unknown) => {
+        this.releaseUnsent(error, scope, key, holder, fresh);
+        throw error;
+      });
+    let held = await this.traced('withdrawal.idempotency.claim', claim);
     for (let wait = 10; held; wait = Math.min(wait * 2, 200)) {
       const { record, leased } = held;
       if (record.fingerprint !== fingerprint) throw this.reused();
@@ -196,7 +202,7 @@ export class WithdrawalService {
         }
         await sleep(wait);
         held = await this.guard(() => this.store.read(scope, key));
-        if (!held) held = await this.guard(() => this.store.claim(scope, key, fresh, leaseMs, holder));
+        if (!held) held = await claim();
         continue;
       }
       // A pending record nobody holds: an earlier attempt ended without an answer, or its process
@@ -264,10 +270,8 @@ export class WithdrawalService {
       mine = sending;
       await this.guard(() => this.store.putAttempt(payout, attempt));
     } catch (error) {
-      // Nothing was sent: free the key and the attempt (a failing store lets the lease run out
-      // instead, and the attempt's window then closes on nothing).
-      await settle(null);
-      await this.store.removeAttempt(payout, attempt.id).catch(() => {});
+      // Nothing was sent: free the key and the attempt, now or once the store answers again.
+      this.releaseUnsent(error, scope, key, holder, mine, { payout, attemptId: attempt.id });
       throw error;
     }
     const sent = await this.post(caller, body, key, payout, attempt);
@@ -329,6 +333,37 @@ export class WithdrawalService {
     if (other === null) await this.store.removeAttempt(payout, attempt.id).catch(() => {});
     else if (other !== undefined) this.metrics?.idempotency('claim_conflict');
     return { ok: true, intent };
+  }
+
+  /**
+   * Frees what an attempt that sent nothing may have written (its claim, its record, its
+   * registered attempt): at once, and, while the store does not answer, again every second for
+   * as long as the lease would hold the key. Fenced like every settle: it changes nothing once
+   * another attempt holds the key. Skipped when the store was never asked.
+   */
+  private releaseUnsent(
+    error: unknown,
+    scope: string,
+    key: string,
+    holder: string,
+    expected: PendingRecord,
+    registered?: { payout: string; attemptId: string },
+  ): void {
+    if (error instanceof GatewayError && error.cause instanceof NotAskedError && !registered) return;
+    const giveUpAt = Date.now() + this.settings.leaseMs;
+    const release = async () => {
+      for (;;) {
+        try {
+          await this.store.settle(scope, key, holder, expected, null);
+          if (registered) await this.store.removeAttempt(registered.payout, registered.attemptId);
+          return;
+        } catch {
+          if (Date.now() + 1_000 > giveUpAt) return;
+          await sleep(1_000, undefined, { ref: false });
+        }
+      }
+    };
+    void release();
   }
 
   /** A POST about to leave: sent now, waited for until the request's deadline at the latest. */

@@ -9,7 +9,7 @@ import { recordSuiteKey } from '../support/suite-logs.ts';
 /**
  * A Redis that hangs, as a stalled host, a long fork or a partition makes it: SIGSTOP keeps its
  * connections open and answers nothing. Two gateway processes (`src/main.ts`, configured by
- * REDIS_URL only, RATE_LIMIT_PER_KEY on) share it, in front of a REST API that does not
+ * REDIS_URL only, one with RATE_LIMIT_PER_KEY) share it, in front of a REST API that does not
  * deduplicate. No request may wait on Redis past its bound (REDIS_TIMEOUT_MS, 500 ms here); each
  * takes its documented degraded path. Every fetch below is bounded, so a hang fails the test
  * instead of stalling it. POSTs are counted at the sandbox.
@@ -27,8 +27,13 @@ beforeAll(async () => {
   redis = await startRedis();
   sandbox = await startTestSandbox();
   sandbox.sandbox.idempotencyExtension = false;
-  const env = { REDIS_URL: redis.url, RATE_LIMIT_PER_KEY: `${RATE}/m`, REDIS_TIMEOUT_MS: '500' };
-  [a, b] = await Promise.all([startGatewayProcess(sandbox.url, env), startGatewayProcess(sandbox.url, env)]);
+  // A limits each key's rate (its first Redis command of a request is the limiter's); B does not
+  // (its first is the withdrawal's claim).
+  const env = { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '500' };
+  [a, b] = await Promise.all([
+    startGatewayProcess(sandbox.url, { ...env, RATE_LIMIT_PER_KEY: `${RATE}/m` }),
+    startGatewayProcess(sandbox.url, env),
+  ]);
 });
 afterAll(async () => {
   a?.stop('gateway A, Redis stalled');
@@ -40,8 +45,10 @@ beforeEach(() => {
   sandbox.sandbox.requests.length = 0;
 });
 afterEach(async () => {
-  // Whatever a test did, the next one starts with a Redis that answers, and gateways that know it.
+  // Whatever a test did, the next one starts with a Redis that answers, and gateways that know it
+  // (past the second for which /readyz may repeat an answer from before).
   redis.resume();
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
   await eventually('both gateways to see Redis answer', async () => {
     const [ra, rb] = await Promise.all([a.probe('/readyz'), b.probe('/readyz')]);
     return ra.body.idempotencyStore === 'ok' && rb.body.idempotencyStore === 'ok';
@@ -61,8 +68,9 @@ describe('a Redis that hangs (SIGSTOP)', () => {
     const { key, walletId } = await merchant();
     redis.pause();
     const idempotencyKey = randomUUID();
-    // The first finds Redis hanging (it waits its 500 ms); the next one is refused at once.
-    for (const gateway of [a, a, b]) {
+    // The first on each gateway finds Redis hanging (it waits its 500 ms); the next is refused at
+    // once. B's claim was sent: Redis runs it when it resumes.
+    for (const gateway of [b, b, a]) {
       const refused = await gateway.withdraw(key, walletId, { idempotencyKey, timeoutMs: 3_000 });
       expect(refused.intentId).toBeUndefined();
       expect(refused.errors[0]?.extensions).toMatchObject({ code: 'IDEMPOTENCY_UNAVAILABLE', sent: false });
@@ -72,10 +80,14 @@ describe('a Redis that hangs (SIGSTOP)', () => {
     // The commands that timed out run now, in Redis; none of them may send anything.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(posts()).toBe(0);
-    await eventually('the key to work again', async () => {
-      const done = await b.withdraw(key, walletId, { idempotencyKey, timeoutMs: 3_000 });
-      return done.intentId !== undefined;
+    // The first claim did reach Redis when it resumed; it is released, so the retry need not
+    // wait out its 20 s lease.
+    await eventually('the gateways to see Redis answer', async () => {
+      const [ra, rb] = await Promise.all([a.probe('/readyz'), b.probe('/readyz')]);
+      return ra.body.idempotencyStore === 'ok' && rb.body.idempotencyStore === 'ok';
     });
+    const retried = await a.withdraw(key, walletId, { idempotencyKey, timeoutMs: 5_000 });
+    expect(retried.errors).toEqual([]);
     expect(posts()).toBe(1);
     // And a replay on the other process is the same intent, with nothing sent.
     const first = await b.withdraw(key, walletId, { idempotencyKey });

@@ -165,7 +165,7 @@ async function until(what: string, check: () => boolean, ms = 20_000): Promise<v
 
 export interface SentinelTopology {
   master: RunningRedis;
-  replica: RunningRedis;
+  replicas: RunningRedis[];
   /** The Sentinel's port; REDIS_SENTINELS=127.0.0.1:<port>. */
   sentinelPort: number;
   /** The name the Sentinel monitors; REDIS_SENTINEL_MASTER. */
@@ -176,15 +176,22 @@ export interface SentinelTopology {
 }
 
 /**
- * A master, one replica and one Sentinel, as ../shared recipes describe: the Sentinel declares the
- * master down after 1 s and promotes the replica in a few seconds (quorum 1).
+ * A master, `replicaCount` replicas and one Sentinel (quorum 1): the Sentinel declares the master
+ * down after 1 s and promotes the replica with the most data in a few seconds, then points the
+ * other replicas at it. Two replicas by default, so the new master has a replica too.
  */
-export async function startSentinelTopology(name = 'mw'): Promise<SentinelTopology> {
+export async function startSentinelTopology(replicaCount = 2, name = 'mw'): Promise<SentinelTopology> {
   const binary = ensureRedisServer();
   const master = await startRedis();
-  const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(master.port)] });
-  await until('the replica to sync', () =>
-    redisCli(['-p', String(master.port), 'info', 'replication']).includes('state=online'),
+  const replicas: RunningRedis[] = [];
+  for (let i = 0; i < replicaCount; i++) {
+    replicas.push(await startRedis({ args: ['--replicaof', '127.0.0.1', String(master.port)] }));
+  }
+  await until(
+    'the replicas to sync',
+    () =>
+      redisCli(['-p', String(master.port), 'info', 'replication']).split('state=online').length ===
+      replicaCount + 1,
   );
   const dir = mkdtempSync(join(tmpdir(), 'gateway-sentinel-'));
   const sentinelPort = await freePort();
@@ -212,13 +219,14 @@ export async function startSentinelTopology(name = 'mw'): Promise<SentinelTopolo
     sentinel.stderr?.on('data', onData);
     sentinel.once('exit', (code) => reject(new Error(`redis sentinel exited with ${code}:\n${output}`)));
   });
-  // The Sentinel learns of the replica from the master's INFO, every 10 s at first.
-  await until('the Sentinel to know the replica', () =>
-    redisCli(['-p', String(sentinelPort), 'sentinel', 'replicas', name]).includes(String(replica.port)),
-  );
+  // The Sentinel learns of the replicas from the master's INFO.
+  await until('the Sentinel to know the replicas', () => {
+    const known = redisCli(['-p', String(sentinelPort), 'sentinel', 'replicas', name]);
+    return replicas.every((replica) => known.includes(String(replica.port)));
+  });
   return {
     master,
-    replica,
+    replicas,
     sentinelPort,
     name,
     currentMasterPort() {
@@ -230,7 +238,7 @@ export async function startSentinelTopology(name = 'mw'): Promise<SentinelTopolo
       if (sentinel.exitCode === null) sentinel.kill('SIGKILL');
       await exited;
       await master.close();
-      await replica.close();
+      for (const replica of replicas) await replica.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { eventually, type GatewayProcess, startGatewayProcess } from '../support/fleet-process.ts';
+import { type SentinelTopology, startSentinelTopology } from '../support/redis.ts';
+import { startTestSandbox, type TestSandbox } from '../support/sandbox.ts';
+import { subscribeSSE } from '../support/subscriptions.ts';
+import { recordSuiteKey } from '../support/suite-logs.ts';
+
+/**
+ * The fleet on Redis Sentinel, configured by name only (REDIS_SENTINELS, REDIS_SENTINEL_MASTER;
+ * REDIS_MIN_REPLICA_ACKS left at its Sentinel default of 1): real redis-server processes, a master
+ * and two replicas watched by a Sentinel, and two gateway processes in front of a REST API that
+ * does not deduplicate. The master is killed for real; nothing is restarted. POSTs are counted at
+ * the sandbox.
+ */
+
+let topology: SentinelTopology;
+let sandbox: TestSandbox;
+let a: GatewayProcess;
+let b: GatewayProcess;
+let key: string;
+let walletId: string;
+
+beforeAll(async () => {
+  topology = await startSentinelTopology();
+  sandbox = await startTestSandbox();
+  sandbox.sandbox.idempotencyExtension = false;
+  const env = {
+    REDIS_SENTINELS: `127.0.0.1:${topology.sentinelPort}`,
+    REDIS_SENTINEL_MASTER: topology.name,
+  };
+  [a, b] = await Promise.all([startGatewayProcess(sandbox.url, env), startGatewayProcess(sandbox.url, env)]);
+  const merchant = await sandbox.world.merchant();
+  key = merchant.key;
+  recordSuiteKey(key);
+  walletId = (await sandbox.world.wallet(merchant.id, { USDT: '100000', TRX: '10' })).id;
+});
+afterAll(async () => {
+  a?.stop('gateway A, Sentinel');
+  b?.stop('gateway B, Sentinel');
+  await sandbox?.close();
+  await topology?.close();
+});
+beforeEach(() => {
+  sandbox.sandbox.requests.length = 0;
+});
+const posts = () => sandbox.sandbox.requests.filter((r) => r.method === 'POST').length;
+
+describe('Redis Sentinel', () => {
+  it('one key over two gateways: one POST', async () => {
+    const idempotencyKey = randomUUID();
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).withdraw(key, walletId, { idempotencyKey })),
+    );
+    const ids = new Set(answers.map((answer) => answer.intentId));
+    expect(ids.size).toBe(1);
+    expect([...ids][0]).toBeDefined();
+    expect(posts()).toBe(1);
+  });
+
+  it('read-your-writes across gateways: a withdrawal made on A is in the next list read on B', async () => {
+    const newest = async () =>
+      (await b.graphql(key, '{ withdrawalIntents(first: 1) { edges { node { restId } } } }')).body.data
+        .withdrawalIntents.edges[0]?.node.restId;
+    // B has the list in its micro-cache now; A's notice through Redis must make B read again.
+    await newest();
+    const made = await a.withdraw(key, walletId, { idempotencyKey: randomUUID() });
+    expect(await newest()).toBe(made.intentId);
+  });
+
+  it('a replica that cannot acknowledge: keyed withdrawals are refused unsent until one can', async () => {
+    // One replica stalls: the other still acknowledges.
+    topology.replicas[0]?.pause();
+    try {
+      const idempotencyKey = randomUUID();
+      expect((await a.withdraw(key, walletId, { idempotencyKey })).intentId).toBeDefined();
+      // Both stall: nothing can be acknowledged, so nothing is sent.
+      topology.replicas[1]?.pause();
+      const otherKey = randomUUID();
+      for (const gateway of [a, b]) {
+        const refused = await gateway.withdraw(key, walletId, { idempotencyKey: otherKey, timeoutMs: 3_000 });
+        expect(refused.intentId).toBeUndefined();
+        expect(refused.errors[0]?.extensions).toMatchObject({
+          code: 'IDEMPOTENCY_UNAVAILABLE',
+          sent: false,
+          reason: 'REPLICA_UNACKNOWLEDGED',
+        });
+      }
+      const unkeyed = await b.withdraw(key, walletId, { timeoutMs: 3_000 });
+      expect(unkeyed.errors[0]?.extensions).toMatchObject({ reason: 'REPLICA_UNACKNOWLEDGED' });
+      expect(posts()).toBe(1);
+      topology.replicas[1]?.resume();
+      topology.replicas[0]?.resume();
+      await eventually('the refused key to work once replicas acknowledge', async () => {
+        const done = await a.withdraw(key, walletId, { idempotencyKey: otherKey, timeoutMs: 3_000 });
+        return done.intentId !== undefined;
+      });
+      expect(posts()).toBe(2);
+    } finally {
+      topology.replicas[0]?.resume();
+      topology.replicas[1]?.resume();
+    }
+  });
+
+  it('after the master is killed: withdrawals work again within 20 s with no restart, and every record written before survives', async () => {
+    // Records written before the failover, some answered on each gateway.
+    const before: { idempotencyKey: string; intentId: string }[] = [];
+    for (let i = 0; i < 10; i++) {
+      const idempotencyKey = randomUUID();
+      const done = await (i % 2 ? a : b).withdraw(key, walletId, { idempotencyKey, amount: `${i + 1}.00` });
+      expect(done.intentId).toBeDefined();
+      before.push({ idempotencyKey, intentId: done.intentId as string });
+    }
+    // A subscriber on B, whose poller may be on A: it must see a change made after the failover.
+    const watched = before[0]?.intentId as string;
+    const watch = 'subscription Watch($id: ID!) { withdrawalIntentUpdated(id: $id) { restId status } }';
+    const stream = await subscribeSSE(b.remote, watch, { id: watched }, key);
+    expect((await stream.next())?.data.withdrawalIntentUpdated.status).toBe('PREPARING');
+    const postsBefore = posts();
+    const oldMaster = topology.currentMasterPort();
+    await topology.master.kill();
+
+    const killedAt = Date.now();
+    const idempotencyKey = randomUUID();
+    await eventually(
+      'a new keyed withdrawal to be created',
+      async () =>
+        (await a.withdraw(key, walletId, { idempotencyKey, timeoutMs: 3_000 })).intentId !== undefined,
+      20_000,
+    );
+    const recoveredMs = Date.now() - killedAt;
+    expect(topology.currentMasterPort()).not.toBe(oldMaster);
+    expect(posts()).toBe(postsBefore + 1);
+    console.log(
+      `Sentinel failover: keyed withdrawals worked again ${recoveredMs} ms after the master was killed`,
+    );
+
+    // Every record written before the failover: the same intent, nothing sent.
+    for (const [i, record] of before.entries()) {
+      const replay = await (i % 2 ? b : a).withdraw(key, walletId, {
+        idempotencyKey: record.idempotencyKey,
+        amount: `${i + 1}.00`,
+      });
+      expect(replay.intentId).toBe(record.intentId);
+    }
+    expect(posts()).toBe(postsBefore + 1);
+
+    for (const status of ['reviewing', 'pending', 'completed']) {
+      await sandbox.world.transitionWithdrawal(watched, status);
+    }
+    const rest = await Promise.race([
+      stream.rest(),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('no news after failover')), 20_000),
+      ),
+    ]);
+    expect(rest.at(-1)?.data.withdrawalIntentUpdated.status).toBe('COMPLETED');
+  });
+});
