@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import type { Cluster } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { connectRedis } from '../../src/redis/connection.ts';
+import { ReplicaAckError } from '../../src/withdrawals/idempotency-store.ts';
+import { RedisIdempotencyStore } from '../../src/withdrawals/redis-idempotency-store.ts';
+import { type GatewayProcess, startGatewayProcess } from '../support/fleet-process.ts';
+import { type RedisCluster, startRedisCluster } from '../support/redis.ts';
+import { startTestSandbox, type TestSandbox } from '../support/sandbox.ts';
+import { subscribeSSE } from '../support/subscriptions.ts';
+import { recordSuiteKey } from '../support/suite-logs.ts';
+
+/**
+ * The fleet on a Redis Cluster, configured by name only (REDIS_CLUSTER_NODES; REDIS_MIN_REPLICA_ACKS
+ * left at its Cluster default of 1): three masters with a replica each, real redis-server
+ * processes made into a Cluster by `redis-cli --cluster create`, and two gateway processes with
+ * a shared rate limit, in front of a REST API that does not deduplicate. Every script must touch
+ * one slot, pub/sub must reach every node's subscribers, and the WAIT must go to the node that
+ * took the write. POSTs are counted at the sandbox.
+ */
+
+const RATE = 30;
+let cluster: RedisCluster;
+let sandbox: TestSandbox;
+let a: GatewayProcess;
+let b: GatewayProcess;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster(1);
+  sandbox = await startTestSandbox();
+  sandbox.sandbox.idempotencyExtension = false;
+  const env = { REDIS_CLUSTER_NODES: cluster.addresses, RATE_LIMIT_PER_KEY: `${RATE}/m` };
+  [a, b] = await Promise.all([startGatewayProcess(sandbox.url, env), startGatewayProcess(sandbox.url, env)]);
+});
+afterAll(async () => {
+  a?.stop('gateway A, Cluster');
+  b?.stop('gateway B, Cluster');
+  await sandbox?.close();
+  await cluster?.close();
+});
+beforeEach(() => {
+  sandbox.sandbox.requests.length = 0;
+});
+
+async function merchant() {
+  const m = await sandbox.world.merchant();
+  recordSuiteKey(m.key);
+  const wallet = await sandbox.world.wallet(m.id, { USDT: '100000', TRX: '10' });
+  return { key: m.key, walletId: wallet.id as string };
+}
+const posts = () => sandbox.sandbox.requests.filter((r) => r.method === 'POST').length;
+
+describe('Redis Cluster (three masters, a replica each)', () => {
+  it('one key over two gateways: one POST, and every answer the same intent; keys of many callers spread over the slots', async () => {
+    const callers = await Promise.all(Array.from({ length: 6 }, () => merchant()));
+    for (const { key, walletId } of callers) {
+      const idempotencyKey = randomUUID();
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).withdraw(key, walletId, { idempotencyKey })),
+      );
+      expect(answers.flatMap((answer) => answer.errors)).toEqual([]);
+      expect(new Set(answers.map((answer) => answer.intentId)).size).toBe(1);
+    }
+    expect(posts()).toBe(callers.length);
+  });
+
+  it('read-your-writes: a withdrawal made on A is in the next list read on B', async () => {
+    const { key, walletId } = await merchant();
+    const newest = async () =>
+      (await b.graphql(key, '{ withdrawalIntents(first: 1) { edges { node { restId } } } }')).body.data
+        .withdrawalIntents.edges[0]?.node.restId;
+    await newest();
+    const made = await a.withdraw(key, walletId, { idempotencyKey: randomUUID() });
+    expect(await newest()).toBe(made.intentId);
+  });
+
+  it('a subscription fans out: subscribers on both gateways get the news of one poller', async () => {
+    const { key, walletId } = await merchant();
+    const made = await a.withdraw(key, walletId, { idempotencyKey: randomUUID() });
+    const watch = 'subscription Watch($id: ID!) { withdrawalIntentUpdated(id: $id) { restId status } }';
+    const streams = await Promise.all(
+      [a, b, b].map((gateway) => subscribeSSE(gateway.remote, watch, { id: made.intentId }, key)),
+    );
+    for (const stream of streams) {
+      expect((await stream.next())?.data.withdrawalIntentUpdated.status).toBe('PREPARING');
+    }
+    for (const status of ['reviewing', 'pending', 'completed']) {
+      await sandbox.world.transitionWithdrawal(made.intentId as string, status);
+    }
+    for (const stream of streams) {
+      const rest = await stream.rest();
+      expect(rest.at(-1)?.data.withdrawalIntentUpdated.status).toBe('COMPLETED');
+    }
+  });
+
+  it('the rate limit is shared by the fleet: counted once across both gateways', async () => {
+    const { key } = await merchant();
+    const read = (gateway: GatewayProcess) =>
+      gateway.graphql(key, '{ wallets(first: 1) { edges { node { id } } } }');
+    const statuses: number[] = [];
+    for (let i = 0; i < RATE + 1; i++) statuses.push((await read(i % 2 ? a : b)).status);
+    expect(statuses.slice(0, RATE).every((status) => status === 200)).toBe(true);
+    expect(statuses.at(-1)).toBe(429);
+  });
+
+  it('a write waits for the replica of the master that took it, not of any node', async () => {
+    const client = (await connectRedis(
+      {
+        topology: {
+          kind: 'cluster',
+          nodes: cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })),
+        },
+        timeoutMs: 500,
+        minReplicaAcks: 1,
+      },
+      pino({ level: 'silent' }),
+    )) as Cluster;
+    const store = new RedisIdempotencyStore(client, {
+      maxKeysPerCaller: 100,
+      minReplicaAcks: 1,
+      ackTimeoutMs: 300,
+    });
+    try {
+      // Two payouts whose attempts live on different masters.
+      // CLUSTER NODES: "<id> <ip:port@bus> <flags> <master id or -> …" per node.
+      const nodes = ((await client.cluster('NODES')) as string)
+        .trim()
+        .split('\n')
+        .map((line) => line.split(' '))
+        .map(([id, address, flags, masterId]) => ({ id, address: address?.split('@')[0], flags, masterId }));
+      const ownerOf = async (payout: string) => {
+        const slot = (await client.cluster('KEYSLOT', `mwg:{${payout}}:attempts`)) as number;
+        const master = client.slots[slot]?.[0];
+        const id = nodes.find((node) => node.address === master)?.id;
+        return [master, nodes.find((node) => node.masterId === id)?.address];
+      };
+      const first = `payout-${randomUUID()}`;
+      const [masterOfFirst, replicaOfFirst] = await ownerOf(first);
+      let second = `payout-${randomUUID()}`;
+      while ((await ownerOf(second))[0] === masterOfFirst) second = `payout-${randomUUID()}`;
+      const replica = cluster.nodes.find((node) => `127.0.0.1:${node.port}` === replicaOfFirst);
+      expect(replica).toBeDefined();
+      const attempt = () => ({
+        id: randomUUID(),
+        owner: 'o',
+        sentAt: Date.now(),
+        endsBy: Date.now(),
+        endedAt: null,
+      });
+      replica?.pause();
+      try {
+        await expect(store.putAttempt(first, attempt())).rejects.toBeInstanceOf(ReplicaAckError);
+        await expect(store.putAttempt(second, attempt())).resolves.toBeUndefined();
+      } finally {
+        replica?.resume();
+      }
+      await expect(store.putAttempt(first, attempt())).resolves.toBeUndefined();
+    } finally {
+      client.disconnect();
+    }
+  });
+});
