@@ -47,19 +47,22 @@ export function singleRedis(url: string, timeoutMs = 500): RedisSettings {
 }
 
 /**
- * Connects to the fleet's Redis. Every command is bounded (`commandTimeout`), fails at once while
- * Redis is unreachable (no offline queue), and is never sent twice: an unanswered command is not
- * re-sent after a reconnection, since a write that did run must not run again unseen. The client
+ * Connects to the fleet's Redis. Every command is bounded (`commandTimeout`, REDIS_TIMEOUT_MS),
+ * also while it waits for a reconnection (so a failover's reconnection, a fraction of a second, is
+ * ridden out rather than failed), and is never sent twice: an unanswered command is not re-sent
+ * after a reconnection, since a write that did run must not run again unseen. The client
  * reconnects by itself, forever, with a capped backoff; with Sentinel it asks the Sentinels where
- * the master is on every reconnection and when they announce a failover. Connection errors are
- * logged, never thrown into the process.
+ * the master is on every reconnection and as soon as they announce a failover. Once a command
+ * goes unanswered, RedisHealth refuses the next ones at once. Connection errors are logged, never
+ * thrown into the process.
  */
 export async function connectRedis(target: RedisSettings | string, logger: Logger): Promise<RedisClient> {
   const settings = typeof target === 'string' ? singleRedis(target) : target;
   const { topology, timeoutMs } = settings;
   const options: RedisOptions = {
     lazyConnect: true,
-    enableOfflineQueue: false,
+    // Queued while reconnecting, each bounded by commandTimeout all the same.
+    enableOfflineQueue: true,
     maxRetriesPerRequest: 1,
     autoResendUnfulfilledCommands: false,
     connectTimeout: 2_000,
@@ -88,6 +91,7 @@ export async function connectRedis(target: RedisSettings | string, logger: Logge
     const { retryStrategy: _perNode, ...nodeOptions } = options;
     client = new Cluster(topology.nodes, {
       lazyConnect: true,
+      // The Cluster's own queue (before its slots are known) has no timeout: commands fail instead.
       enableOfflineQueue: false,
       enableReadyCheck: true,
       clusterRetryStrategy: (times) => Math.min(100 * times, 2_000),
