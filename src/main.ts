@@ -96,6 +96,7 @@ async function serve(): Promise<void> {
     telemetry: { ...(metrics && { observer: metrics }), ...(tracing && { tracer: tracing.tracer }) },
   });
   metrics?.watchCircuits(() => client.circuits());
+  if (redisHealth) metrics?.watchRedis(() => redisHealth.responsive);
   // The store's own connection: a WAIT for replicas holds its connection until they answer.
   const storeConnection = redis && duplicateClient(redis);
   await storeConnection?.connect();

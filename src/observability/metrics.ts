@@ -77,6 +77,8 @@ export class GatewayMetrics implements UpstreamObserver {
   private readonly names = new Set<string>();
   private readonly maxOperationNames: number;
   private circuits: () => Record<string, CircuitStateName> = () => ({});
+  /** Whether the fleet's Redis answers (RedisHealth); null: no Redis. */
+  private redisResponsive: () => boolean | null = () => null;
 
   private readonly requests = new Counter({
     name: 'gateway_graphql_requests_total',
@@ -168,6 +170,19 @@ export class GatewayMetrics implements UpstreamObserver {
   constructor(options: MetricsOptions) {
     this.maxOperationNames = options.maxOperationNames;
     const circuits = () => this.circuits();
+    const redisResponsive = () => this.redisResponsive();
+    new Gauge({
+      name: 'gateway_redis_responsive',
+      help: 'Whether the fleet\'s Redis answers (1) or not (0): while 0, withdrawals are refused unsent and rate limits are per process. Absent without a Redis.',
+      registers: [this.registry],
+      // A fleet is as responsive as its least responsive worker (cluster-metrics.ts).
+      aggregator: 'min',
+      collect() {
+        this.reset();
+        const responsive = redisResponsive();
+        if (responsive !== null) this.set(responsive ? 1 : 0);
+      },
+    });
     new Gauge({
       name: 'gateway_upstream_circuit_state',
       help: 'Circuit breaker state per route template: 0 closed, 1 half-open, 2 open.',
@@ -206,6 +221,11 @@ export class GatewayMetrics implements UpstreamObserver {
   /** Where circuit states are read at each scrape (the client is made after its metrics). */
   watchCircuits(states: () => Record<string, CircuitStateName>): void {
     this.circuits = states;
+  }
+
+  /** Reports `gateway_redis_responsive` from the process's RedisHealth. */
+  watchRedis(responsive: () => boolean): void {
+    this.redisResponsive = responsive;
   }
 
   /**

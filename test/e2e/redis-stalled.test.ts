@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { eventually, type GatewayProcess, startGatewayProcess } from '../support/fleet-process.ts';
+import { parseMetrics, sampleSum } from '../support/metrics.ts';
 import { type RunningRedis, startRedis } from '../support/redis.ts';
 import { startTestSandbox, type TestSandbox } from '../support/sandbox.ts';
 import { subscribeSSE } from '../support/subscriptions.ts';
@@ -53,6 +54,8 @@ afterEach(async () => {
     const [ra, rb] = await Promise.all([a.probe('/readyz'), b.probe('/readyz')]);
     return ra.body.idempotencyStore === 'ok' && rb.body.idempotencyStore === 'ok';
   });
+  const scrape = await fetch(`${a.url}/metrics`, { signal: AbortSignal.timeout(1_000) });
+  expect(sampleSum(parseMetrics(await scrape.text()), 'gateway_redis_responsive')).toBe(1);
 });
 
 async function merchant() {
@@ -149,6 +152,11 @@ describe('a Redis that hangs (SIGSTOP)', () => {
         expect(ready.status).toBe(200);
         return ready.body.idempotencyStore === 'unreachable';
       });
+    }
+    // The operator sees it too, on every process.
+    for (const gateway of [a, b]) {
+      const scrape = await fetch(`${gateway.url}/metrics`, { signal: AbortSignal.timeout(1_000) });
+      expect(sampleSum(parseMetrics(await scrape.text()), 'gateway_redis_responsive')).toBe(0);
     }
     // A flood of probes still answers within the bound.
     const flood = await Promise.all(Array.from({ length: 50 }, () => a.probe('/readyz')));
