@@ -504,21 +504,29 @@ function toMarkdown(report: {
 }
 
 /**
- * `--fleet`: what sharing state through Redis and running several workers cost or bring, in one
- * run: S1 (dashboard) and S4 (withdrawal, keyed) at 0 ms upstream latency against one gateway with
- * in-process stores, one with REDIS_URL, and WORKERS=2 with REDIS_URL. Nothing is pinned: the
- * workers need both cores. On a 2-core machine the sandbox, autocannon and Redis share those cores
+ * `--fleet`: what sharing state through Redis, waiting for replicas, a Cluster and several workers
+ * cost or bring, in one run: S1 (dashboard) and S4 (withdrawal, keyed) at 0 ms upstream latency
+ * against one gateway with in-process stores; with a Redis master that has a replica, without and
+ * with REDIS_MIN_REPLICA_ACKS=1 (the WAIT per withdrawal); with a 3-master Cluster (a replica
+ * each), without and with the WAIT; and WORKERS=2. The ratios under the table compare setups
+ * measured in this run. Nothing is pinned: the workers need both cores. On a 2-core machine the sandbox, autocannon and Redis share those cores
  * with the gateway, so 2 workers cannot double anything here; the figures show the overhead and
  * the direction, not a production scaling factor.
  */
 async function fleet() {
-  const { startRedis } = await import('../support/redis.ts');
+  const { startRedis, startRedisCluster } = await import('../support/redis.ts');
   const redis = await startRedis();
+  const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(redis.port)] });
+  const cluster = await startRedisCluster(1);
   const rows: string[] = [];
+  const measured = new Map<string, { rps: number; p50: number; p99: number }>();
   try {
     const setups: [string, Record<string, string>][] = [
       ['in-process stores, 1 process', {}],
-      ['Redis, 1 process', { REDIS_URL: redis.url }],
+      ['Redis + replica, no WAIT', { REDIS_URL: redis.url, REDIS_MIN_REPLICA_ACKS: '0' }],
+      ['Redis + replica, WAIT 1', { REDIS_URL: redis.url, REDIS_MIN_REPLICA_ACKS: '1' }],
+      ['Cluster 3 masters, no WAIT', { REDIS_CLUSTER_NODES: cluster.addresses, REDIS_MIN_REPLICA_ACKS: '0' }],
+      ['Cluster 3 masters, WAIT 1', { REDIS_CLUSTER_NODES: cluster.addresses }],
       ['Redis, WORKERS=2', { REDIS_URL: redis.url, WORKERS: '2' }],
     ];
     for (const [name, env] of setups) {
@@ -584,6 +592,11 @@ async function fleet() {
           await autocannon({ ...options, connections, duration: warmup });
           const result = await autocannon({ ...options, connections, duration });
           const row = `| ${name} | ${scenario} | ${Math.round(result.requests.average)} | ${result.latency.p50} / ${result.latency.p99} | ${result.errors + result.non2xx} |`;
+          measured.set(`${name} ${scenario}`, {
+            rps: result.requests.average,
+            p50: result.latency.p50,
+            p99: result.latency.p99,
+          });
           rows.push(row);
           console.log(row);
         }
@@ -593,8 +606,37 @@ async function fleet() {
       }
     }
   } finally {
+    await cluster.close();
+    await replica.close();
     await redis.close();
   }
+  /** `a` against `b` in this run: req/s, p50 and p99 ratios. */
+  const compare = (what: string, a: string, b: string) => {
+    const x = measured.get(a);
+    const y = measured.get(b);
+    if (!x || !y) return `- ${what}: not measured`;
+    const r = (p: number, q: number) => (q ? (p / q).toFixed(2) : '?');
+    return `- ${what}: req/s ×${r(x.rps, y.rps)}, p50 ×${r(x.p50, y.p50)}, p99 ×${r(x.p99, y.p99)}`;
+  };
+  const ratios = [
+    compare(
+      'WAIT per withdrawal (S4, Redis + replica)',
+      'Redis + replica, WAIT 1 S4',
+      'Redis + replica, no WAIT S4',
+    ),
+    compare(
+      'WAIT per withdrawal (S4, Cluster)',
+      'Cluster 3 masters, WAIT 1 S4',
+      'Cluster 3 masters, no WAIT S4',
+    ),
+    compare('Cluster against one Redis (S1)', 'Cluster 3 masters, no WAIT S1', 'Redis + replica, no WAIT S1'),
+    compare('Cluster against one Redis (S4)', 'Cluster 3 masters, no WAIT S4', 'Redis + replica, no WAIT S4'),
+    compare(
+      'Redis against in-process stores (S4)',
+      'Redis + replica, no WAIT S4',
+      'in-process stores, 1 process S4',
+    ),
+  ];
   const markdown = [
     `Fleet benchmark (${quick ? 'quick' : 'full'}, ${duration} s per run, ${connections} connections, not pinned), ${new Date().toISOString()}`,
     `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}.`,
@@ -602,6 +644,10 @@ async function fleet() {
     '| Setup | Scenario | req/s | p50 / p99 ms | errors |',
     '|---|---|---|---|---|',
     ...rows,
+    '',
+    'Ratios, same run:',
+    '',
+    ...ratios,
   ].join('\n');
   await writeFile(new URL('./results/fleet.md', import.meta.url), `${markdown}\n`);
   console.log(`\n${markdown}`);
