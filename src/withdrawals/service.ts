@@ -178,8 +178,8 @@ export class WithdrawalService {
     // A claim whose answer was lost (a timeout) may still have been written: freed once the
     // store answers, so a retry need not wait out the lease.
     const claim = () =>
-      this.guard(() => this.store.claim(scope, key, fresh, leaseMs, holder)).catch((error: unknown) => {
-        this.releaseUnsent(error, scope, key, holder, fresh);
+      this.guard(() => this.store.claim(scope, key, fresh, leaseMs, holder)).catch(async (error: unknown) => {
+        await this.releaseUnsent(error, scope, key, holder, fresh);
         throw error;
       });
     let held = await this.traced('withdrawal.idempotency.claim', claim);
@@ -271,7 +271,7 @@ export class WithdrawalService {
       await this.guard(() => this.store.putAttempt(payout, attempt));
     } catch (error) {
       // Nothing was sent: free the key and the attempt, now or once the store answers again.
-      this.releaseUnsent(error, scope, key, holder, mine, { payout, attemptId: attempt.id });
+      await this.releaseUnsent(error, scope, key, holder, mine, { payout, attemptId: attempt.id });
       throw error;
     }
     const sent = await this.post(caller, body, key, payout, attempt);
@@ -337,33 +337,45 @@ export class WithdrawalService {
 
   /**
    * Frees what an attempt that sent nothing may have written (its claim, its record, its
-   * registered attempt): at once, and, while the store does not answer, again every second for
-   * as long as the lease would hold the key. Fenced like every settle: it changes nothing once
-   * another attempt holds the key. Skipped when the store was never asked.
+   * registered attempt): at once, and, while the store does not answer, again every second in the
+   * background for as long as the lease would hold the key. Fenced like every settle: it changes
+   * nothing once another attempt holds the key. Skipped when the store was never asked, or
+   * refused the claim for being full (it wrote nothing).
    */
-  private releaseUnsent(
+  private async releaseUnsent(
     error: unknown,
     scope: string,
     key: string,
     holder: string,
     expected: PendingRecord,
     registered?: { payout: string; attemptId: string },
-  ): void {
-    if (error instanceof GatewayError && error.cause instanceof NotAskedError && !registered) return;
+  ): Promise<void> {
+    const cause = error instanceof GatewayError ? error.cause : undefined;
+    if (!registered && (cause instanceof NotAskedError || cause instanceof StoreFullError)) return;
     const giveUpAt = Date.now() + this.settings.leaseMs;
     const release = async () => {
-      for (;;) {
-        try {
-          await this.store.settle(scope, key, holder, expected, null);
-          if (registered) await this.store.removeAttempt(registered.payout, registered.attemptId);
+      await this.store.settle(scope, key, holder, expected, null);
+      if (registered) await this.store.removeAttempt(registered.payout, registered.attemptId);
+    };
+    const retry = async () => {
+      while (Date.now() + 1_000 < giveUpAt) {
+        await sleep(1_000, undefined, { ref: false });
+        if (
+          await release().then(
+            () => true,
+            () => false,
+          )
+        )
           return;
-        } catch {
-          if (Date.now() + 1_000 > giveUpAt) return;
-          await sleep(1_000, undefined, { ref: false });
-        }
       }
     };
-    void release();
+    if (
+      !(await release().then(
+        () => true,
+        () => false,
+      ))
+    )
+      void retry();
   }
 
   /** A POST about to leave: sent now, waited for until the request's deadline at the latest. */
