@@ -45,8 +45,10 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '1' },
     /** Seconds of load per measurement (10, or 1 with --quick): many short rounds follow drift more closely. */
     seconds: { type: 'string' },
-    /** The fleet runs instead: S1 and S4 with in-process stores, with Redis, and with WORKERS=2. */
+    /** The fleet runs instead: S1 and S4 with in-process stores, Redis (without and with WAIT), Cluster, and WORKERS=2. */
     fleet: { type: 'boolean', default: false },
+    /** Only the store's part of the fleet run: what the WAIT costs a withdrawal's Redis writes. */
+    store: { type: 'boolean', default: false },
     /** What metrics and tracing cost runs instead: S1 with metrics off, on, and tracing at 100 %. */
     observability: { type: 'boolean', default: false },
   },
@@ -519,6 +521,7 @@ async function fleet() {
   const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(redis.port)] });
   const cluster = await startRedisCluster(1);
   const rows: string[] = [];
+  const storeRows: string[] = [];
   const measured = new Map<string, { rps: number; p50: number; p99: number }>();
   try {
     const setups: [string, Record<string, string>][] = [
@@ -624,6 +627,7 @@ async function fleet() {
         await stop(sandbox.child);
       }
     }
+    storeRows.push(...(await storeCost(redis.url, cluster.addresses)));
   } finally {
     await cluster.close();
     await replica.close();
@@ -667,9 +671,128 @@ async function fleet() {
     'Ratios, same run:',
     '',
     ...ratios,
+    '',
+    "The store alone (a withdrawal's Redis writes, no gateway and no REST API; 10 at a time, alternating rounds, medians):",
+    '',
+    '| Topology | no WAIT: withdrawals/s, p50 / p99 ms | WAIT 1: withdrawals/s, p50 / p99 ms | WAIT 1 / no WAIT |',
+    '|---|---|---|---|',
+    ...storeRows,
   ].join('\n');
   await writeFile(new URL('./results/fleet.md', import.meta.url), `${markdown}\n`);
   console.log(`\n${markdown}`);
+}
+
+/**
+ * What the WAIT costs a withdrawal's Redis writes, without the gateway's and the REST API's work
+ * around them: each "withdrawal" is the store's calls of a keyed withdrawal that succeeds (claim,
+ * record the attempt, register it, claim the intent, settle, remove the attempt), 10 at a time,
+ * against one master with a replica and against the Cluster, with REDIS_MIN_REPLICA_ACKS 0 and 1
+ * in alternating rounds; medians of 5 rounds.
+ */
+async function storeCost(redisURL: string, clusterNodes: string): Promise<string[]> {
+  const { pino } = await import('pino');
+  const { connectRedis } = await import('../../src/redis/connection.ts');
+  const { RedisIdempotencyStore } = await import('../../src/withdrawals/redis-idempotency-store.ts');
+  const silent = pino({ level: 'silent' });
+  const topologies = [
+    ['master + replica', { kind: 'single' as const, url: redisURL }],
+    [
+      'Cluster, 3 masters + replicas',
+      {
+        kind: 'cluster' as const,
+        nodes: clusterNodes
+          .split(',')
+          .map((node) => ({ host: '127.0.0.1', port: Number(node.split(':')[1]) })),
+      },
+    ],
+  ] as const;
+  const rows: string[] = [];
+  for (const [name, topology] of topologies) {
+    const client = await connectRedis({ topology, timeoutMs: 2_000, minReplicaAcks: 1 }, silent);
+    const stores = [0, 1].map(
+      (acks) =>
+        new RedisIdempotencyStore(client, {
+          maxKeysPerCaller: 1_000_000,
+          minReplicaAcks: acks,
+          ackTimeoutMs: 1_000,
+        }),
+    );
+    const round = async (store: (typeof stores)[number], count: number) => {
+      const latencies: number[] = [];
+      const started = performance.now();
+      let next = 0;
+      const worker = async () => {
+        while (next < count) {
+          const i = next++;
+          const t = performance.now();
+          const scope = `bench${i % 97}`;
+          const key = `${process.pid}-${started}-${i}`;
+          const holder = `h${i}`;
+          const fresh = { state: 'pending' as const, fingerprint: 'f', startedAt: Date.now() };
+          const attempt = {
+            id: key,
+            owner: `k:${scope}:${key}`,
+            sentAt: Date.now(),
+            endsBy: Date.now() + 1,
+            endedAt: null,
+          };
+          const sending = { ...fresh, attempt };
+          await store.claim(scope, key, fresh, 20_000, holder);
+          await store.update(scope, key, sending, holder);
+          await store.putAttempt(`p${i % 89}`, attempt);
+          await store.claimIntent(`intent-${key}`, attempt.owner);
+          await store.settle(scope, key, holder, sending, {
+            state: 'succeeded',
+            fingerprint: 'f',
+            startedAt: fresh.startedAt,
+            intent: { id: `intent-${key}` } as never,
+          });
+          await store.removeAttempt(`p${i % 89}`, attempt.id);
+          latencies.push(performance.now() - t);
+        }
+      };
+      await Promise.all(Array.from({ length: 10 }, worker));
+      latencies.sort((x, y) => x - y);
+      return {
+        perSecond: count / ((performance.now() - started) / 1000),
+        p50: percentile(latencies, 50),
+        p99: percentile(latencies, 99),
+      };
+    };
+    const results: { perSecond: number; p50: number; p99: number }[][] = [[], []];
+    for (let r = 0; r < 5; r++) {
+      for (const [i, store] of stores.entries()) results[i]?.push(await round(store, quick ? 300 : 2_000));
+    }
+    client.disconnect();
+    const med = (list: { perSecond: number; p50: number; p99: number }[]) => ({
+      perSecond: median(list.map((x) => x.perSecond)),
+      p50: median(list.map((x) => x.p50)),
+      p99: median(list.map((x) => x.p99)),
+    });
+    const [off, on] = results.map(med) as [ReturnType<typeof med>, ReturnType<typeof med>];
+    const row = `| ${name} | ${Math.round(off.perSecond)}, ${off.p50.toFixed(2)} / ${off.p99.toFixed(2)} | ${Math.round(on.perSecond)}, ${on.p50.toFixed(2)} / ${on.p99.toFixed(2)} | withdrawals/s ×${(on.perSecond / off.perSecond).toFixed(2)}, p50 ×${(on.p50 / off.p50).toFixed(2)}, p99 ×${(on.p99 / off.p99).toFixed(2)} |`;
+    console.log(row);
+    rows.push(row);
+  }
+  return rows;
+}
+
+/** `--store`: storeCost alone, on a master with a replica and a Cluster of its own. */
+async function storeOnly() {
+  const { startRedis, startRedisCluster } = await import('../support/redis.ts');
+  const redis = await startRedis();
+  const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(redis.port)] });
+  const cluster = await startRedisCluster(1);
+  try {
+    console.log(
+      '| Topology | no WAIT: withdrawals/s, p50 / p99 ms | WAIT 1: withdrawals/s, p50 / p99 ms | WAIT 1 / no WAIT |',
+    );
+    await storeCost(redis.url, cluster.addresses);
+  } finally {
+    await cluster.close();
+    await replica.close();
+    await redis.close();
+  }
 }
 
 /**
@@ -761,6 +884,7 @@ async function observabilityCost() {
 }
 
 if (values.fleet) await fleet();
+else if (values.store) await storeOnly();
 else if (values.observability) await observabilityCost();
 else await main();
 
