@@ -173,7 +173,7 @@ export class GatewayMetrics implements UpstreamObserver {
     const redisResponsive = () => this.redisResponsive();
     new Gauge({
       name: 'gateway_redis_responsive',
-      help: 'Whether the fleet\'s Redis answers (1) or not (0): while 0, withdrawals are refused unsent and rate limits are per process. Absent without a Redis.',
+      help: "Whether the fleet's Redis answers (1) or not (0): while 0, withdrawals are refused unsent and rate limits are per process. Absent without a Redis.",
       registers: [this.registry],
       // A fleet is as responsive as its least responsive worker (cluster-metrics.ts).
       aggregator: 'min',
