@@ -97,18 +97,18 @@ async function serve(): Promise<void> {
   });
   metrics?.watchCircuits(() => client.circuits());
   if (redisHealth) metrics?.watchRedis(() => redisHealth.responsive);
-  // The store's own connection: a WAIT for replicas holds its connection until they answer.
-  const storeConnection = redis && duplicateClient(redis);
-  await storeConnection?.connect();
+  // The store's own connections, used in turn: a WAIT holds its connection until the replicas answer.
+  const storeConnections = redis ? Array.from({ length: 4 }, () => duplicateClient(redis)) : [];
+  await Promise.all(storeConnections.map((connection) => connection.connect()));
   const fleetStore =
-    storeConnection &&
-    config.redis &&
-    new RedisIdempotencyStore(storeConnection, {
-      maxKeysPerCaller: config.idempotencyMaxKeysPerCaller,
-      minReplicaAcks: config.redis.minReplicaAcks,
-      ackTimeoutMs: replicaAckTimeoutMs(config.redis),
-      ...(redisHealth && { health: redisHealth }),
-    });
+    config.redis && storeConnections.length > 0
+      ? new RedisIdempotencyStore(storeConnections, {
+          maxKeysPerCaller: config.idempotencyMaxKeysPerCaller,
+          minReplicaAcks: config.redis.minReplicaAcks,
+          ackTimeoutMs: replicaAckTimeoutMs(config.redis),
+          ...(redisHealth && { health: redisHealth }),
+        })
+      : undefined;
   const idempotencyStore =
     fleetStore ??
     new MemoryIdempotencyStore({
@@ -147,10 +147,10 @@ async function serve(): Promise<void> {
     metrics,
   });
   // News published while this process's Redis subscriber connection was down is read again.
-  const stopWatchingDelivery = liveEvents?.watchDelivery({
-    lost: () => live.deliveryLost(),
-    restored: () => void live.catchUp(),
-  });
+  const stopWatchingDelivery = liveEvents?.watchDelivery(
+    { lost: () => live.deliveryLost(), restored: () => void live.catchUp() },
+    config.redis?.timeoutMs ?? 500,
+  );
   const sandboxMode = !config.upstreamURL;
   const gateway = createGateway({
     client,
@@ -221,7 +221,7 @@ async function serve(): Promise<void> {
         .then(() => tracing?.shutdown())
         .then(() => subscriber?.quit())
         .then(() => liveEvents?.subscriber.quit())
-        .then(() => storeConnection?.quit())
+        .then(() => Promise.all(storeConnections.map((connection) => connection.quit())))
         .then(() => redis?.quit())
         .then(() => sandbox?.stop())
         .then(() => {

@@ -49,12 +49,16 @@ export function singleRedis(url: string, timeoutMs = 500): RedisSettings {
 /**
  * Connects to the fleet's Redis. Every command is bounded (`commandTimeout`, REDIS_TIMEOUT_MS),
  * also while it waits for a reconnection (so a failover's reconnection, a fraction of a second, is
- * ridden out rather than failed), and is never sent twice: an unanswered command is not re-sent
- * after a reconnection, since a write that did run must not run again unseen. The client
- * reconnects by itself, forever, with a capped backoff; with Sentinel it asks the Sentinels where
- * the master is on every reconnection and as soon as they announce a failover. Once a command
- * goes unanswered, RedisHealth refuses the next ones at once. Connection errors are logged, never
- * thrown into the process.
+ * ridden out rather than failed). A command the gateway stopped waiting for may still run: Redis
+ * works through its backlog when it resumes, and ioredis sends its offline queue, timed-out
+ * commands included, once it reconnects. So every write is fenced or idempotent, and what a
+ * refused withdrawal may have written is freed once Redis answers (WithdrawalService). A
+ * connection that gets no answer for 3 × REDIS_TIMEOUT_MS after a command (a peer gone silent, a
+ * proxy that stopped forwarding) is destroyed and made again. The client reconnects by itself,
+ * forever, with a capped backoff; with Sentinel it asks the Sentinels where the master is on
+ * every reconnection and as soon as they announce a failover; a Cluster refreshes its slots every
+ * 5 s and when a master stops answering. Once a command goes unanswered, RedisHealth refuses the
+ * next ones at once. Connection errors are logged, never thrown into the process.
  */
 export async function connectRedis(target: RedisSettings | string, logger: Logger): Promise<RedisClient> {
   const settings = typeof target === 'string' ? singleRedis(target) : target;
@@ -67,6 +71,7 @@ export async function connectRedis(target: RedisSettings | string, logger: Logge
     autoResendUnfulfilledCommands: false,
     connectTimeout: 2_000,
     commandTimeout: timeoutMs,
+    socketTimeout: timeoutMs * 3,
     retryStrategy: (times) => Math.min(100 * times, 2_000),
     // A master demoted by a failover refuses writes: reconnect, to wherever the master is now.
     reconnectOnError: (error) => error.message.startsWith('READONLY'),
@@ -99,6 +104,7 @@ export async function connectRedis(target: RedisSettings | string, logger: Logge
       retryDelayOnClusterDown: 100,
       retryDelayOnTryAgain: 100,
       slotsRefreshTimeout: timeoutMs * 2,
+      slotsRefreshInterval: 5_000,
       redisOptions: { ...nodeOptions, username: topology.username, password: topology.password },
     });
   }
@@ -128,6 +134,21 @@ export function duplicateClient(client: RedisClient, override: Partial<RedisOpti
     });
   }
   return client.duplicate(override);
+}
+
+/**
+ * A subscriber connection: like `duplicateClient`, but its commands (SUBSCRIBE while it
+ * reconnects, above all) wait for the connection instead of timing out, so a channel subscribed
+ * while Redis is away is subscribed once it is back; the subscriber's liveness is judged by a
+ * PING with a timeout of its own (fleetEvents).
+ */
+export function subscriberClient(client: RedisClient): RedisClient {
+  return duplicateClient(client, { enableOfflineQueue: true, commandTimeout: undefined });
+}
+
+/** Asks a Cluster to read its slots again (a master stopped answering, or a MOVED came back). */
+export function refreshSlots(client: RedisClient): void {
+  if (client instanceof Cluster) client.refreshSlotsCache();
 }
 
 /** Every master of the client (one, or each of a Cluster's), for what must be asked of each. */

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { duplicateClient, type RedisClient } from './connection.ts';
+import { type RedisClient, subscriberClient } from './connection.ts';
 import type { RedisHealth } from './health.ts';
 
 const SECRET_KEY = 'mwg:caller-scope-secret';
@@ -96,7 +97,7 @@ export function fleetInvalidation(redis: RedisClient, logger: Logger, health?: R
     },
     /** Starts applying the fleet's invalidations; returns the subscriber connection, to quit on shutdown. */
     async subscribe(invalidate: (scope: string) => void): Promise<RedisClient> {
-      const subscriber = duplicateClient(redis, { enableOfflineQueue: true });
+      const subscriber = subscriberClient(redis);
       subscriber.on('error', (error: Error) =>
         logger.debug({ err: error.message }, 'redis subscriber error'),
       );
@@ -117,7 +118,7 @@ export function fleetInvalidation(redis: RedisClient, logger: Logger, health?: R
  * ioredis subscribes again by itself when it reconnects.
  */
 export function fleetEvents(redis: RedisClient, logger: Logger) {
-  const subscriber = duplicateClient(redis, { enableOfflineQueue: true });
+  const subscriber = subscriberClient(redis);
   subscriber.on('error', (error: Error) => logger.debug({ err: error.message }, 'redis subscriber error'));
   const failed = (what: string) => (error: Error) =>
     logger.warn({ err: error.message }, `subscription ${what} through redis failed`);
@@ -139,19 +140,28 @@ export function fleetEvents(redis: RedisClient, logger: Logger) {
      * arrives) and `restored` once it listens again:
      * - a closed connection is lost at once; ioredis says 'ready' before it subscribes again, so
      *   it is restored after a PING, whose reply follows those of the SUBSCRIBEs;
-     * - a Redis that hangs keeps the connection open and silent: a PING every `everyMs` (bounded
-     *   by REDIS_TIMEOUT_MS) that goes unanswered counts as lost, and the next answered one as
-     *   restored.
+     * - a Redis that hangs keeps the connection open and silent: a PING every `everyMs` that is
+     *   not answered within `timeoutMs` (REDIS_TIMEOUT_MS) counts as lost, and the next answered
+     *   one as restored.
      * Returns a stop function.
      */
-    watchDelivery(handlers: { lost(): void; restored(): void }, everyMs = 1_000): () => void {
+    watchDelivery(
+      handlers: { lost(): void; restored(): void },
+      timeoutMs: number,
+      everyMs = 1_000,
+    ): () => void {
       let delivering = true;
       const lost = () => {
         delivering = false;
         handlers.lost();
       };
       const ping = () =>
-        subscriber.ping().then(
+        Promise.race([
+          subscriber.ping(),
+          sleep(timeoutMs, undefined, { ref: false }).then(() => {
+            throw new Error(`no PONG within ${timeoutMs} ms`);
+          }),
+        ]).then(
           () => {
             if (delivering) return;
             delivering = true;

@@ -1,6 +1,6 @@
 import { ReplyError } from 'ioredis';
 import type { Logger } from 'pino';
-import { mastersOf, type RedisClient } from './connection.ts';
+import { mastersOf, type RedisClient, refreshSlots } from './connection.ts';
 
 /**
  * Whether the fleet's Redis answers, known without asking it on a request's path. A Redis that
@@ -63,6 +63,8 @@ export class RedisHealth {
       return true;
     } catch (error) {
       this.report(error);
+      // A Cluster may have promoted a replica of the master that does not answer.
+      refreshSlots(this.client);
       return false;
     } finally {
       this.checking = false;

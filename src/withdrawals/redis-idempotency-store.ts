@@ -1,5 +1,5 @@
-import type { RedisClient } from '../redis/connection.ts';
-import { type RedisHealth, RedisUnresponsiveError } from '../redis/health.ts';
+import { type RedisClient, refreshSlots } from '../redis/connection.ts';
+import type { RedisHealth } from '../redis/health.ts';
 import {
   type Attempt,
   type Held,
@@ -75,9 +75,11 @@ else
 end
 return 1`;
 
-// KEYS: the intent's owner. ARGV: owner, ttl ms. 1 when claimed now, 0 when someone held it.
+// KEYS: the intent's owner. ARGV: owner, ttl ms. 1 when this owner holds it (claimed now, or by
+// an earlier call whose answer was lost: its WAIT is then checked all the same), 0 when another does.
 const CLAIM_INTENT = `
 if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
 return 0`;
 
 // KEYS: the payout's attempts. ARGV: attempt id, attempt JSON, ttl ms.
@@ -98,29 +100,41 @@ export interface RedisStoreOptions {
 }
 
 export class RedisIdempotencyStore implements IdempotencyStore {
-  private readonly redis: RedisClient;
+  private readonly connections: readonly RedisClient[];
+  private turn = 0;
   private readonly maxKeysPerCaller: number;
   private readonly minReplicaAcks: number;
   private readonly ackTimeoutMs: number;
   private readonly health: RedisHealth | undefined;
 
-  constructor(redis: RedisClient, options: RedisStoreOptions) {
-    this.redis = redis;
+  /**
+   * `connections`: one, or several used in turn, so that one WAIT held by a slow replica does not
+   * queue every other withdrawal's commands behind it (replication is one ordered stream, so a
+   * WAIT on any connection acknowledges every write made before it).
+   */
+  constructor(connections: RedisClient | readonly RedisClient[], options: RedisStoreOptions) {
+    this.connections = Array.isArray(connections) ? connections : [connections as RedisClient];
     this.maxKeysPerCaller = options.maxKeysPerCaller;
     this.minReplicaAcks = options.minReplicaAcks ?? 0;
     this.ackTimeoutMs = options.ackTimeoutMs ?? 400;
     this.health = options.health;
   }
 
-  /** One command for a request, through the health when there is one (NotAskedError when it refuses). */
+  /** The connection for the next command. */
+  private get redis(): RedisClient {
+    this.turn = (this.turn + 1) % this.connections.length;
+    return this.connections[this.turn] as RedisClient;
+  }
+
+  /**
+   * One command for a request: refused at once (NotAskedError) while the health knows Redis does
+   * not answer. Its own failures are not reported to the health: a command may wait here behind
+   * another's WAIT for a slow replica, which says nothing about Redis itself; the health's PING
+   * and the other callers judge that.
+   */
   private async run<T>(command: () => Promise<T>): Promise<T> {
-    if (!this.health) return command();
-    try {
-      return await this.health.run(command);
-    } catch (error) {
-      if (error instanceof RedisUnresponsiveError) throw new NotAskedError(error.message);
-      throw error;
-    }
+    if (this.health && !this.health.responsive) throw new NotAskedError('redis does not answer');
+    return command();
   }
 
   /**
@@ -133,12 +147,16 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       return this.run(() => this.redis.eval(script, keys.length, ...keys, ...args));
     }
     const [written, acknowledged] = await this.run(async () => {
-      const replies = await this.redis
+      const redis = this.redis;
+      const replies = await redis
         .pipeline()
         .eval(script, keys.length, ...keys, ...args)
         .wait(this.minReplicaAcks, this.ackTimeoutMs)
         .exec();
       const [[writeError, written] = [], [waitError, acknowledged] = []] = replies ?? [];
+      // A pipeline's MOVED is not followed by ioredis: the write is refused, and the Cluster's
+      // slots are read again for the next one.
+      if (writeError && /^(MOVED|ASK|CLUSTERDOWN)/.test(writeError.message)) refreshSlots(redis);
       if (writeError) throw writeError;
       if (waitError) throw waitError;
       return [written, Number(acknowledged)] as const;

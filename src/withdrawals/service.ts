@@ -10,6 +10,7 @@ import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { CreateWithdrawalIntentBody, WithdrawalIntentDTO } from '../upstream/types.ts';
 import {
   type Attempt,
+  IDEMPOTENCY_TTL_MS,
   type IdempotencyRecord,
   type IdempotencyStore,
   NotAskedError,
@@ -149,8 +150,8 @@ export class WithdrawalService {
     const attempt = this.newAttempt(caller, ownerOfUnkeyed(randomUUID()));
     const payout = payoutOf(body);
     await this.guard(() => this.store.putAttempt(payout, attempt)).catch(async (error: unknown) => {
-      // Not sent: an attempt written but not acknowledged must not stand as a rival of others.
-      await this.store.removeAttempt(payout, attempt.id).catch(() => {});
+      // Not sent: an attempt written late, or not acknowledged, must not stand as a rival of others.
+      if (wasAsked(error)) await this.nowOrLater(() => this.store.removeAttempt(payout, attempt.id));
       throw error;
     });
     const sent = await this.post(caller, body, null, payout, attempt);
@@ -172,14 +173,17 @@ export class WithdrawalService {
     const fresh: PendingRecord = { state: 'pending', fingerprint, startedAt: this.now() };
     /** The record this attempt last wrote while holding the key. */
     let mine = fresh;
-    const settle = (record: IdempotencyRecord | null) =>
-      this.store.settle(scope, key, holder, mine, record).catch(() => false);
+    // The key's outcome is written now, or, while the store does not answer, once it does.
+    const settle = (record: IdempotencyRecord | null) => {
+      const expected = mine;
+      return this.nowOrLater(() => this.store.settle(scope, key, holder, expected, record));
+    };
     const leaseMs = this.settings.leaseMs;
     // A claim whose answer was lost (a timeout) may still have been written: freed once the
     // store answers, so a retry need not wait out the lease.
     const claim = () =>
       this.guard(() => this.store.claim(scope, key, fresh, leaseMs, holder)).catch(async (error: unknown) => {
-        await this.releaseUnsent(error, scope, key, holder, fresh);
+        if (wasAsked(error)) await this.nowOrLater(() => this.store.settle(scope, key, holder, fresh, null));
         throw error;
       });
     let held = await this.traced('withdrawal.idempotency.claim', claim);
@@ -208,7 +212,15 @@ export class WithdrawalService {
       // A pending record nobody holds: an earlier attempt ended without an answer, or its process
       // died. Take the key over (only one attempt can), then find what it may have created.
       const next: PendingRecord = { ...record };
-      if (!(await this.guard(() => this.store.takeOver(scope, key, record, next, leaseMs, holder)))) {
+      const taken = await this.guard(() =>
+        this.store.takeOver(scope, key, record, next, leaseMs, holder),
+      ).catch(async (error: unknown) => {
+        // A takeover Redis may still run holds the key for a lease: give the lease up, and keep
+        // the record (its attempt's outcome is unknown) as it was.
+        if (wasAsked(error)) await this.nowOrLater(() => this.store.settle(scope, key, holder, next, next));
+        throw error;
+      });
+      if (!taken) {
         held = await this.guard(() => this.store.read(scope, key));
         continue;
       }
@@ -271,7 +283,11 @@ export class WithdrawalService {
       await this.guard(() => this.store.putAttempt(payout, attempt));
     } catch (error) {
       // Nothing was sent: free the key and the attempt, now or once the store answers again.
-      await this.releaseUnsent(error, scope, key, holder, mine, { payout, attemptId: attempt.id });
+      const expected = mine;
+      await this.nowOrLater(async () => {
+        await this.store.settle(scope, key, holder, expected, null);
+        await this.store.removeAttempt(payout, attempt.id);
+      });
       throw error;
     }
     const sent = await this.post(caller, body, key, payout, attempt);
@@ -322,60 +338,47 @@ export class WithdrawalService {
     } catch (error) {
       const outcome = outcomeOf(error);
       const ended = { ...attempt, endedAt: this.now() };
-      if (outcome === 'unknown') await this.store.putAttempt(payout, ended).catch(() => {});
-      else await this.store.removeAttempt(payout, attempt.id).catch(() => {});
+      if (outcome === 'unknown') await this.nowOrLater(() => this.store.putAttempt(payout, ended));
+      else await this.nowOrLater(() => this.store.removeAttempt(payout, attempt.id));
       return { ok: false, error, outcome, ended };
     }
     // The intent exists: it is answered whatever the store says. When the claim cannot be written,
     // the attempt stays registered (in flight, then past its end), so no reconciler can take the
     // intent as its own: it sees a rival and answers ambiguous instead.
-    const other = await this.store.claimIntent(intent.id, attempt.owner).catch(() => undefined);
-    if (other === null) await this.store.removeAttempt(payout, attempt.id).catch(() => {});
-    else if (other !== undefined) this.metrics?.idempotency('claim_conflict');
+    const claimed = async () => {
+      const other = await this.store.claimIntent(intent.id, attempt.owner);
+      if (other === null) await this.store.removeAttempt(payout, attempt.id);
+      else this.metrics?.idempotency('claim_conflict');
+    };
+    await this.nowOrLater(claimed);
     return { ok: true, intent };
   }
 
   /**
-   * Frees what an attempt that sent nothing may have written (its claim, its record, its
-   * registered attempt): at once, and, while the store does not answer, again every second in the
-   * background for as long as the lease would hold the key. Fenced like every settle: it changes
-   * nothing once another attempt holds the key. Skipped when the store was never asked, or
-   * refused the claim for being full (it wrote nothing).
+   * A write to the store that must happen, though not before the answer: tried now, and, while
+   * the store does not answer (or answered too late to be seen), again in the background with a
+   * backoff from 1 s to 30 s, for as long as the store keeps its records (24 h). Each such write
+   * is fenced or idempotent, so a late or repeated one changes nothing it should not. Used for
+   * the outcome of a sent POST (a replay then finds it at once rather than reconciling), and to
+   * free what an attempt that sent nothing may still have written (Redis runs a command the
+   * gateway stopped waiting for when it resumes).
    */
-  private async releaseUnsent(
-    error: unknown,
-    scope: string,
-    key: string,
-    holder: string,
-    expected: PendingRecord,
-    registered?: { payout: string; attemptId: string },
-  ): Promise<void> {
-    const cause = error instanceof GatewayError ? error.cause : undefined;
-    if (!registered && (cause instanceof NotAskedError || cause instanceof StoreFullError)) return;
-    const giveUpAt = Date.now() + this.settings.leaseMs;
-    const release = async () => {
-      await this.store.settle(scope, key, holder, expected, null);
-      if (registered) await this.store.removeAttempt(registered.payout, registered.attemptId);
-    };
+  private async nowOrLater(write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+      return;
+    } catch {}
+    const giveUpAt = Date.now() + IDEMPOTENCY_TTL_MS;
     const retry = async () => {
-      while (Date.now() + 1_000 < giveUpAt) {
-        await sleep(1_000, undefined, { ref: false });
-        if (
-          await release().then(
-            () => true,
-            () => false,
-          )
-        )
+      for (let wait = 1_000; Date.now() + wait < giveUpAt; wait = Math.min(wait * 2, 30_000)) {
+        await sleep(wait, undefined, { ref: false });
+        try {
+          await write();
           return;
+        } catch {}
       }
     };
-    if (
-      !(await release().then(
-        () => true,
-        () => false,
-      ))
-    )
-      void retry();
+    void retry();
   }
 
   /** A POST about to leave: sent now, waited for until the request's deadline at the latest. */
@@ -520,6 +523,12 @@ export class WithdrawalService {
 
 function reused(): WithdrawalUserError {
   return userError('idempotency_key_reused', 'This idempotencyKey was already used with a different input.');
+}
+
+/** Whether a refused store call may have reached the store (and written something). */
+function wasAsked(error: unknown): boolean {
+  const cause = error instanceof GatewayError ? error.cause : error;
+  return !(cause instanceof NotAskedError || cause instanceof StoreFullError);
 }
 
 /** A record of the intent `pending`'s key created. */

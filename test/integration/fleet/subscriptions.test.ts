@@ -73,7 +73,7 @@ async function gatewayProcess() {
     metrics,
   });
   // Wired as src/main.ts wires it.
-  watchDelivery({ lost: () => live.deliveryLost(), restored: () => void live.catchUp() });
+  watchDelivery({ lost: () => live.deliveryLost(), restored: () => void live.catchUp() }, 500);
   closers.push(
     () => live.close(),
     () => client.close(),
