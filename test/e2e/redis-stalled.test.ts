@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { eventually, type GatewayProcess, startGatewayProcess } from '../support/fleet-process.ts';
@@ -65,6 +66,13 @@ async function merchant() {
   return { key: m.key, walletId: wallet.id as string };
 }
 const posts = () => sandbox.sandbox.requests.filter((r) => r.method === 'POST').length;
+/** The payouts' attempt registries in Redis, read with redis-cli. */
+const attemptKeys = () =>
+  execFileSync('redis-cli', ['-p', String(redis.port), '--scan', '--pattern', 'mwg:*:attempts'], {
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter(Boolean);
 
 describe('a Redis that hangs (SIGSTOP)', () => {
   it('a keyed withdrawal is refused unsent within the bound, is never sent later, and works once Redis answers', async () => {
@@ -102,9 +110,13 @@ describe('a Redis that hangs (SIGSTOP)', () => {
   it('an unkeyed withdrawal is refused unsent too: its attempt cannot be registered, so it is not sent', async () => {
     const { key, walletId } = await merchant();
     redis.pause();
-    const refused = await a.withdraw(key, walletId, { timeoutMs: 3_000 });
+    const refused = await b.withdraw(key, walletId, { timeoutMs: 3_000 });
     expect(refused.errors[0]?.extensions).toMatchObject({ code: 'IDEMPOTENCY_UNAVAILABLE', sent: false });
     expect(posts()).toBe(0);
+    // B's registration of the attempt reaches Redis when it resumes; it is removed once Redis
+    // answers, so no keyed retry of the same payout ever meets it as a rival.
+    redis.resume();
+    await eventually('the refused attempt to be gone from Redis', async () => attemptKeys().length === 0);
   });
 
   it('a withdrawal whose POST is in flight when Redis hangs is answered with its intent, keyed or not', async () => {
@@ -116,7 +128,8 @@ describe('a Redis that hangs (SIGSTOP)', () => {
       respondAfterMs: 1_500,
       times: 2,
     });
-    const keyed = a.withdraw(key, walletId, { idempotencyKey: randomUUID(), timeoutMs: 8_000 });
+    const idempotencyKey = randomUUID();
+    const keyed = a.withdraw(key, walletId, { idempotencyKey, timeoutMs: 8_000 });
     const unkeyed = b.withdraw(key, walletId, { amount: '2.00', timeoutMs: 8_000 });
     await eventually('both POSTs to reach the REST API', async () => posts() === 2, 3_000);
     redis.pause();
@@ -125,6 +138,16 @@ describe('a Redis that hangs (SIGSTOP)', () => {
     expect(u.errors).toEqual([]);
     expect(k.intentId).toBeDefined();
     expect(u.intentId).toBeDefined();
+    expect(posts()).toBe(2);
+    // The keyed outcome is written once Redis answers: a replay then returns the intent at once,
+    // rather than waiting out the 20 s lease the unfinished attempt held.
+    redis.resume();
+    await eventually(
+      'a replay to return the same intent',
+      async () =>
+        (await b.withdraw(key, walletId, { idempotencyKey, timeoutMs: 2_000 })).intentId === k.intentId,
+      10_000,
+    );
     expect(posts()).toBe(2);
   });
 
