@@ -21,16 +21,22 @@ const flag = z
   .transform((v) => v === 'true' || v === '1')
   .optional();
 
-/** `host:port[,host:port…]`, e.g. `10.0.0.1:26379,10.0.0.2:26379`. */
+/** `host:port[,host:port…]`, e.g. `10.0.0.1:26379,[fd00::1]:26379` (an IPv6 address in brackets). */
+const HOST_PORT = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s,:[\]]+)):(\d{1,5})$/;
 const hostPorts = z
   .string()
-  .regex(/^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/, {
-    error: 'must be host:port[,host:port…], e.g. 10.0.0.1:26379,10.0.0.2:26379',
-  })
+  .refine(
+    (list) =>
+      list.split(',').every((entry) => {
+        const port = Number(HOST_PORT.exec(entry)?.[3]);
+        return port >= 1 && port <= 65_535;
+      }),
+    { error: 'must be host:port[,host:port…] with ports 1-65535, e.g. 10.0.0.1:26379,[fd00::1]:26379' },
+  )
   .transform((list): HostPort[] =>
     list.split(',').map((entry) => {
-      const at = entry.lastIndexOf(':');
-      return { host: entry.slice(0, at), port: Number(entry.slice(at + 1)) };
+      const [, v6, host, port] = HOST_PORT.exec(entry) ?? [];
+      return { host: v6 ?? host ?? '', port: Number(port) };
     }),
   );
 
