@@ -59,13 +59,10 @@ describe('Redis Sentinel', () => {
   });
 
   it('read-your-writes across gateways: a withdrawal made on A is in the next list read on B', async () => {
-    const newest = async () =>
-      (await b.graphql(key, '{ withdrawalIntents(first: 1) { edges { node { restId } } } }')).body.data
-        .withdrawalIntents.edges[0]?.node.restId;
     // B has the list in its micro-cache now; A's notice through Redis must make B read again.
-    await newest();
+    await b.newestWithdrawal(key);
     const made = await a.withdraw(key, walletId, { idempotencyKey: randomUUID() });
-    expect(await newest()).toBe(made.intentId);
+    expect(await b.newestWithdrawal(key)).toBe(made.intentId);
   });
 
   it('a replica that cannot acknowledge: keyed withdrawals are refused unsent until one can', async () => {

@@ -61,6 +61,11 @@ export async function startGatewayProcess(upstreamURL: string, env: Record<strin
         errors: body.errors ?? [],
       };
     },
+    /** The REST id of the caller's newest withdrawal intent, as this gateway lists it. */
+    async newestWithdrawal(key: string): Promise<string | undefined> {
+      const { body } = await graphql(key, '{ withdrawalIntents(first: 1) { edges { node { restId } } } }');
+      return body.data?.withdrawalIntents?.edges[0]?.node.restId;
+    },
     /** GET a probe, bounded by `timeoutMs`. */
     async probe(path: '/readyz' | '/healthz', timeoutMs = 1_000) {
       const response = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(timeoutMs) });

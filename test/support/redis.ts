@@ -57,6 +57,20 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Resolves once `child` has printed `line`; rejects with its output if it exits first. */
+function printed(child: ChildProcess, line: string, name: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes(line)) resolve();
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}:\n${output}`)));
+  });
+}
+
 export interface RunningRedis {
   url: string;
   port: number;
@@ -101,16 +115,7 @@ export async function startRedis(options: { args?: string[]; port?: number } = {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child = started;
-    await new Promise<void>((resolve, reject) => {
-      let output = '';
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('Ready to accept connections')) resolve();
-      };
-      started.stdout?.on('data', onData);
-      started.stderr?.on('data', onData);
-      started.once('exit', (code) => reject(new Error(`redis-server exited with ${code}:\n${output}`)));
-    });
+    await printed(started, 'Ready to accept connections', 'redis-server');
   };
 
   const end = async (signal: 'SIGTERM' | 'SIGKILL') => {
@@ -209,16 +214,7 @@ export async function startSentinelTopology(replicaCount = 2, name = 'mw'): Prom
     ].join('\n'),
   );
   const sentinel = spawn(binary, [file, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('+monitor')) resolve();
-    };
-    sentinel.stdout?.on('data', onData);
-    sentinel.stderr?.on('data', onData);
-    sentinel.once('exit', (code) => reject(new Error(`redis sentinel exited with ${code}:\n${output}`)));
-  });
+  await printed(sentinel, '+monitor', 'redis sentinel');
   // The Sentinel learns of the replicas from the master's INFO.
   await until('the Sentinel to know the replicas', () => {
     const known = redisCli(['-p', String(sentinelPort), 'sentinel', 'replicas', name]);
