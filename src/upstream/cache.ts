@@ -1,6 +1,7 @@
 import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
+import { isOkEnvelope } from './envelope.ts';
 import type { UpstreamObserver } from './telemetry.ts';
 import type { UpstreamResponse } from './transport.ts';
 
@@ -112,7 +113,7 @@ export class ResponseCache {
 
   /**
    * The response for GET `path` in a caller's scope (scopeOf): from the cache, from an identical call already in
-   * flight, or from `fetch` (whose 2xx answer is then cached). `served` counts the first two, for
+   * flight, or from `fetch` (whose 2xx answer is then cached when it is a well-formed envelope). `served` counts the first two, for
    * the request's access log.
    */
   async get(
@@ -138,7 +139,7 @@ export class ResponseCache {
     this.observer?.cache('miss');
     const call = fetch()
       .then((response) => {
-        if (response.status >= 200 && response.status < 300 && response.json !== undefined) {
+        if (response.status >= 200 && response.status < 300 && isOkEnvelope(response.json)) {
           this.entries?.set(key, { status: response.status, text: response.text });
         }
         return response;

@@ -39,6 +39,14 @@ export function decodePage<T extends { id: string }>(data: unknown, paging: unkn
   return { items: data as T[], paging };
 }
 
+/**
+ * Whether a 2xx body is the success envelope the spec promises (`code: "ok"` and a `data`
+ * member): the micro-cache keeps nothing else, so a malformed answer is never served again.
+ */
+export function isOkEnvelope(json: unknown): boolean {
+  return isObject(json) && json.code === 'ok' && 'data' in json;
+}
+
 /** The `code` of an error envelope, when the body is one. */
 export function envelopeCode(json: unknown): string | null {
   return isObject(json) && typeof json.code === 'string' ? json.code : null;

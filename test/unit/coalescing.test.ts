@@ -118,3 +118,34 @@ describe('loopHasIdleTime', () => {
     expect(hasIdleTime()).toBe(true);
   });
 });
+
+describe('the micro-cache', () => {
+  /** Two identical GETs, one after the other, with the upstream answering `answer`: how many calls it saw. */
+  async function callsFor(answer: UpstreamResponse): Promise<number> {
+    const cache = new ResponseCache({ ttlMs: 60_000, maxBytes: 1024 * 1024, staggerJoiners: () => false });
+    let fetches = 0;
+    const fetch = async () => {
+      fetches++;
+      return answer;
+    };
+    await cache.get('scope', '/wallets', fetch);
+    await cache.get('scope', '/wallets', fetch);
+    return fetches;
+  }
+  const answer = (body: unknown): UpstreamResponse => ({
+    status: 200,
+    json: body,
+    text: JSON.stringify(body),
+  });
+
+  it('keeps a well-formed envelope', async () => {
+    expect(await callsFor(answer({ code: 'ok', message: 'ok', data: [] }))).toBe(1);
+  });
+
+  it('keeps no 2xx body that is not the envelope the spec promises: the next read asks again', async () => {
+    for (const body of [[], { data: [] }, { code: 'error', data: null }, 'ok', null, { code: 'ok' }]) {
+      expect(await callsFor(answer(body))).toBe(2);
+    }
+    expect(await callsFor({ status: 200, json: undefined, text: '<html>' })).toBe(2);
+  });
+});
