@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { TracingConfig } from './observability/tracing.ts';
 import type { QueryLimits } from './plugins/limits.ts';
 import type { HostPort, RedisSettings, RedisTopology } from './redis/connection.ts';
+import type { EdgeLimits } from './server.ts';
 import type { UpstreamClientOptions } from './upstream/client.ts';
 
 /**
@@ -70,6 +71,13 @@ const schema = z.object({
   QUERY_MAX_DIRECTIVES: integer(20, 1, 10_000),
   QUERY_MAX_COST: integer(20_000, 1, 100_000_000),
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 0, 600_000),
+  HEADERS_TIMEOUT_MS: integer(10_000, 100, 600_000),
+  REQUEST_TIMEOUT_MS: integer(30_000, 100, 600_000),
+  KEEP_ALIVE_TIMEOUT_MS: integer(5_000, 100, 600_000),
+  MAX_CONNECTIONS: integer(10_000, 1, 1_000_000),
+  MAX_WEBSOCKETS: integer(5_000, 0, 1_000_000),
+  WEBSOCKETS_PER_KEY: integer(20, 1, 100_000),
+  WEBSOCKET_IDLE_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
   REQUEST_DEADLINE_MS: integer(15_000, 100, 600_000),
   QUERY_DEDUPLICATION: flag,
   IDEMPOTENCY_MAX_KEYS: integer(100_000, 1, 10_000_000),
@@ -149,6 +157,8 @@ export interface Config {
   maxRequestBytes: number;
   queryLimits: Omit<QueryLimits, 'blockFieldSuggestions'>;
   shutdownTimeoutMs: number;
+  /** How connections are bounded and reaped at the edge (server.ts). */
+  edge: EdgeLimits;
   requestDeadlineMs: number;
   /** Upstream calls one GraphQL request may make, retries included; past it, fields fail. */
   maxUpstreamCallsPerRequest: number;
@@ -220,6 +230,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       `SUBSCRIPTION_POLL_MAX_MS: must be at least SUBSCRIPTION_POLL_MS (${c.SUBSCRIPTION_POLL_MS}), the interval it backs off from`,
     ]);
   }
+  if (c.HEADERS_TIMEOUT_MS > c.REQUEST_TIMEOUT_MS) {
+    throw new ConfigError([
+      `HEADERS_TIMEOUT_MS: must be at most REQUEST_TIMEOUT_MS (${c.REQUEST_TIMEOUT_MS}): the headers are part of the request`,
+    ]);
+  }
   if (c.METRICS_PORT !== undefined && c.METRICS_PORT === c.PORT) {
     throw new ConfigError([
       `METRICS_PORT: must differ from PORT (${c.PORT}); unset it to serve /metrics on PORT`,
@@ -269,6 +284,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       maxCost: c.QUERY_MAX_COST,
     },
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
+    edge: {
+      headersTimeoutMs: c.HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: c.REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: c.KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: c.MAX_CONNECTIONS,
+      maxWebSockets: c.MAX_WEBSOCKETS,
+      webSocketsPerKey: c.WEBSOCKETS_PER_KEY,
+      webSocketIdleMs: c.WEBSOCKET_IDLE_TIMEOUT_MS,
+    },
     requestDeadlineMs: c.REQUEST_DEADLINE_MS,
     queryDeduplication: c.QUERY_DEDUPLICATION ?? true,
     idempotencyMaxKeys: c.IDEMPOTENCY_MAX_KEYS,

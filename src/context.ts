@@ -33,7 +33,12 @@ const BEARER = /^Bearer [A-Za-z0-9._~+/=-]{1,512}$/;
 
 export function authorizationOf(request: Request): string | null {
   const header = request.headers.get('authorization');
-  return header && BEARER.test(header) ? header : null;
+  return header && isBearer(header) ? header : null;
+}
+
+/** Whether `value` is an Authorization value the gateway forwards. */
+export function isBearer(value: string): boolean {
+  return BEARER.test(value);
 }
 
 export function createContextFactory(deps: {

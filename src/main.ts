@@ -181,6 +181,8 @@ async function serve(): Promise<void> {
     host: config.host,
     logger,
     maxRequestBytes: config.maxRequestBytes,
+    edge: config.edge,
+    scopeOf: (authorization) => client.scopeOf(authorization),
   });
   // A worker's supervisor announces the fleet once; a process alone announces itself.
   if (cluster.isPrimary) {

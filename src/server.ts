@@ -4,6 +4,29 @@ import type { Logger } from 'pino';
 import { serveGraphQLOverWebSocket } from './websocket.ts';
 import type { Gateway } from './yoga.ts';
 
+/**
+ * How the edge bounds what a client can hold (HEADERS_TIMEOUT_MS and the rest, see config.ts).
+ * A connection that sends nothing, or part of a request, is closed once its time is up; one that
+ * waits between requests, after the keep-alive timeout. Past the connection cap a new connection
+ * is closed at once, so the process keeps file descriptors for the REST API and Redis.
+ */
+export interface EdgeLimits {
+  /** From a connection's opening (or its previous response) to its request's last header. */
+  headersTimeoutMs: number;
+  /** From a request's first byte to its body's last; a response may then stream for longer. */
+  requestTimeoutMs: number;
+  /** How long a connection may wait idle between requests. */
+  keepAliveTimeoutMs: number;
+  /** Open connections of this process, WebSockets included. */
+  maxConnections: number;
+  /** WebSockets of this process; past it an upgrade is answered 503. */
+  maxWebSockets: number;
+  /** Acknowledged WebSockets of one API key in this process; past it connection_init is refused. */
+  webSocketsPerKey: number;
+  /** A WebSocket with no operation under way for this long is closed. */
+  webSocketIdleMs: number;
+}
+
 export interface RunningServer {
   server: Server;
   url: string;
@@ -35,13 +58,47 @@ export async function listenOn(server: Server, port: number, host: string): Prom
  */
 export async function listen(
   gateway: Gateway,
-  options: { port: number; host: string; logger: Logger; maxRequestBytes: number },
+  options: {
+    port: number;
+    host: string;
+    logger: Logger;
+    maxRequestBytes: number;
+    edge: EdgeLimits;
+    /** The caller scope of an Authorization header (MerchantWalletClient.scopeOf): WebSockets per key. */
+    scopeOf: (authorization: string) => string;
+  },
 ) {
-  const server = createServer({ keepAliveTimeout: 5_000, requestTimeout: 60_000 }, gateway);
+  const { edge } = options;
+  const server = createServer(
+    {
+      headersTimeout: edge.headersTimeoutMs,
+      requestTimeout: edge.requestTimeoutMs,
+      keepAliveTimeout: edge.keepAliveTimeoutMs,
+      // Node checks the two timeouts above every this often (30 s by default): a connection is
+      // closed at most a second after its time is up.
+      connectionsCheckingInterval: Math.min(1_000, edge.headersTimeoutMs),
+    },
+    gateway,
+  );
+  server.maxConnections = edge.maxConnections;
+  let refusedConnections = 0;
+  server.on('drop', () => {
+    // Logged once per thousand: a flood must not flood the log too.
+    if (refusedConnections++ % 1_000 === 0) {
+      options.logger.warn(
+        { maxConnections: edge.maxConnections, refused: refusedConnections },
+        'connection cap reached: new connections are closed at once (MAX_CONNECTIONS)',
+      );
+    }
+  });
   const websocket = serveGraphQLOverWebSocket(server, gateway, {
     path: gateway.graphqlEndpoint,
     maxPayload: options.maxRequestBytes,
     logger: options.logger,
+    max: edge.maxWebSockets,
+    perKey: edge.webSocketsPerKey,
+    idleMs: edge.webSocketIdleMs,
+    scopeOf: options.scopeOf,
   });
   const running: RunningServer = {
     server,

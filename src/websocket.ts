@@ -1,10 +1,11 @@
 import type { IncomingMessage, Server } from 'node:http';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { type ExecutionResult, type FormattedExecutionResult, parse } from 'graphql';
-import type { SubscribePayload } from 'graphql-ws';
-import { useServer } from 'graphql-ws/use/ws';
+import { CloseCode, type Context, type SubscribePayload } from 'graphql-ws';
+import { type Extra, useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
+import { isBearer } from './context.ts';
 import { schema } from './schema/index.ts';
 import type { Gateway } from './yoga.ts';
 
@@ -21,36 +22,119 @@ import type { Gateway } from './yoga.ts';
  * The key: browsers cannot set headers on a WebSocket, so clients send it in the connection_init
  * payload as `{ "Authorization": "Bearer <API key>" }` (a header on the upgrade request works
  * too). It lives in this socket's memory only and goes, as the header, with each operation.
+ *
+ * What a socket may hold is bounded (EdgeLimits): without a well-formed key it is closed with 4401
+ * before any ack; past its key's cap, with 4429; past the process's cap, the upgrade is answered
+ * 503; with no operation under way for a while, it is closed with 1000 (clients reconnect lazily).
+ * A socket that never sends connection_init is closed by graphql-ws after 3 s (4408).
  */
 export function serveGraphQLOverWebSocket(
   server: Server,
   gateway: Gateway,
-  options: { path: string; maxPayload: number; logger: Logger },
+  options: {
+    path: string;
+    maxPayload: number;
+    logger: Logger;
+    /** WebSockets of this process; past it an upgrade is answered 503. */
+    max: number;
+    /** Acknowledged WebSockets of one key; past it connection_init is refused with 4429. */
+    perKey: number;
+    /** A socket with no operation under way for this long is closed (1000). */
+    idleMs: number;
+    scopeOf: (authorization: string) => string;
+  },
 ): { close(): Promise<void> } {
-  const wss = new WebSocketServer({ server, path: options.path, maxPayload: options.maxPayload });
+  const wss = new WebSocketServer({
+    server,
+    path: options.path,
+    maxPayload: options.maxPayload,
+    // Counted before the upgrade: past the cap the client gets an HTTP answer, not a socket.
+    verifyClient: (_info, accept) => {
+      if (wss.clients.size < options.max) accept(true);
+      else accept(false, 503, 'Too many WebSockets', { 'retry-after': '5' });
+    },
+  });
   wss.on('error', (error) => options.logger.warn({ err: error.message }, 'websocket server error'));
+  /** Acknowledged sockets: their key's scope, and when an operation last ran on them. */
+  const sockets = new Map<WsContext, { scope: string; busyAt: number }>();
+  const perScope = new Map<string, number>();
   const disposable = useServer(
     {
       // Never send an unexpected error's message to the client.
       isProd: true,
+      // The key is checked before the ack, as an HTTP request's is before it runs: a socket without
+      // a well-formed one, or past its key's cap, is closed and never acknowledged.
+      onConnect: (ctx) => {
+        const authorization = authorizationOf(ctx.extra.request, ctx.connectionParams);
+        if (!authorization) {
+          ctx.extra.socket.close(CloseCode.Unauthorized, 'Authorization: Bearer <API key> required');
+          return false;
+        }
+        const scope = options.scopeOf(authorization);
+        const held = perScope.get(scope) ?? 0;
+        if (held >= options.perKey) {
+          ctx.extra.socket.close(TOO_MANY_FOR_KEY, 'Too many WebSockets for this API key');
+          return false;
+        }
+        perScope.set(scope, held + 1);
+        sockets.set(ctx, { scope, busyAt: Date.now() });
+        return true;
+      },
+      onClose: (ctx) => {
+        const socket = sockets.get(ctx);
+        if (!socket) return;
+        sockets.delete(ctx);
+        const held = (perScope.get(socket.scope) ?? 1) - 1;
+        if (held > 0) perScope.set(socket.scope, held);
+        else perScope.delete(socket.scope);
+      },
       // graphql-ws only needs a document to choose between execute and subscribe; the operation
       // the client sent runs in the gateway (bridge), which parses and validates it itself.
-      onSubscribe: (ctx, _id, payload) => ({
-        schema,
-        document: BRIDGED,
-        contextValue: {
-          payload,
-          headers: headersOf(ctx.extra.request, ctx.connectionParams),
-        } satisfies Bridged,
-      }),
+      onSubscribe: (ctx, _id, payload) => {
+        const socket = sockets.get(ctx);
+        if (socket) socket.busyAt = Date.now();
+        return {
+          schema,
+          document: BRIDGED,
+          contextValue: {
+            payload,
+            headers: headersOf(ctx.extra.request, ctx.connectionParams),
+          } satisfies Bridged,
+        };
+      },
       subscribe: (args) => bridge(gateway, args.contextValue as Bridged, options.path),
       // The gateway's results are serialised already (errors formatted and masked): sent as they are.
       onNext: (_ctx, _id, _payload, _args, result) => result as FormattedExecutionResult,
     },
     wss,
   );
-  return { close: () => Promise.resolve(disposable.dispose()) };
+  // Idle sockets are closed: one sweep a fraction of the timeout, so none lives past 1.25× of it.
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [ctx, socket] of sockets) {
+        if (Object.keys(ctx.subscriptions).length > 0) socket.busyAt = now;
+        else if (now - socket.busyAt >= options.idleMs) {
+          ctx.extra.socket.close(1000, 'Idle: no operation for a while');
+        }
+      }
+    },
+    Math.max(10, Math.floor(options.idleMs / 4)),
+  );
+  sweep.unref();
+  return {
+    close: () => {
+      clearInterval(sweep);
+      return Promise.resolve(disposable.dispose());
+    },
+  };
 }
+
+/** A socket's context as graphql-ws keeps it; `extra` carries the ws socket and upgrade request. */
+type WsContext = Context<Record<string, unknown> | undefined, Extra>;
+
+/** Past WEBSOCKETS_PER_KEY (graphql-ws clients retry it with backoff, as they do 1013). */
+const TOO_MANY_FOR_KEY = 4429;
 
 const BRIDGED = parse('subscription Bridged { __typename }');
 
@@ -62,7 +146,7 @@ interface Bridged {
 /** The headers an operation of this socket is sent with: its key, and who the client says it is. */
 function headersOf(request: IncomingMessage, params: Readonly<Record<string, unknown>> | undefined): Headers {
   const headers = new Headers({ 'content-type': 'application/json', accept: 'text/event-stream' });
-  const authorization = params?.Authorization ?? params?.authorization ?? request.headers.authorization;
+  const authorization = authorizationOf(request, params);
   for (const [name, value] of [
     ['authorization', authorization],
     ['user-agent', request.headers['user-agent']],
@@ -78,6 +162,18 @@ function headersOf(request: IncomingMessage, params: Readonly<Record<string, unk
     }
   }
   return headers;
+}
+
+/**
+ * The socket's well-formed `Bearer <key>`, from the connection_init payload or else the upgrade
+ * request's header (the rule of HTTP requests, context.ts); null when neither has one.
+ */
+function authorizationOf(
+  request: IncomingMessage,
+  params: Readonly<Record<string, unknown>> | undefined,
+): string | null {
+  const value = params?.Authorization ?? params?.authorization ?? request.headers.authorization;
+  return typeof value === 'string' && isBearer(value) ? value : null;
 }
 
 /**

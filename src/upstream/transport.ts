@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { type Dispatcher, Pool } from 'undici';
+import { Client, type Dispatcher, Pool } from 'undici';
 import { GatewayError } from '../errors.ts';
 import type { Caller } from './caller.ts';
 import { type CircuitBreakerOptions, CircuitBreakers } from './circuit-breakers.ts';
@@ -71,6 +71,8 @@ interface RouteLabels {
 
 export class Transport {
   private readonly pool: Pool;
+  /** The readiness probe's own connection (ping). */
+  private readonly probe: Client;
   private readonly options: TransportOptions;
   private readonly pathPrefix: string;
   private readonly host: string;
@@ -97,6 +99,13 @@ export class Transport {
       bodyTimeout: options.bodyTimeoutMs,
       keepAliveTimeout: 30_000,
       maxResponseSize: options.maxResponseBytes,
+    });
+    this.probe = new Client(url.origin, {
+      connectTimeout: options.connectTimeoutMs,
+      headersTimeout: options.headersTimeoutMs,
+      bodyTimeout: options.bodyTimeoutMs,
+      keepAliveTimeout: 30_000,
+      maxResponseSize: 64 * 1024,
     });
   }
 
@@ -161,15 +170,20 @@ export class Transport {
     return this.breakers.states();
   }
 
-  /** Whether the REST API answers HTTP at all; a keyless probe gets a 401, which counts. */
+  /**
+   * Whether the REST API answers HTTP at all; a keyless probe gets a 401, which counts. It goes on
+   * a connection of its own: a REST API that stalls probes cannot take the pool's connections from
+   * real requests (and /readyz makes one probe at a time, plugins/health.ts).
+   */
   async ping(): Promise<boolean> {
-    const response = await this.pool.request({ method: 'GET', path: `${this.pathPrefix}/wallets` });
+    const response = await this.probe.request({ method: 'GET', path: `${this.pathPrefix}/wallets` });
     await response.body.dump();
     return response.statusCode < 500;
   }
 
   async close(): Promise<void> {
-    await this.pool.close();
+    // A probe under way is not waited for: its answer no longer matters.
+    await Promise.all([this.pool.close(), this.probe.destroy()]);
   }
 
   /** Calls under way, timers pending, and the pool's sockets and queue. */

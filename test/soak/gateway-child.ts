@@ -54,6 +54,8 @@ const running = await listen(gateway, {
   host: '127.0.0.1',
   logger: pino({ level: 'silent' }),
   maxRequestBytes: config.maxRequestBytes,
+  edge: config.edge,
+  scopeOf: (authorization) => client.scopeOf(authorization),
 });
 process.send?.({ type: 'ready', url: running.url });
 const timer = setInterval(() => {

@@ -32,6 +32,19 @@ describe('configuration', () => {
       /IDEMPOTENCY_LEASE_MS: must be longer than REQUEST_DEADLINE_MS/,
     );
     expect(parseConfig({ QUERY_DEDUPLICATION: 'false' }).queryDeduplication).toBe(false);
+    // A connection that sends nothing or part of a request is closed within 30 s by default.
+    expect(config.edge).toEqual({
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5_000,
+      maxConnections: 10_000,
+      maxWebSockets: 5_000,
+      webSocketsPerKey: 20,
+      webSocketIdleMs: 60_000,
+    });
+    expect(() => parseConfig({ HEADERS_TIMEOUT_MS: '40000' })).toThrow(
+      /HEADERS_TIMEOUT_MS: must be at most REQUEST_TIMEOUT_MS/,
+    );
     const upstream = { UPSTREAM_URL: 'https://api.example.com' };
     expect(parseConfig({ NODE_ENV: 'production', ...upstream }).graphiql).toBe(false);
     expect(parseConfig({ NODE_ENV: 'production', GRAPHIQL: 'true', ...upstream }).graphiql).toBe(true);

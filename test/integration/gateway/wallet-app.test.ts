@@ -32,6 +32,8 @@ beforeAll(async () => {
     host: '127.0.0.1',
     logger: createLogger('debug', suiteLogDestination()),
     maxRequestBytes: DEFAULTS.maxRequestBytes,
+    edge: DEFAULTS.edge,
+    scopeOf: (authorization) => t.client.scopeOf(authorization),
   });
   const merchant = await t.sandbox.world.merchant();
   recordSuiteKey(merchant.key);

@@ -28,6 +28,8 @@ beforeAll(async () => {
     host: '127.0.0.1',
     logger: createLogger('debug', suiteLogDestination()),
     maxRequestBytes: DEFAULTS.maxRequestBytes,
+    edge: DEFAULTS.edge,
+    scopeOf: (authorization) => t.client.scopeOf(authorization),
   });
   merchant = await t.sandbox.world.merchant();
   recordSuiteKey(merchant.key);
@@ -80,14 +82,12 @@ describe('GraphQL over WebSocket', () => {
     expect((await results.next()).done).toBe(true);
   });
 
-  it('answers UNAUTHENTICATED without a key, as HTTP does', async () => {
+  it('refuses a socket without a key before acknowledging it (4401): the operation never runs', async () => {
     const id = await createIntent();
+    t.resetCalls();
     const results = connect(null).iterate({ query: WATCH, variables: { id } });
-    const first = (await results.next()).value;
-    expect(first?.errors?.map((e: { extensions?: { code?: string } }) => e.extensions?.code)).toEqual([
-      'UNAUTHENTICATED',
-    ]);
-    expect((await results.next()).done).toBe(true);
+    await expect(results.next()).rejects.toMatchObject({ code: 4401 });
+    expect(t.upstreamCalls()).toEqual([]);
   });
 
   it('a client that leaves ends its subscription and the poller at the gateway', async () => {
@@ -110,6 +110,8 @@ describe('GraphQL over WebSocket with trusted documents enforced', () => {
       host: '127.0.0.1',
       logger: createLogger('debug', suiteLogDestination()),
       maxRequestBytes: DEFAULTS.maxRequestBytes,
+      edge: DEFAULTS.edge,
+      scopeOf: (authorization) => enforced.client.scopeOf(authorization),
     });
     const client = createClient({
       url: `${running.url.replace('http', 'ws')}/graphql`,

@@ -1,0 +1,255 @@
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EdgeLimits, listen, type RunningServer } from '../../../src/server.ts';
+import { createLogger } from '../../../src/shared/logger.ts';
+import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { recordSuiteKey, suiteLogDestination } from '../../support/suite-logs.ts';
+
+/**
+ * The edge as an attacker meets it, on a listening gateway with raw sockets: connections that
+ * send nothing or part of a request are reaped, connections and WebSockets are capped, a
+ * WebSocket without a key is never acknowledged, and an idle one is closed.
+ */
+
+let t: TestGateway;
+let key: string;
+const servers: RunningServer[] = [];
+const sockets: Socket[] = [];
+
+beforeAll(async () => {
+  t = await startTestGateway();
+  key = (await t.sandbox.world.merchant()).key;
+  recordSuiteKey(key);
+});
+afterAll(async () => {
+  for (const socket of sockets) socket.destroy();
+  for (const server of servers) await server.close(100);
+  await t.close();
+});
+
+async function serve(edge: Partial<EdgeLimits>): Promise<RunningServer> {
+  const running = await listen(t.gateway, {
+    port: 0,
+    host: '127.0.0.1',
+    logger: createLogger('debug', suiteLogDestination()),
+    maxRequestBytes: DEFAULTS.maxRequestBytes,
+    edge: { ...DEFAULTS.edge, ...edge },
+    scopeOf: (authorization) => t.client.scopeOf(authorization),
+  });
+  servers.push(running);
+  return running;
+}
+
+/** A raw TCP connection to `server`; resolves once connected. `ended`: all it received, at its close. */
+async function open(server: RunningServer): Promise<Socket & { ended: Promise<string> }> {
+  const { port } = new URL(server.url);
+  const socket = connect(Number(port), '127.0.0.1');
+  sockets.push(socket);
+  let received = '';
+  socket.on('data', (chunk) => {
+    received += chunk.toString('latin1');
+  });
+  socket.on('error', () => {});
+  const ended = new Promise<string>((resolve) => socket.on('close', () => resolve(received)));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  return Object.assign(socket, { ended });
+}
+
+/** Resolves to what `promise` gave, or to 'still open' after `ms`. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T | 'still open'> {
+  return Promise.race([promise, new Promise<'still open'>((r) => setTimeout(() => r('still open'), ms))]);
+}
+
+interface WsOutcome {
+  acknowledged: boolean;
+  closeCode: number | null;
+  /** Resolves when the socket closes, with its code. */
+  closed: Promise<number>;
+  socket: WebSocket;
+}
+
+/** A graphql-ws socket that sends connection_init with `payload`; resolves at the ack or the close. */
+async function webSocket(server: RunningServer, payload: Record<string, unknown>): Promise<WsOutcome> {
+  const socket = new WebSocket(`${server.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+  const outcome: WsOutcome = {
+    acknowledged: false,
+    closeCode: null,
+    socket,
+    closed: new Promise((resolve) =>
+      socket.addEventListener('close', (event) => {
+        outcome.closeCode = event.code;
+        resolve(event.code);
+      }),
+    ),
+  };
+  socket.addEventListener('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload })));
+  await new Promise<void>((resolve) => {
+    socket.addEventListener('message', (event) => {
+      if (JSON.parse(String(event.data)).type === 'connection_ack') outcome.acknowledged = true;
+      resolve();
+    });
+    socket.addEventListener('close', () => resolve());
+    socket.addEventListener('error', () => resolve());
+  });
+  return outcome;
+}
+
+const bearer = (k: string) => ({ Authorization: `Bearer ${k}` });
+
+describe('connections are reaped', () => {
+  const timeouts = { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 300 };
+
+  it('closes a connection that sends nothing once the headers timeout is up', async () => {
+    const socket = await open(await serve(timeouts));
+    expect(await within(socket.ended, 3_000)).not.toBe('still open');
+  });
+
+  it('closes a connection that sent part of a request line, answering 408', async () => {
+    const socket = await open(await serve(timeouts));
+    socket.write('POST /gra');
+    expect(await within(socket.ended, 3_000)).toMatch(/^HTTP\/1\.1 408/);
+  });
+
+  it('closes a connection whose body does not arrive within the request timeout', async () => {
+    const socket = await open(await serve(timeouts));
+    socket.write(
+      'POST /graphql HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"query"',
+    );
+    // Trickled: each byte in time for no per-chunk timer, the whole too late.
+    const drip = setInterval(() => socket.write(' '), 100);
+    const received = await within(socket.ended, 4_000);
+    clearInterval(drip);
+    expect(received).not.toBe('still open');
+    expect(received).not.toMatch(/^HTTP\/1\.1 200/);
+  });
+
+  it('closes a keep-alive connection idle after its response', async () => {
+    const socket = await open(await serve(timeouts));
+    socket.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n');
+    expect(await within(socket.ended, 3_000)).toMatch(/^HTTP\/1\.1 200[\s\S]*"status":"ok"/);
+  });
+
+  it('keeps an SSE subscription open past the request timeout: the timeouts bound receiving, not answering', async () => {
+    const server = await serve(timeouts);
+    const response = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...bearer(key) },
+      body: JSON.stringify({ query: 'subscription { withdrawalIntentsUpdated { id } }' }),
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body?.getReader();
+    const ended = reader?.closed.then(() => 'ended');
+    expect(await within(ended ?? Promise.resolve('no body'), 1_500)).toBe('still open');
+    await reader?.cancel();
+  });
+});
+
+describe('connections are capped', () => {
+  it('closes a connection past MAX_CONNECTIONS at once, and takes new ones when a slot frees', async () => {
+    const server = await serve({ maxConnections: 3 });
+    const held = await Promise.all([open(server), open(server), open(server)]);
+    const refused = await open(server);
+    expect(await within(refused.ended, 2_000)).toBe('');
+    for (const socket of held) socket.destroy();
+    await expect
+      .poll(async () => (await fetch(`${server.url}/healthz`).catch(() => null))?.status, { timeout: 3_000 })
+      .toBe(200);
+  });
+});
+
+describe('WebSockets', () => {
+  it('refuses a connection_init without a key with 4401, never acknowledging it', async () => {
+    const server = await serve({});
+    const outcome = await webSocket(server, {});
+    expect(await outcome.closed).toBe(4401);
+    expect(outcome.acknowledged).toBe(false);
+  });
+
+  it('refuses a malformed key the way HTTP does (4401), and takes the key from the upgrade header too', async () => {
+    const server = await serve({});
+    const malformed = await webSocket(server, { Authorization: 'Bearer two words' });
+    expect(await malformed.closed).toBe(4401);
+    expect(malformed.acknowledged).toBe(false);
+    const wellFormed = await webSocket(server, bearer(key));
+    expect(wellFormed.acknowledged).toBe(true);
+    wellFormed.socket.close();
+  });
+
+  it('acknowledges at most WEBSOCKETS_PER_KEY sockets of one key; another key is unaffected; a closed one frees its slot', async () => {
+    const server = await serve({ webSocketsPerKey: 2 });
+    const first = await webSocket(server, bearer(key));
+    const second = await webSocket(server, bearer(key));
+    const third = await webSocket(server, bearer(key));
+    expect([first.acknowledged, second.acknowledged, third.acknowledged]).toEqual([true, true, false]);
+    expect(await third.closed).toBe(4429);
+    const other = await t.sandbox.world.merchant();
+    recordSuiteKey(other.key);
+    const otherKey = await webSocket(server, bearer(other.key));
+    expect(otherKey.acknowledged).toBe(true);
+    first.socket.close();
+    await first.closed;
+    await expect.poll(async () => (await webSocket(server, bearer(key))).acknowledged).toBe(true);
+    for (const outcome of [second, otherKey]) outcome.socket.close();
+  });
+
+  it('answers an upgrade past MAX_WEBSOCKETS with 503 before any socket is made', async () => {
+    const server = await serve({ maxWebSockets: 1 });
+    const first = await webSocket(server, bearer(key));
+    expect(first.acknowledged).toBe(true);
+    const { port } = new URL(server.url);
+    const raw = await open({ ...server, url: `http://127.0.0.1:${port}` });
+    raw.write(
+      'GET /graphql HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: Upgrade\r\n' +
+        'sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n' +
+        'sec-websocket-protocol: graphql-transport-ws\r\n\r\n',
+    );
+    expect(await within(raw.ended, 2_000)).toMatch(/^HTTP\/1\.1 503/);
+    first.socket.close();
+  });
+
+  it('closes a socket with no operation once idle, and keeps one whose subscription runs', async () => {
+    const server = await serve({ webSocketIdleMs: 200 });
+    const idle = await webSocket(server, bearer(key));
+    const busy = await webSocket(server, bearer(key));
+    expect([idle.acknowledged, busy.acknowledged]).toEqual([true, true]);
+    busy.socket.send(
+      JSON.stringify({
+        id: '1',
+        type: 'subscribe',
+        payload: { query: 'subscription { withdrawalIntentsUpdated { id } }' },
+      }),
+    );
+    expect(await within(idle.closed, 2_000)).toBe(1000);
+    expect(await within(busy.closed, 500)).toBe('still open');
+    busy.socket.close();
+  });
+});
+
+describe('readiness', () => {
+  it('probes the REST API on a connection of its own: a probe that hangs takes nothing from real requests', async () => {
+    // One pooled connection: were the probe on it, the query would wait behind the hung probe.
+    const gw = await startTestGateway({
+      upstream: { connections: 1, headersTimeoutMs: 60_000 },
+      gateway: { requestDeadlineMs: 2_000 },
+    });
+    try {
+      const merchant = await gw.sandbox.world.merchant();
+      recordSuiteKey(merchant.key);
+      await gw.sandbox.admin('POST', '/faults', {
+        method: 'GET',
+        path: '/external/v1/wallets',
+        hang: true,
+        times: 1,
+      });
+      const ready = await gw.gateway.fetch('http://gateway.test/readyz');
+      expect(ready.status).toBe(503);
+      const { body } = await gw.request('{ wallets(first: 1) { totalCount } }', {}, { key: merchant.key });
+      expect(body).toEqual({ data: { wallets: { totalCount: 0 } } });
+    } finally {
+      await gw.close();
+    }
+  });
+});
