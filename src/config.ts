@@ -103,7 +103,11 @@ const schema = z.object({
     .enum(['off', 'audit', 'enforce'], { error: 'must be off, audit or enforce' })
     .optional(),
   METRICS: flag,
-  METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
+  METRICS_PORT: z
+    .union([z.literal('same'), z.coerce.number().int().min(1).max(65_535)], {
+      error: 'must be a port (1-65535), or same to serve /metrics on PORT',
+    })
+    .optional(),
   METRICS_MAX_OPERATION_NAMES: integer(100, 1, 10_000),
   OTEL_SDK_DISABLED: flag,
   OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none'], { error: 'must be otlp or none' }).default('otlp'),
@@ -235,9 +239,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       `HEADERS_TIMEOUT_MS: must be at most REQUEST_TIMEOUT_MS (${c.REQUEST_TIMEOUT_MS}): the headers are part of the request`,
     ]);
   }
-  if (c.METRICS_PORT !== undefined && c.METRICS_PORT === c.PORT) {
+  if (c.METRICS !== false && metricsPortOf(c) === c.PORT) {
     throw new ConfigError([
-      `METRICS_PORT: must differ from PORT (${c.PORT}); unset it to serve /metrics on PORT`,
+      `METRICS_PORT: must differ from PORT (${c.PORT}); set it to same to serve /metrics on PORT`,
     ]);
   }
   if (c.PERSISTED_DOCUMENTS_MODE && c.PERSISTED_DOCUMENTS_MODE !== 'off' && !c.PERSISTED_DOCUMENTS) {
@@ -314,7 +318,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     metrics:
       c.METRICS === false
         ? undefined
-        : { port: c.METRICS_PORT, maxOperationNames: c.METRICS_MAX_OPERATION_NAMES },
+        : { port: metricsPortOf(c), maxOperationNames: c.METRICS_MAX_OPERATION_NAMES },
     tracing: tracingOf(c),
     trustedDocuments: {
       manifestPath: c.PERSISTED_DOCUMENTS,
@@ -391,6 +395,16 @@ function redisOf(c: z.infer<typeof schema>): RedisSettings | undefined {
 }
 
 /** Traces go where the standard variables say: the traces endpoint as given, or the base one + /v1/traces. */
+/**
+ * Where /metrics is served: PORT (undefined) or a port of its own. In production it defaults to
+ * 9464 (Prometheus exporters' customary port), so that the public port, the one a load balancer
+ * routes, never shows what the gateway is doing to whoever asks; METRICS_PORT=same opts back in.
+ */
+function metricsPortOf(c: z.infer<typeof schema>): number | undefined {
+  if (c.METRICS_PORT === 'same') return undefined;
+  return c.METRICS_PORT ?? (c.NODE_ENV === 'production' ? 9464 : undefined);
+}
+
 function tracingOf(c: z.infer<typeof schema>): TracingConfig | undefined {
   if (c.OTEL_SDK_DISABLED || c.OTEL_TRACES_EXPORTER === 'none') return undefined;
   const url =

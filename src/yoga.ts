@@ -21,7 +21,11 @@ import { type RateLimiter, useRateLimit } from './plugins/rate-limit.ts';
 import { requestIdOf, useRequestId } from './plugins/request-id.ts';
 import { useRequestTelemetry } from './plugins/request-telemetry.ts';
 import { useTracing } from './plugins/tracing.ts';
-import { type TrustedDocumentsMode, useTrustedDocuments } from './plugins/trusted-documents.ts';
+import {
+  operationNamesOf,
+  type TrustedDocumentsMode,
+  useTrustedDocuments,
+} from './plugins/trusted-documents.ts';
 import { schema } from './schema/index.ts';
 import type { LivePolling } from './subscriptions/live.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
@@ -88,6 +92,19 @@ export function gatewaySettings(config: Config) {
   } satisfies Partial<GatewayDeps>;
 }
 
+/**
+ * Which operation names get their own metric label. With trusted documents on, the manifest's
+ * names; otherwise the names sent with a key the REST API has accepted lately. Either way an
+ * outsider cannot fill the label's slots (METRICS_MAX_OPERATION_NAMES) with made-up names.
+ */
+function countsOperationName(deps: GatewayDeps): (context: GatewayContext, name: string) => boolean {
+  if (deps.trustedDocuments.mode !== 'off') {
+    const names = operationNamesOf(deps.trustedDocuments.manifest);
+    return (_context, name) => names.has(name);
+  }
+  return (context) => deps.client.accepted(context.caller);
+}
+
 export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext>;
 
 /** The whole GraphQL gateway as one fetch-style handler; tests call `gateway.fetch` directly. */
@@ -131,7 +148,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
     plugins: [
       // First: they see every request, the ones refused by the plugins below included.
       ...(tracer ? [useTracing(tracer)] : []),
-      useRequestTelemetry({ logger: deps.logger, metrics, graphqlEndpoint: '/graphql' }),
+      useRequestTelemetry({
+        logger: deps.logger,
+        metrics,
+        graphqlEndpoint: '/graphql',
+        countsName: countsOperationName(deps),
+      }),
       ...(deps.metricsEndpoint ? [useMetricsEndpoint(deps.metricsEndpoint)] : []),
       useRefuseKeyInURL(),
       useMaxRequestBytes(deps.maxRequestBytes),

@@ -18,6 +18,8 @@ const UPSTREAM_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.
 export const ANONYMOUS_OPERATION = '__anonymous';
 export const NO_OPERATION = '__none';
 export const OTHER_OPERATION = '__other';
+/** The operation label of a name not counted on its own: the key is not known to be real, or the name is not the manifest's. */
+export const UNVERIFIED_OPERATION = '__unverified';
 
 /** The Prometheus exposition of a process, or of a fleet (cluster-metrics.ts). */
 export type Scrape = () => Promise<{ contentType: string; body: string }>;
@@ -231,11 +233,13 @@ export class GatewayMetrics implements UpstreamObserver {
   /**
    * The operation-name label: the name itself for the first `maxOperationNames` distinct names
    * (an app's operations are a few dozen), `__other` after that or for a name too long or
-   * malformed, `__anonymous` for an unnamed operation, `__none` when no operation was found.
+   * malformed, `__anonymous` for an unnamed operation, `__none` when no operation was found,
+   * `__unverified` for a name its caller may not count on its own (useRequestTelemetry's countsName).
    */
   operationLabel(name: string | null | undefined): string {
     if (name === undefined) return NO_OPERATION;
     if (name === null) return ANONYMOUS_OPERATION;
+    if (name === UNVERIFIED_OPERATION) return name;
     if (this.names.has(name)) return name;
     if (this.names.size >= this.maxOperationNames || !NAME.test(name)) return OTHER_OPERATION;
     this.names.add(name);

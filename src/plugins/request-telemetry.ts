@@ -4,7 +4,7 @@ import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphq
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { GatewayContext } from '../context.ts';
-import type { GatewayMetrics, Outcome } from '../observability/metrics.ts';
+import { type GatewayMetrics, type Outcome, UNVERIFIED_OPERATION } from '../observability/metrics.ts';
 import { refusalCodeOf } from './refusal.ts';
 import { requestIdOf } from './request-id.ts';
 
@@ -34,9 +34,15 @@ export function useRequestTelemetry(options: {
   logger: Logger;
   metrics: GatewayMetrics | null;
   graphqlEndpoint: string;
+  /**
+   * Whether this request's operation name may have its own metric label: false counts it as
+   * `__unverified`, so outsiders cannot fill the label's slots with made-up names.
+   */
+  countsName: (context: GatewayContext, name: string) => boolean;
 }): Plugin<GatewayContext> {
   const { logger, metrics } = options;
   const states = new WeakMap<Request, RequestState>();
+  const nameLabel = nameLabelOf(options.countsName);
   return {
     onRequest({ request }) {
       states.set(request, { started: performance.now(), codes: [], hasData: false, graphql: false });
@@ -84,7 +90,7 @@ export function useRequestTelemetry(options: {
       const caller = executed?.context.caller;
       if (graphql && metrics) {
         metrics.request({
-          operationName: executed ? executed.name : undefined,
+          operationName: executed ? nameLabel(executed) : undefined,
           operationType: executed?.type,
           outcome,
           status: response.status,
@@ -121,6 +127,13 @@ export function useRequestTelemetry(options: {
       else logger.info(line, 'request');
     },
   };
+}
+
+/** The name to count an executed operation under: its own, or `__unverified` (countsName). */
+function nameLabelOf(
+  countsName: (context: GatewayContext, name: string) => boolean,
+): (executed: { name: string | null; context: GatewayContext }) => string | null {
+  return ({ name, context }) => (name === null || countsName(context, name) ? name : UNVERIFIED_OPERATION);
 }
 
 function operationOf(document: DocumentNode, operationName: string | null | undefined) {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { Kind, parse } from 'graphql';
 import { createGraphQLError, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
@@ -154,4 +155,20 @@ export function useTrustedDocuments(options: {
       },
     }),
   ];
+}
+
+/** The operation names of a manifest's documents; a document that does not parse names none. */
+export function operationNamesOf(manifest: ReadonlyMap<string, string>): Set<string> {
+  const names = new Set<string>();
+  for (const text of manifest.values()) {
+    try {
+      for (const definition of parse(text).definitions) {
+        if (definition.kind === Kind.OPERATION_DEFINITION && definition.name)
+          names.add(definition.name.value);
+      }
+    } catch {
+      // Not a document: it names no operation.
+    }
+  }
+  return names;
 }

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { GatewayError, outcomeUnknown } from '../errors.ts';
 import { ResponseCache } from './cache.ts';
 import type { Caller } from './caller.ts';
@@ -41,6 +42,8 @@ export class MerchantWalletClient {
   private readonly transport: Transport;
   private readonly cache: ResponseCache;
   private readonly onWithdrawal: ((scope: string) => Promise<void>) | undefined;
+  /** Caller scopes the REST API answered with a 2xx lately: keys known to be real (`accepted`). */
+  private readonly acceptedScopes = new LRUCache<string, true>({ max: 10_000, ttl: 10 * 60_000 });
 
   constructor(options: UpstreamClientOptions, clock?: () => number) {
     this.transport = new Transport(options, options.telemetry);
@@ -69,6 +72,21 @@ export class MerchantWalletClient {
       ...(deadline !== undefined && { deadline }),
       ...(requestId !== undefined && { requestId }),
     };
+  }
+
+  /**
+   * Whether the REST API accepted this caller's key lately (a 2xx in the last 10 minutes, in this
+   * process). Outsiders with made-up keys never are, so what they send cannot fill per-name slots
+   * (the metrics' operation names).
+   */
+  accepted(caller: Caller): boolean {
+    return this.acceptedScopes.has(caller.cacheScope);
+  }
+
+  /** Notes a 2xx for `accepted`, and hands the response on. */
+  private vouched(caller: Caller, response: UpstreamResponse): UpstreamResponse {
+    if (response.status >= 200 && response.status < 300) this.acceptedScopes.set(caller.cacheScope, true);
+    return response;
   }
 
   /** Scopes from now on are HMACs under this secret: the fleet's, as keepFleetScopeSecret keeps it. */
@@ -115,7 +133,10 @@ export class MerchantWalletClient {
     const route = 'GET /withdrawal-intents';
     const path = `/withdrawal-intents${query(params)}`;
     if (options.fresh) {
-      return decodeResponse(await this.transport.get(caller, route, path), decodePage<WithdrawalIntentDTO>);
+      return decodeResponse(
+        this.vouched(caller, await this.transport.get(caller, route, path)),
+        decodePage<WithdrawalIntentDTO>,
+      );
     }
     return this.get(caller, route, path, decodePage<WithdrawalIntentDTO>);
   }
@@ -150,12 +171,15 @@ export class MerchantWalletClient {
     const headers: Record<string, string> = idempotencyKey ? { 'idempotency-key': idempotencyKey } : {};
     let response: UpstreamResponse;
     try {
-      response = await this.transport.post(
+      response = this.vouched(
         caller,
-        'POST /withdrawal-intents',
-        '/withdrawal-intents',
-        headers,
-        JSON.stringify(body),
+        await this.transport.post(
+          caller,
+          'POST /withdrawal-intents',
+          '/withdrawal-intents',
+          headers,
+          JSON.stringify(body),
+        ),
       );
     } catch (error) {
       if (error instanceof GatewayError) throw notSent(error);
@@ -232,7 +256,7 @@ export class MerchantWalletClient {
   ): Promise<T | null> {
     try {
       return fresh
-        ? decodeResponse(await this.transport.get(caller, route, path), decodeOne<T>)
+        ? decodeResponse(this.vouched(caller, await this.transport.get(caller, route, path)), decodeOne<T>)
         : await this.get(caller, route, path, decodeOne<T>);
     } catch (error) {
       if ((error as GatewayError).code === 'NOT_FOUND') return null;
@@ -245,7 +269,7 @@ export class MerchantWalletClient {
     const response = await this.cache.get(
       caller.cacheScope,
       path,
-      () => this.transport.get(caller, route, path),
+      () => this.transport.get(caller, route, path).then((response) => this.vouched(caller, response)),
       caller.served,
     );
     return decodeResponse(response, decode);

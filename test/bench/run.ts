@@ -202,6 +202,8 @@ function startBenchGateway(upstreamURL: string, env: Record<string, string> = {}
       UPSTREAM_CACHE_TTL_MS: '0',
       NODE_ENV: 'production',
       GRAPHIQL: 'false',
+      // Several gateways run at once; production's own metrics port (9464) would be taken twice.
+      METRICS_PORT: 'same',
       ...env,
     },
     /gateway: (http:\/\/\S+)\/graphql/,

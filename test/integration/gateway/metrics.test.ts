@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config.ts';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
 import { listenMetrics } from '../../../src/observability/metrics-server.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { parseMetrics, type Sample, sampleSum } from '../../support/metrics.ts';
 import { WITHDRAW, withdrawalInput } from '../../support/sandbox.ts';
 
@@ -81,13 +81,13 @@ describe('GET /metrics', () => {
     });
   });
 
-  it('counts a 401 and its code, with no upstream call', async () => {
+  it('counts a 401 and its code, with no upstream call (a keyless name is not counted on its own)', async () => {
     const grew = await growth(() => gw.request(WALLETS, {}, { key: null }), {
       requests: [
         'gateway_graphql_requests_total',
-        { operation_name: 'Wallets', outcome: 'error', status: '401' },
+        { operation_name: '__unverified', outcome: 'error', status: '401' },
       ],
-      errors: ['gateway_graphql_errors_total', { operation_name: 'Wallets', code: 'UNAUTHENTICATED' }],
+      errors: ['gateway_graphql_errors_total', { operation_name: '__unverified', code: 'UNAUTHENTICATED' }],
       upstream: ['gateway_upstream_requests_total', {}],
     });
     expect(grew).toEqual({ requests: 1, errors: 1, upstream: 0 });
@@ -269,6 +269,48 @@ describe('GET /metrics', () => {
     expect(grew).toEqual({ anonymous: 1, invalid: 1, validation: 1 });
   });
 
+  it('gives an operation name its own label only for a key the REST API accepted: outsiders cannot fill the slots', async () => {
+    // More distinct names than the slots, keyless (introspection needs no key) and with made-up keys.
+    const slots = DEFAULTS.metrics?.maxOperationNames ?? 100;
+    const flood = await growth(
+      async () => {
+        for (let i = 0; i <= slots; i++) {
+          await gw.request(`query Flood${i} { __typename }`, {}, {});
+          await gw.request(
+            `query Forged${i} { wallets(first: 1) { totalCount } }`,
+            {},
+            { key: `made-up-${i}` },
+          );
+        }
+      },
+      { unverified: ['gateway_graphql_requests_total', { operation_name: '__unverified' }] },
+    );
+    expect(flood).toEqual({ unverified: 2 * (slots + 1) });
+    const grew = await growth(() => gw.request('query AfterTheFlood { __typename }', {}, { key: acme.key }), {
+      real: ['gateway_graphql_requests_total', { operation_name: 'AfterTheFlood' }],
+    });
+    expect((await scrape()).text).not.toMatch(/Flood\d|Forged\d/);
+    expect(grew).toEqual({ real: 1 });
+  });
+
+  it('with trusted documents on, counts only the manifest’s names, whoever sends them', async () => {
+    const manifest = new Map([['abc', 'query Listed { __typename }']]);
+    const audit = await startTestGateway({ gateway: { trustedDocuments: { mode: 'audit', manifest } } });
+    try {
+      await audit.request('query Listed { __typename }', {}, {});
+      await audit.request('query Unlisted { wallets(first: 1) { totalCount } }', {}, { key: acme.key });
+      const samples = parseMetrics(await (await audit.gateway.fetch('http://gateway.test/metrics')).text());
+      const names = new Set(
+        samples
+          .filter((s) => s.name === 'gateway_graphql_requests_total')
+          .map((s) => s.labels.operation_name),
+      );
+      expect([...names].sort()).toEqual(['Listed', '__unverified']);
+    } finally {
+      await audit.close();
+    }
+  });
+
   it('has no key, merchant id, wallet id or other id in any label', async () => {
     const other = await gw.sandbox.world.merchant();
     const wallet = await gw.sandbox.world.wallet(other.id, { USDT: '1', TRX: '0' });
@@ -323,10 +365,16 @@ describe('where /metrics is served', () => {
     }
   });
 
-  it('is configured by METRICS and METRICS_PORT', () => {
+  it('is configured by METRICS and METRICS_PORT; in production it is not on the public port unless asked', () => {
     expect(parseConfig({}).metrics).toEqual({ port: undefined, maxOperationNames: 100 });
     expect(parseConfig({ METRICS: 'false' }).metrics).toBeUndefined();
     expect(parseConfig({ METRICS_PORT: '9464' }).metrics?.port).toBe(9464);
     expect(() => parseConfig({ PORT: '4000', METRICS_PORT: '4000' })).toThrow(/METRICS_PORT: must differ/);
+    const production = { NODE_ENV: 'production', UPSTREAM_URL: 'https://api.example.com' };
+    expect(parseConfig(production).metrics?.port).toBe(9464);
+    expect(parseConfig({ ...production, METRICS_PORT: 'same' }).metrics?.port).toBeUndefined();
+    expect(() => parseConfig({ ...production, PORT: '9464' })).toThrow(/METRICS_PORT: must differ/);
+    expect(parseConfig({ ...production, PORT: '9464', METRICS: 'false' }).port).toBe(9464);
+    expect(() => parseConfig({ METRICS_PORT: 'public' })).toThrow(/METRICS_PORT: must be a port/);
   });
 });
