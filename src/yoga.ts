@@ -1,5 +1,4 @@
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { Tracer } from '@opentelemetry/api';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
@@ -127,18 +126,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       >[0]),
     logging: deps.logger,
     maskedErrors: true,
-    graphiql: graphiql
-      ? {
-          title: 'Merchant Wallet GraphQL',
-          defaultQuery: graphiql.defaultQuery,
-          headers: graphiql.defaultAuthorization
-            ? JSON.stringify({ Authorization: graphiql.defaultAuthorization }, null, 2)
-            : undefined,
-          shouldPersistHeaders: false,
-          ...(graphiql.tabs && { defaultTabs: graphiql.tabs }),
-        }
-      : false,
-    renderGraphiQL,
+    // Served by useGraphiQLDelivery below, which builds the page once.
+    graphiql: false,
     // useMaxRequestBytes below enforces MAX_REQUEST_BYTES, chunked bodies included.
     maxRequestBodySize: false,
     // One operation per request: batching would multiply every limit below.
@@ -159,7 +148,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
       useMaxRequestBytes(deps.maxRequestBytes),
       useRequestId(),
       ...(deps.rateLimiter ? [useRateLimit(deps.rateLimiter, (auth) => deps.client.scopeOf(auth))] : []),
-      ...(graphiql ? [useGraphiQLDelivery('/graphql')] : []),
+      ...(graphiql
+        ? [
+            useGraphiQLDelivery('/graphql', {
+              title: 'Merchant Wallet GraphQL',
+              defaultQuery: graphiql.defaultQuery,
+              headers: graphiql.defaultAuthorization
+                ? JSON.stringify({ Authorization: graphiql.defaultAuthorization }, null, 2)
+                : undefined,
+              shouldPersistHeaders: false,
+              ...(graphiql.tabs && { defaultTabs: graphiql.tabs }),
+            }),
+          ]
+        : []),
       useHealthChecks({
         upstream: () => deps.client.ping(),
         idempotencyStore: () => deps.idempotencyStore.ping(),

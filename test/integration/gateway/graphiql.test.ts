@@ -1,7 +1,11 @@
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { createYoga, type GraphiQLOptions } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config.ts';
 import { startEmbeddedSandbox } from '../../../src/embedded-sandbox.ts';
 import { exampleTabs } from '../../../src/operations.ts';
+import { useGraphiQLDelivery } from '../../../src/plugins/graphiql-delivery.ts';
+import { schema } from '../../../src/schema/index.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import type { LivePolling } from '../../../src/subscriptions/live.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
@@ -177,5 +181,32 @@ describe('GraphiQL', () => {
     const response = await gateway.fetch('http://gateway.test/', { redirect: 'manual' });
     expect(response.status).toBe(302);
     expect(response.headers.get('location')).toBe('/graphql');
+  });
+});
+
+describe('the page under load', () => {
+  it('is built once per process, however it is asked for', async () => {
+    let renders = 0;
+    const render = (options: GraphiQLOptions) => {
+      renders++;
+      return renderGraphiQL(options);
+    };
+    const yoga = createYoga({
+      schema,
+      graphiql: false,
+      plugins: [useGraphiQLDelivery('/graphql', { title: 'Once' }, render)],
+    });
+    const bodies = new Set<string>();
+    for (const encoding of ['', '', 'gzip', 'br', 'gzip, br', '']) {
+      const response = await yoga.fetch('http://gateway.test/graphql', {
+        headers: { accept: 'text/html', 'accept-encoding': encoding },
+      });
+      expect(response.status).toBe(200);
+      const bytes = Buffer.from(await response.arrayBuffer());
+      if (encoding === '') bodies.add(bytes.toString('utf8'));
+    }
+    expect(renders).toBe(1);
+    expect(bodies.size).toBe(1);
+    expect([...bodies][0]).toContain('<title>Once</title>');
   });
 });
