@@ -3,7 +3,8 @@ import { GraphQLError } from 'graphql';
 /**
  * Every error the gateway shows a client as a GraphQL error. Each has a stable `extensions.code`;
  * code branches on it (or on `instanceof`), never on message text. Upstream response bodies never
- * reach these messages beyond the spec's own `message` field, and never the caller's key.
+ * reach these messages beyond the `message` field of the spec's documented codes
+ * (upstream/error-mapping.ts), and never the caller's key.
  * Business failures of createWithdrawalIntent are not errors but typed results: see
  * withdrawals/user-errors.ts. How REST answers map to these: upstream/error-mapping.ts.
  */
@@ -45,14 +46,27 @@ export const OPERATION_HTTP_STATUS: Partial<Record<GatewayErrorCode, { status: n
   IDEMPOTENCY_UNAVAILABLE: { status: 503, always: false },
 };
 
+/** What the REST API answered that the client is not shown (its code and message), for the log only. */
+export interface WithheldAnswer {
+  code: string | null;
+  message: string | null;
+}
+
 export class GatewayError extends GraphQLError {
   readonly code: GatewayErrorCode;
   readonly upstream: UpstreamInfo | undefined;
+  /** The REST API's own words, replaced by a generic message; logged with the request id (useErrorLogging). */
+  readonly withheld: WithheldAnswer | undefined;
 
   constructor(
     code: GatewayErrorCode,
     message: string,
-    options: { upstream?: UpstreamInfo; extensions?: Record<string, unknown>; cause?: unknown } = {},
+    options: {
+      upstream?: UpstreamInfo;
+      extensions?: Record<string, unknown>;
+      cause?: unknown;
+      withheld?: WithheldAnswer;
+    } = {},
   ) {
     super(message, {
       extensions: {
@@ -67,6 +81,7 @@ export class GatewayError extends GraphQLError {
     if (options.cause !== undefined) this.cause = options.cause;
     this.code = code;
     this.upstream = options.upstream;
+    this.withheld = options.withheld;
   }
 }
 

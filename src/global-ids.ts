@@ -1,5 +1,6 @@
 import { decodeGlobalID, encodeGlobalID } from '@pothos/plugin-relay';
 import { badUserInput } from './errors.ts';
+import { INPUT_LIMITS } from './input-limits.ts';
 
 export type NodeTypename = 'Wallet' | 'Deposit' | 'WithdrawalIntent';
 
@@ -15,13 +16,26 @@ export function globalIdOf(type: NodeTypename, restId: string): string {
   return encodeGlobalID(type, restId);
 }
 
+/** A REST id as the gateway forwards it: 1 to INPUT_LIMITS.restId printable ASCII characters. */
+const REST_ID = new RegExp(`^[\\x21-\\x7e]{1,${INPUT_LIMITS.restId}}$`);
+
+/** Whether `id` can be a REST id the gateway sends (a global id's decoded one included). */
+export function isRestId(id: string): boolean {
+  return REST_ID.test(id);
+}
+
 /**
  * The REST id behind an `id` argument that may be either a global id (from this API) or a REST id
  * (from the merchant console, a webhook, or the REST API). A global id decodes to
  * "<Typename>:<rest id>" for one of our node types; REST ids never do, so the two cannot be
- * confused. A global id of another node type is BAD_USER_INPUT.
+ * confused. A global id of another node type is BAD_USER_INPUT, and so is an id longer than
+ * INPUT_LIMITS.id (checked before it is decoded) or a REST id, given or decoded, that is not one.
  */
 export function restIdOf(id: string, expected: NodeTypename, field: readonly string[] = ['id']): string {
+  const name = field.join('.');
+  if (id.length > INPUT_LIMITS.id) {
+    throw badUserInput(`${name} must be at most ${INPUT_LIMITS.id} characters; received ${id.length}`, field);
+  }
   let decoded: { typename: string; id: string } | null = null;
   try {
     decoded = decodeGlobalID(id);
@@ -30,15 +44,13 @@ export function restIdOf(id: string, expected: NodeTypename, field: readonly str
   }
   if (decoded && NODE_TYPES.has(decoded.typename)) {
     if (decoded.typename !== expected) {
-      throw badUserInput(
-        `${field.join('.')} is the global id of a ${decoded.typename}, not of a ${expected}`,
-        field,
-      );
+      throw badUserInput(`${name} is the global id of a ${decoded.typename}, not of a ${expected}`, field);
     }
+    if (!isRestId(decoded.id)) throw badUserInput(`${name} is not a global id of this API`, field);
     return decoded.id;
   }
-  if (!/^[\x21-\x7e]{1,128}$/.test(id)) {
-    throw badUserInput(`${field.join('.')} must be a global id or a REST id of a ${expected}`, field);
+  if (!isRestId(id)) {
+    throw badUserInput(`${name} must be a global id or a REST id of a ${expected}`, field);
   }
   return id;
 }

@@ -1,6 +1,21 @@
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
-import { BREAK, type DocumentNode, visit } from 'graphql';
+import {
+  BREAK,
+  type DirectiveNode,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FragmentDefinitionNode,
+  GraphQLError,
+  getDirectiveValues,
+  getOperationAST,
+  Kind,
+  type SelectionSetNode,
+  visit,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { quoted } from '../echoes.ts';
+import { INPUT_LIMITS } from '../input-limits.ts';
 
 /**
  * @defer and @stream (@graphql-yoga/plugin-defer-stream), whose validation rules (and its own
@@ -8,6 +23,10 @@ import type { Plugin } from 'graphql-yoga';
  * others they check nothing the standard rules do not, and adding them to every request cost
  * about 2 % of a cheap query's CPU (a profile of S1). Whether a document uses them is remembered
  * per parsed document (Yoga's parser cache hands out one object per query text).
+ *
+ * Their arguments are checked before execution, once the variables are known (see
+ * incrementalArgumentError): the executor takes a negative or null `initialCount` for a bug of
+ * its own and the client would see INTERNAL_SERVER_ERROR.
  */
 export function useIncrementalDelivery(): Plugin {
   const plugin = useDeferStream() as Plugin;
@@ -30,6 +49,17 @@ export function useIncrementalDelivery(): Plugin {
     }
     return uses;
   };
+  const check = ({
+    args,
+    setResultAndStopExecution,
+  }: {
+    args: ExecutionArgs;
+    setResultAndStopExecution(result: ExecutionResult): void;
+  }) => {
+    if (!usesIncremental(args.document)) return;
+    const error = incrementalArgumentError(args);
+    if (error) setResultAndStopExecution({ errors: [error] });
+  };
   return {
     ...plugin,
     ...(onValidate && {
@@ -38,5 +68,84 @@ export function useIncrementalDelivery(): Plugin {
         return undefined;
       },
     }),
+    onExecute: check,
+    onSubscribe: check,
   };
+}
+
+/**
+ * The first bad argument of a @defer or @stream in the operation that runs (its fragments
+ * included), as a request error: BAD_USER_INPUT, HTTP 400, nothing executed. Bad: an `if` that
+ * is null, an `initialCount` that is not an integer of 0 or more (the literal -1, null, or a
+ * variable's value), a `label` longer than INPUT_LIMITS.label (each payload repeats it).
+ */
+export function incrementalArgumentError(args: ExecutionArgs): GraphQLError | null {
+  const operation = getOperationAST(args.document, args.operationName);
+  if (!operation) return null;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of args.document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const variables = (args.variableValues ?? {}) as Record<string, unknown>;
+  const seen = new Set<string>();
+  const pending: SelectionSetNode[] = [operation.selectionSet];
+  for (let set = pending.pop(); set; set = pending.pop()) {
+    for (const selection of set.selections) {
+      for (const directive of selection.directives ?? []) {
+        const error = directiveError(args, directive, variables);
+        if (error) return error;
+      }
+      if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        const name = selection.name.value;
+        const fragment = fragments.get(name);
+        if (fragment && !seen.has(name)) {
+          seen.add(name);
+          pending.push(fragment.selectionSet);
+        }
+      } else if (selection.selectionSet) {
+        pending.push(selection.selectionSet);
+      }
+    }
+  }
+  return null;
+}
+
+function directiveError(
+  args: ExecutionArgs,
+  node: DirectiveNode,
+  variables: Record<string, unknown>,
+): GraphQLError | null {
+  const name = node.name.value;
+  if (name !== 'defer' && name !== 'stream') return null;
+  const definition = args.schema.getDirective(name);
+  if (!definition) return null;
+  let values: Record<string, unknown> | undefined;
+  try {
+    values = getDirectiveValues(definition, { directives: [node] }, variables);
+  } catch (error) {
+    // graphql-js's own account, e.g. `Argument "if" of non-null type "Boolean!" must not be null.`
+    return badArgument(`@${name}: ${(error as Error).message}`, node);
+  }
+  if (!values) return null;
+  const { label, initialCount } = values;
+  if (typeof label === 'string' && label.length > INPUT_LIMITS.label) {
+    return badArgument(
+      `@${name}(label:) must be at most ${INPUT_LIMITS.label} characters; received ${label.length}`,
+      node,
+    );
+  }
+  if (name === 'stream' && !(Number.isSafeInteger(initialCount) && (initialCount as number) >= 0)) {
+    return badArgument(
+      `@stream(initialCount:) must be an integer of 0 or more; received ${quoted(initialCount)}`,
+      node,
+    );
+  }
+  return null;
+}
+
+function badArgument(message: string, node: DirectiveNode): GraphQLError {
+  return new GraphQLError(message, {
+    nodes: node,
+    extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+  });
 }

@@ -1,18 +1,24 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import type { ExecutionResult, GraphQLError } from 'graphql';
+import { createGraphQLError, handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
+import { shortenErrorEchoes } from '../echoes.ts';
 
 /**
  * One error contract: every error a client sees has an `extensions.code` from the README's table,
- * and no error echoes what the client sent. Yoga and its plugins leave three gaps, closed here:
+ * and no error echoes what the client sent. Yoga and its plugins leave four gaps, closed here:
  *
  * - variables that are missing or of the wrong type fail before execution without a code: they
  *   get BAD_USER_INPUT (HTTP 400 as before);
  * - Yoga's JSON body parser copies the parser's message, with a piece of the body, into
  *   `extensions.originalError`: removed, in every environment;
+ * - graphql-js repeats names, literals and variables' values whole (`Variable "$x" got invalid
+ *   value "…90 KB…"`, `Cannot query field "…"`): every message, of every result and of each
+ *   payload of a stream, repeats at most a prefix of them (echoes.ts);
  * - a POST whose Content-Type no parser takes answers an empty 415: it gets an error body with
  *   UNSUPPORTED_MEDIA_TYPE.
  */
 export function useErrorContract(): Plugin {
+  const shortenPayload = ({ result }: { result: ExecutionResult }) => shortenEchoesOf(result);
   return {
     onRequestParse({ request, requestParser }) {
       if (requestParser || request.method !== 'POST') return;
@@ -23,19 +29,29 @@ export function useErrorContract(): Plugin {
     },
     onExecute() {
       return {
-        onExecuteDone({ result }) {
+        onExecuteDone(payload) {
+          const { result } = payload;
           // A result without `data` is a request error: here, the variables could not be coerced.
-          if (Symbol.asyncIterator in result || 'data' in result || !result.errors) return;
-          for (const error of result.errors) {
-            const extensions = error.extensions as Record<string, unknown>;
-            extensions.code ??= 'BAD_USER_INPUT';
+          if (!(Symbol.asyncIterator in result) && !('data' in result) && result.errors) {
+            for (const error of result.errors) {
+              const extensions = error.extensions as Record<string, unknown>;
+              extensions.code ??= 'BAD_USER_INPUT';
+            }
           }
+          return handleStreamOrSingleExecutionResult(payload, shortenPayload);
         },
+      };
+    },
+    onSubscribe() {
+      return {
+        onSubscribeResult: (payload) => handleStreamOrSingleExecutionResult(payload, shortenPayload),
       };
     },
     onResultProcess({ result }) {
       for (const one of Array.isArray(result) ? result : [result]) {
         if (!('errors' in one) || !one.errors) continue;
+        // Errors from before execution (parse, validation, parameters) pass only here.
+        for (const error of one.errors) shortenErrorEchoes(error as GraphQLError);
         for (const error of one.errors) {
           const extensions = error.extensions as Record<string, unknown> | undefined;
           if (!extensions || !('originalError' in extensions)) continue;
@@ -49,6 +65,18 @@ export function useErrorContract(): Plugin {
       }
     },
   };
+}
+
+/** A result's errors, and those of each incremental payload it carries (@defer, @stream). */
+export function payloadErrors(result: ExecutionResult): GraphQLError[] {
+  const errors = [...(result.errors ?? [])];
+  const incremental = (result as { incremental?: { errors?: readonly GraphQLError[] }[] }).incremental;
+  for (const part of incremental ?? []) errors.push(...(part.errors ?? []));
+  return errors;
+}
+
+function shortenEchoesOf(result: ExecutionResult): void {
+  for (const error of payloadErrors(result)) shortenErrorEchoes(error);
 }
 
 /**

@@ -1,43 +1,68 @@
-import { GraphQLError } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { type ExecutionResult, GraphQLError } from 'graphql';
+import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
 import { isGatewayError } from '../errors.ts';
+import { payloadErrors } from './error-contract.ts';
+
+/** The longest REST message logged (the REST API's answers are capped, but a log line need not hold one whole). */
+const MAX_LOGGED_MESSAGE = 2_048;
 
 /**
- * Logs what clients cannot see: the cause behind an upstream failure (warn) and every unexpected
- * error, which Yoga masks as "Unexpected error." (error), each with the request id. Nothing here
- * logs headers, so the caller's key never reaches the logs.
+ * Logs what clients cannot see, each with the request id: the cause behind an upstream failure
+ * (warn), what the REST API said when the client was given a generic message instead (warn: an
+ * undocumented code, or none), and every unexpected error, which Yoga masks as "Unexpected
+ * error." (error). Results of every kind are read, a stream's payloads and subscriptions' events
+ * included. Nothing here logs headers, so the caller's key never reaches the logs; and nothing
+ * here is a metric label.
  */
 export function useErrorLogging(): Plugin<GatewayContext> {
   return {
     onExecute({ args }) {
-      const context = args.contextValue;
-      return {
-        onExecuteDone({ result }) {
-          if (Symbol.asyncIterator in result) return;
-          for (const error of (result.errors ?? []) as GraphQLError[]) {
-            const original = error.originalError;
-            const path = error.path?.join('.');
-            if (isGatewayError(original)) {
-              if (original.code.startsWith('UPSTREAM') || original.code === 'OUTCOME_UNKNOWN') {
-                const cause = original.cause as (Error & { code?: string }) | undefined;
-                context.logger().warn(
-                  {
-                    code: original.code,
-                    upstream: original.upstream,
-                    path,
-                    cause: cause?.message,
-                    causeCode: (cause as { code?: string } | undefined)?.code,
-                  },
-                  'upstream failure',
-                );
-              }
-            } else if (original && !(original instanceof GraphQLError)) {
-              context.logger().error({ err: original, path }, 'unexpected error');
-            }
-          }
-        },
-      };
+      const log = logErrorsOf(args.contextValue);
+      return { onExecuteDone: (payload) => handleStreamOrSingleExecutionResult(payload, log) };
     },
+    onSubscribe({ args }) {
+      const log = logErrorsOf(args.contextValue);
+      return { onSubscribeResult: (payload) => handleStreamOrSingleExecutionResult(payload, log) };
+    },
+  };
+}
+
+function logErrorsOf(context: GatewayContext) {
+  return ({ result }: { result: ExecutionResult }) => {
+    for (const error of payloadErrors(result)) {
+      const original = error.originalError;
+      const path = error.path?.join('.');
+      if (isGatewayError(original)) {
+        if (original.code.startsWith('UPSTREAM') || original.code === 'OUTCOME_UNKNOWN') {
+          const cause = original.cause as (Error & { code?: string }) | undefined;
+          context.logger().warn(
+            {
+              code: original.code,
+              upstream: original.upstream,
+              path,
+              cause: cause?.message,
+              causeCode: (cause as { code?: string } | undefined)?.code,
+            },
+            'upstream failure',
+          );
+        }
+        if (original.withheld) {
+          const { code, message } = original.withheld;
+          context.logger().warn(
+            {
+              code: original.code,
+              upstream: original.upstream,
+              path,
+              upstreamCode: code,
+              upstreamMessage: message === null ? null : message.slice(0, MAX_LOGGED_MESSAGE),
+            },
+            'upstream message withheld',
+          );
+        }
+      } else if (original && !(original instanceof GraphQLError)) {
+        context.logger().error({ err: original, path }, 'unexpected error');
+      }
+    }
   };
 }

@@ -17,14 +17,16 @@ import {
   type ValueNode,
   valueFromASTUntyped,
 } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { INPUT_LIMITS, isNestedDeeper } from '../input-limits.ts';
 import { DEFAULT_WINDOW } from '../schema/pagination.ts';
 import { refusal } from './refusal.ts';
 
 /**
  * Hostile documents are refused before any upstream call, with HTTP 400 and
  * `extensions.code: QUERY_LIMIT_EXCEEDED`: depth, aliases, tokens and directives by GraphQL Armor,
- * cost by this module (connections weighted by first/last), body size by the HTTP layer.
+ * cost by this module (connections weighted by first/last), body size by the HTTP layer. Variables
+ * nested deeper than any input of the schema are refused before anything walks them.
  */
 
 export interface QueryLimits {
@@ -57,7 +59,46 @@ export function useQueryLimits(limits: QueryLimits): Plugin[] {
     costLimit: { enabled: false },
     blockFieldSuggestion: { enabled: limits.blockFieldSuggestions },
   });
-  return [...(armor.protect().plugins as Plugin[]), useCostLimit(limits.maxCost), useLimitStatus()];
+  return [
+    useVariableDepthLimit(INPUT_LIMITS.variableDepth),
+    ...(armor.protect().plugins as Plugin[]),
+    useCostLimit(limits.maxCost),
+    useLimitStatus(),
+  ];
+}
+
+/**
+ * Refuses a request whose `variables` or `extensions` nest objects and lists more than `maxDepth`
+ * levels, with HTTP 400 and BAD_USER_INPUT, before the document is parsed. No input of the schema
+ * nests that deep, so such variables cannot be valid; and code that walks them recursively (query
+ * deduplication's key, a scalar's parser, a log line) would overflow the stack on 100 000 levels.
+ */
+export function useVariableDepthLimit(maxDepth: number): Plugin {
+  return {
+    onParams({ params, setResult }) {
+      const error = nestingError(params, maxDepth);
+      if (error) setResult({ errors: [error] });
+    },
+  };
+}
+
+/**
+ * The refusal of a request whose `variables` or `extensions` nest deeper than `maxDepth`, or null.
+ * For every path that takes a client's variables before the HTTP pipeline does (a WebSocket's
+ * subscribe message is serialised again to be sent through it).
+ */
+export function nestingError(
+  params: { variables?: unknown; extensions?: unknown },
+  maxDepth: number = INPUT_LIMITS.variableDepth,
+): GraphQLError | null {
+  const tooDeep = (['variables', 'extensions'] as const).find((name) =>
+    isNestedDeeper(params[name], maxDepth),
+  );
+  if (!tooDeep) return null;
+  return createGraphQLError(
+    `The request's ${tooDeep} nest objects and lists more than ${maxDepth} levels deep; no input of this API does.`,
+    { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } },
+  );
 }
 
 /** Armor's token limit fails in the parser, where Yoga answers 200; a refused document is a 400. */

@@ -33,13 +33,15 @@ export function useQueryDeduplication(options: {
       const scope = options.sharingScope(args.contextValue);
       if (scope === null) return;
       if (getOperationAST(args.document, args.operationName)?.operation !== 'query') return;
+      const variables = serialised(args.variableValues);
+      if (variables === null) return;
       let byKey = inFlight.get(args.document);
       if (!byKey) {
         byKey = new Map();
         inFlight.set(args.document, byKey);
       }
       const sharing = byKey;
-      const key = `${scope}\n${args.operationName ?? ''}\n${JSON.stringify(args.variableValues ?? null)}`;
+      const key = `${scope}\n${args.operationName ?? ''}\n${variables}`;
       const pending = sharing.get(key);
       if (pending) {
         // Envelop waits for a promise returned from onExecute before it executes.
@@ -63,6 +65,18 @@ export function useQueryDeduplication(options: {
       });
     },
   };
+}
+
+/**
+ * The variables as a key, or null when they cannot be serialised (nested past the stack, which
+ * useVariableDepthLimit refuses earlier): such a query then runs on its own, unshared.
+ */
+function serialised(variables: unknown): string | null {
+  try {
+    return JSON.stringify(variables ?? null);
+  } catch {
+    return null;
+  }
 }
 
 function isShareable(result: ExecutionResult | AsyncIterable<unknown>): result is ExecutionResult {

@@ -2,8 +2,10 @@ import SchemaBuilder from '@pothos/core';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import RelayPlugin, { decodeGlobalID } from '@pothos/plugin-relay';
 import type { GatewayContext } from '../context.ts';
+import { quoted } from '../echoes.ts';
 import { badUserInput } from '../errors.ts';
-import { NODE_TYPES } from '../global-ids.ts';
+import { isRestId, NODE_TYPES } from '../global-ids.ts';
+import { INPUT_LIMITS } from '../input-limits.ts';
 
 export const builder = new SchemaBuilder<{
   Context: GatewayContext;
@@ -62,18 +64,24 @@ export const builder = new SchemaBuilder<{
     idFieldOptions: {
       description: 'Global id (Relay): the type and the REST id, opaque. Use it with `node(id:)`.',
     },
+    // node(id:) and nodes(ids:): by length before decoding, then the type and the REST id.
     decodeGlobalID: (globalID: string) => {
+      if (globalID.length > INPUT_LIMITS.id) {
+        throw badUserInput(`id must be at most ${INPUT_LIMITS.id} characters; received ${globalID.length}`, [
+          'id',
+        ]);
+      }
       let decoded: { typename: string; id: string };
       try {
         decoded = decodeGlobalID(globalID);
       } catch {
-        throw badUserInput(`"${globalID.slice(0, 60)}" is not a global id of this API`, ['id']);
+        throw badUserInput(`${quoted(globalID)} is not a global id of this API`, ['id']);
       }
       if (!NODE_TYPES.has(decoded.typename)) {
-        throw badUserInput(`"${globalID.slice(0, 60)}" does not name a Wallet, Deposit or WithdrawalIntent`, [
-          'id',
-        ]);
+        throw badUserInput(`${quoted(globalID)} does not name a Wallet, Deposit or WithdrawalIntent`, ['id']);
       }
+      if (!isRestId(decoded.id))
+        throw badUserInput(`${quoted(globalID)} is not a global id of this API`, ['id']);
       return decoded;
     },
   },

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { quoted } from '../echoes.ts';
 import { badUserInput } from '../errors.ts';
+import { INPUT_LIMITS } from '../input-limits.ts';
 
 /**
  * Relay connection arguments over the REST API's page/size lists: cursor encoding, the window a
@@ -48,11 +50,18 @@ export function encodeCursor(scope: string, offset: number, id: string): string 
 }
 
 export function decodeCursor(scope: string, cursor: string, argument: 'after' | 'before'): CursorAnchor {
+  // By length before decoding: no cursor this API issues is longer.
+  if (cursor.length > INPUT_LIMITS.cursor) {
+    throw badUserInput(
+      `${argument} must be at most ${INPUT_LIMITS.cursor} characters; received ${cursor.length}`,
+      [argument],
+    );
+  }
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const [version, hash, offsetText, ...idParts] = text.split(':');
   const id = idParts.join(':');
   if (version !== CURSOR_VERSION || !offsetText || !/^\d{1,9}$/.test(offsetText) || !id) {
-    throw badUserInput(`${argument} is not a cursor this API issued: "${truncate(cursor)}"`, [argument]);
+    throw badUserInput(`${argument} is not a cursor this API issued: ${quoted(cursor)}`, [argument]);
   }
   if (hash !== scopeHash(scope)) {
     throw badUserInput(
@@ -140,8 +149,4 @@ export function planPages(window: Window): PageRequest[] {
 /** Position of the first item of a REST page. */
 export function pageOffset(request: PageRequest): number {
   return (request.page - 1) * request.size;
-}
-
-function truncate(value: string): string {
-  return value.length > 40 ? `${value.slice(0, 40)}…` : value;
 }

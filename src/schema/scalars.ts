@@ -1,14 +1,17 @@
 import { GraphQLError, Kind } from 'graphql';
 import { DateTimeResolver } from 'graphql-scalars';
+import { quoted } from '../echoes.ts';
+import { INPUT_LIMITS } from '../input-limits.ts';
 import { builder } from './builder.ts';
 
 /** A signed plain decimal: digits, optionally a dot and more digits. No exponent, no float. */
 const DECIMAL = /^-?(?:0|[1-9]\d*)(?:\.\d+)?$/;
 
 function parseDecimal(value: unknown): string {
-  if (typeof value !== 'string' || !DECIMAL.test(value) || value.length > 64) {
+  // By length first: the pattern never runs on a long string.
+  if (typeof value !== 'string' || value.length > INPUT_LIMITS.decimal || !DECIMAL.test(value)) {
     throw new GraphQLError(
-      `Decimal must be a string of digits with an optional fraction, e.g. "10.25"; received ${JSON.stringify(value)?.slice(0, 70)}`,
+      `Decimal must be a string of digits with an optional fraction, e.g. "10.25", at most ${INPUT_LIMITS.decimal} characters; received ${quoted(value)}`,
       { extensions: { code: 'BAD_USER_INPUT' } },
     );
   }

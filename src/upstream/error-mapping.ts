@@ -1,3 +1,4 @@
+import { shortenEchoes } from '../echoes.ts';
 import { GatewayError, upstreamMalformed, upstreamTimeout, upstreamUnavailable } from '../errors.ts';
 
 /**
@@ -29,14 +30,40 @@ const TIMEOUT_ERRORS: ReadonlySet<string> = new Set([
   'DEADLINE',
 ]);
 
-/** A 4xx/5xx answer of the REST API, mapped to the gateway's codes. */
+/**
+ * The codes whose `message` the spec writes for the caller (its error table: validation messages
+ * that name the field, the withdrawal refusals), and the Idempotency-Key extension's
+ * `idempotency_key_reused`. Only these messages reach a client; see fromUpstreamStatus.
+ */
+export const DOCUMENTED_CODES: ReadonlySet<string> = new Set([
+  'bad_request',
+  'data_invalid',
+  'withdrawal_intent.config_incomplete',
+  'withdrawal_intent.destination_invalid',
+  'withdrawal_intent.destination_internal',
+  'withdrawal_intent.service_fee_not_covered',
+  'withdrawal_intent.balance_insufficient',
+  'withdrawal_intent.daily_limit_exceeded',
+  'withdrawal_intent.monthly_limit_exceeded',
+  'idempotency_key_reused',
+]);
+
+/** A code as `extensions.upstream.code` repeats it: a machine word, else null (the log has it). */
+const CODE_SHAPE = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+/**
+ * A 4xx/5xx answer of the REST API, mapped to the gateway's codes. Of the REST API's text, a
+ * client sees only the `message` of a 4xx with a DOCUMENTED_CODES code (its echoes shortened);
+ * any other 4xx (an unknown code, no code) gets a generic message, and what the REST API said is
+ * kept on the error as `withheld` for the log (useErrorLogging), never for the client.
+ */
 export function fromUpstreamStatus(
   status: number,
   code: string | null,
   message: string | null,
   retryAfterMs?: number,
 ): GatewayError {
-  const upstream = { status, code };
+  const upstream = { status, code: code !== null && CODE_SHAPE.test(code) ? code : null };
   if (status === 401)
     return new GatewayError('UNAUTHENTICATED', 'The API key was not accepted.', { upstream });
   if (status === 403) {
@@ -56,8 +83,15 @@ export function fromUpstreamStatus(
   }
   if (status >= 400 && status < 500) {
     // The spec's message field is meant for humans and names the offending field; it is the only
-    // upstream text a client sees.
-    return new GatewayError('BAD_USER_INPUT', message ?? 'The REST API rejected the request.', { upstream });
+    // upstream text a client sees. Anything else may name hosts or internals.
+    if (code !== null && DOCUMENTED_CODES.has(code) && message !== null) {
+      return new GatewayError('BAD_USER_INPUT', shortenEchoes(message), { upstream });
+    }
+    return new GatewayError(
+      'BAD_USER_INPUT',
+      `The REST API refused the request (HTTP ${status}); its answer is logged under this request's x-request-id.`,
+      { upstream, withheld: { code, message } },
+    );
   }
   if (status === 502 || status === 503) {
     return new GatewayError('UPSTREAM_UNAVAILABLE', 'The REST API is unavailable.', { upstream });

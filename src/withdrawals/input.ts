@@ -1,4 +1,6 @@
+import { quoted } from '../echoes.ts';
 import { restIdOf } from '../global-ids.ts';
+import { INPUT_LIMITS } from '../input-limits.ts';
 import { isTronAddress } from '../shared/tron.ts';
 import type { CreateWithdrawalIntentBody } from '../upstream/types.ts';
 import { DataInvalidError, userError, type WithdrawalUserError } from './user-errors.ts';
@@ -24,14 +26,15 @@ const WITHDRAWAL_AMOUNT = /^(?:0|[1-9]\d{0,17})(?:\.\d{1,2})?$/;
  * The `idempotencyKey` input's contract. The sandbox checks its Idempotency-Key header
  * separately and on purpose: each half states what it accepts.
  */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+const IDEMPOTENCY_KEY = new RegExp(`^[\\x21-\\x7e]{1,${INPUT_LIMITS.idempotencyKey}}$`);
 
 /**
  * What the gateway can check before calling the REST API, in this order: walletId (a global or
  * REST id of a Wallet), serviceFeeMode, currencyCode (USDT), amount (positive, at most 2
- * decimals), destination.type (crypto), destination.rail (tron), idempotencyKey, and last the
- * destination address's Tron checksum. Failures name the GraphQL input field (`["input", …]`) and
- * are the same typed results the REST API's refusals become, so a client handles one set.
+ * decimals), destination.type (crypto), destination.rail (tron), idempotencyKey, the destination
+ * address's length (at most a Tron address's), and last its Tron checksum. Failures name the
+ * GraphQL input field (`["input", …]`) and are the same typed results the REST API's refusals
+ * become, so a client handles one set; they quote at most a prefix of a value (echoes.ts).
  * Pure: no I/O, no clock.
  */
 export function parseCreateWithdrawalInput(input: CreateWithdrawalInput): ParsedWithdrawalInput {
@@ -51,13 +54,13 @@ export function parseCreateWithdrawalInput(input: CreateWithdrawalInput): Parsed
   }
   if (input.currencyCode !== 'USDT') {
     return invalid(
-      `currencyCode must be USDT (the only currency allowed); received "${input.currencyCode}"`,
+      `currencyCode must be USDT (the only currency allowed); received ${quoted(input.currencyCode)}`,
       'currencyCode',
     );
   }
   if (!WITHDRAWAL_AMOUNT.test(input.amount) || /^0(?:\.0{1,2})?$/.test(input.amount)) {
     return invalid(
-      `amount must be positive with at most 2 decimal places; received "${input.amount}"`,
+      `amount must be positive with at most 2 decimal places; received ${quoted(input.amount)}`,
       'amount',
     );
   }
@@ -69,7 +72,19 @@ export function parseCreateWithdrawalInput(input: CreateWithdrawalInput): Parsed
   }
   const idempotencyKey = input.idempotencyKey ?? null;
   if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-    return invalid('idempotencyKey must be 1 to 255 printable ASCII characters', 'idempotencyKey');
+    return invalid(
+      `idempotencyKey must be 1 to ${INPUT_LIMITS.idempotencyKey} printable ASCII characters`,
+      'idempotencyKey',
+    );
+  }
+  // Longer than any Tron address: refused as input here, with no wallet lookup (the address
+  // checks below may send one) and no base58 decoding of a long string.
+  if (input.destination.identifier.length > INPUT_LIMITS.tronAddress) {
+    return invalid(
+      `destination.identifier must be a Tron address of ${INPUT_LIMITS.tronAddress} characters; received ${input.destination.identifier.length}`,
+      'destination',
+      'identifier',
+    );
   }
   if (!isTronAddress(input.destination.identifier)) {
     return {

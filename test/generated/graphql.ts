@@ -51,7 +51,7 @@ export type WalletStatus =
 
 /** Where the withdrawal goes (REST `destination`). */
 export type WithdrawalDestinationInput = {
-  /** The recipient Tron address. */
+  /** The recipient Tron address (34 characters). */
   identifier: string;
   /** Only tron. */
   rail: string;

@@ -36,6 +36,32 @@ describe('REST status and code to GraphQL error', () => {
       'The API key was not accepted.',
     );
   });
+
+  it.each<[number, string | null]>([
+    [418, 'teapot'],
+    [409, 'lock_held'],
+    [400, 'shard_down'],
+    [400, null],
+  ])('withholds the message of a %i with the undocumented code %s, for the log only', (status, code) => {
+    const error = fromUpstreamStatus(status, code, 'refused by db-7.internal:5432');
+    expect(error.message).toBe(
+      `The REST API refused the request (HTTP ${status}); its answer is logged under this request's x-request-id.`,
+    );
+    expect(error.extensions).toEqual({ code: 'BAD_USER_INPUT', upstream: { status, code } });
+    expect(error.withheld).toEqual({ code, message: 'refused by db-7.internal:5432' });
+    expect(JSON.stringify(error)).not.toContain('db-7');
+  });
+
+  it('repeats a documented message with its echoes shortened, and only a machine word as the code', () => {
+    expect(
+      fromUpstreamStatus(400, 'bad_request', `id is invalid; received "${'x'.repeat(500)}"`).message,
+    ).toBe(`id is invalid; received "${'x'.repeat(32)}…"`);
+    expect(fromUpstreamStatus(400, 'bad_request', 'm').withheld).toBeUndefined();
+    expect(fromUpstreamStatus(400, 'at db-7.internal:5432', 'm').extensions.upstream).toEqual({
+      status: 400,
+      code: null,
+    });
+  });
 });
 
 describe('withdrawal business codes to typed results', () => {

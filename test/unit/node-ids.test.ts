@@ -1,6 +1,8 @@
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { restIdOf } from '../../src/global-ids.ts';
+import { INPUT_LIMITS } from '../../src/input-limits.ts';
 import { schema } from '../../src/schema/index.ts';
 
 describe('node ids', () => {
@@ -12,4 +14,18 @@ describe('node ids', () => {
       expect(id).toBe(encodeGlobalID(typename, 'rest-id-1'));
     },
   );
+});
+
+describe('id arguments', () => {
+  it('take the global id of the longest REST id, and refuse one character more by length', () => {
+    const longest = encodeGlobalID('WithdrawalIntent', 'i'.repeat(128));
+    expect(longest.length).toBeLessThanOrEqual(INPUT_LIMITS.id);
+    expect(restIdOf(longest, 'WithdrawalIntent')).toBe('i'.repeat(128));
+    expect(() => restIdOf('i'.repeat(INPUT_LIMITS.id + 1), 'Wallet')).toThrow(
+      `id must be at most ${INPUT_LIMITS.id} characters; received ${INPUT_LIMITS.id + 1}`,
+    );
+    expect(() => restIdOf(encodeGlobalID('Wallet', 'i'.repeat(129)), 'Wallet')).toThrow(
+      'id is not a global id of this API',
+    );
+  });
 });

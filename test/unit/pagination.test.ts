@@ -103,4 +103,13 @@ describe('cursors', () => {
       expect(() => decodeCursor('deposits|', forged, 'before')).toThrow(/not a cursor this API issued/);
     }
   });
+
+  it('are refused by length first: the longest one issued (a 128-character REST id) passes', () => {
+    const longest = encodeCursor('deposits|', 999_999_999, 'i'.repeat(128));
+    expect(longest.length).toBeLessThanOrEqual(256);
+    expect(decodeCursor('deposits|', longest, 'after').id).toBe('i'.repeat(128));
+    expect(() => decodeCursor('deposits|', 'c'.repeat(257), 'after')).toThrow(
+      'after must be at most 256 characters; received 257',
+    );
+  });
 });

@@ -67,6 +67,18 @@ describe('parseCreateWithdrawalInput', () => {
     ],
     ['a key with a space', { idempotencyKey: 'two words' }, ['input', 'idempotencyKey']],
     ['an empty key', { idempotencyKey: '' }, ['input', 'idempotencyKey']],
+    ['a key of 256 characters', { idempotencyKey: 'k'.repeat(256) }, ['input', 'idempotencyKey']],
+    ['a wallet id of 201 characters', { walletId: 'w'.repeat(201) }, ['input', 'walletId']],
+    [
+      'a global wallet id around a REST id of 129 characters',
+      { walletId: encodeGlobalID('Wallet', 'w'.repeat(129)) },
+      ['input', 'walletId'],
+    ],
+    [
+      'an address longer than a Tron address (before the wallet is looked up)',
+      { destination: { type: 'crypto', rail: 'tron', identifier: `${ADDRESS}x` } },
+      ['input', 'destination', 'identifier'],
+    ],
   ])('refuses %s as data_invalid naming the input field', (_name, overrides, field) => {
     expect(refusal(input(overrides))).toMatchObject({
       type: 'DataInvalidError',
@@ -86,6 +98,15 @@ describe('parseCreateWithdrawalInput', () => {
       type: 'DataInvalidError',
       field: ['input', 'amount'],
     });
+  });
+
+  it('quotes at most the first 32 characters of a value it refuses', () => {
+    expect(refusal(input({ currencyCode: 'X'.repeat(90_000) })).message).toBe(
+      `currencyCode must be USDT (the only currency allowed); received "${'X'.repeat(32)}…"`,
+    );
+    expect(refusal(input({ amount: `1.${'5'.repeat(100)}` })).message).toBe(
+      `amount must be positive with at most 2 decimal places; received "1.${'5'.repeat(30)}…"`,
+    );
   });
 
   it('checks in the documented order: the first failing field is named', () => {

@@ -1,4 +1,6 @@
+import { badUserInput } from '../../errors.ts';
 import { restIdOf } from '../../global-ids.ts';
+import { INPUT_LIMITS } from '../../input-limits.ts';
 import type { WalletAssetDTO, WalletDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection } from '../connections.ts';
@@ -89,11 +91,18 @@ builder.node(Wallet, {
       args: {
         currencyCode: t.arg.string({
           required: true,
-          description: 'The currency, e.g. USDT; any letter case.',
+          description: `The currency, e.g. USDT; any letter case; at most ${INPUT_LIMITS.currencyCode} characters.`,
         }),
       },
-      resolve: (w, { currencyCode }) =>
-        w.assets.find((a) => a.currencyCode.toUpperCase() === currencyCode.toUpperCase()) ?? null,
+      resolve: (w, { currencyCode }) => {
+        if (currencyCode.length > INPUT_LIMITS.currencyCode) {
+          throw badUserInput(
+            `currencyCode must be at most ${INPUT_LIMITS.currencyCode} characters; received ${currencyCode.length}`,
+            ['currencyCode'],
+          );
+        }
+        return w.assets.find((a) => a.currencyCode.toUpperCase() === currencyCode.toUpperCase()) ?? null;
+      },
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the wallet was created.' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When the wallet last changed.' }),

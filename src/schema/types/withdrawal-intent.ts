@@ -1,4 +1,5 @@
 import { restIdOf } from '../../global-ids.ts';
+import { INPUT_LIMITS } from '../../input-limits.ts';
 import { liveValue } from '../../subscriptions/live.ts';
 import type { WithdrawalIntentDTO } from '../../upstream/types.ts';
 import {
@@ -191,7 +192,10 @@ const DestinationInput = builder.inputType('WithdrawalDestinationInput', {
   fields: (t) => ({
     type: t.string({ required: true, description: 'Only crypto.' }),
     rail: t.string({ required: true, description: 'Only tron.' }),
-    identifier: t.string({ required: true, description: 'The recipient Tron address.' }),
+    identifier: t.string({
+      required: true,
+      description: `The recipient Tron address (${INPUT_LIMITS.tronAddress} characters).`,
+    }),
   }),
 });
 
