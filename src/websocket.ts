@@ -6,6 +6,7 @@ import { type Extra, useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { isBearer } from './context.ts';
+import { nestingError } from './plugins/limits.ts';
 import { schema } from './schema/index.ts';
 import type { Gateway } from './yoga.ts';
 
@@ -93,6 +94,9 @@ export function serveGraphQLOverWebSocket(
       onSubscribe: (ctx, _id, payload) => {
         const socket = sockets.get(ctx);
         if (socket) socket.busyAt = Date.now();
+        // Checked before the bridge serialises the payload again (which deep nesting would overflow).
+        const tooDeep = nestingError(payload);
+        if (tooDeep) return [tooDeep];
         return {
           schema,
           document: BRIDGED,

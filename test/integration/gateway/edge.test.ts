@@ -210,6 +210,28 @@ describe('WebSockets', () => {
     first.socket.close();
   });
 
+  it('refuses variables nested too deep with a coded error, and the socket stays usable', async () => {
+    const server = await serve({});
+    const outcome = await webSocket(server, bearer(key));
+    const messages: { id?: string; type: string; payload?: unknown }[] = [];
+    outcome.socket.addEventListener('message', (event) => messages.push(JSON.parse(String(event.data))));
+    // Written by hand: JSON.stringify itself overflows at this depth.
+    const deep = `${'{"a":'.repeat(15_000)}1${'}'.repeat(15_000)}`;
+    outcome.socket.send(
+      `{"id":"deep","type":"subscribe","payload":{"query":"{ __typename }","variables":${deep}}}`,
+    );
+    outcome.socket.send(
+      JSON.stringify({ id: 'ok', type: 'subscribe', payload: { query: '{ __typename }' } }),
+    );
+    await expect.poll(() => messages.find((m) => m.id === 'ok' && m.type === 'next')).toBeTruthy();
+    expect(messages.find((m) => m.id === 'deep')).toMatchObject({
+      type: 'error',
+      payload: [{ extensions: { code: 'BAD_USER_INPUT' } }],
+    });
+    expect(outcome.closeCode).toBeNull();
+    outcome.socket.close();
+  });
+
   it('closes a socket with no operation once idle, and keeps one whose subscription runs', async () => {
     const server = await serve({ webSocketIdleMs: 200 });
     const idle = await webSocket(server, bearer(key));
