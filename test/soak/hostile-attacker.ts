@@ -342,11 +342,16 @@ process.on('message', (command: AttackCommand) => {
   const { host, port } = command as { host: string; port: number };
   switch (command.cmd) {
     case 'idle': {
-      const partial = Math.round(command.count * command.partialShare);
-      holdSockets(command, [
-        ...Array.from({ length: command.count - partial }, () => ({ kind: 'idle', prefix: '' })),
-        ...Array.from({ length: partial }, () => ({ kind: 'partial', prefix: 'POST /gra' })),
-      ]);
+      // Interleaved, so that a connection cap meets both kinds alike.
+      const share = command.partialShare;
+      holdSockets(
+        command,
+        Array.from({ length: command.count }, (_, i) =>
+          Math.floor((i + 1) * share) > Math.floor(i * share)
+            ? { kind: 'partial', prefix: 'POST /gra' }
+            : { kind: 'idle', prefix: '' },
+        ),
+      );
       break;
     }
     case 'loris': {
