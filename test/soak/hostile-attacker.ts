@@ -28,6 +28,7 @@ export type AttackCommand =
   | { cmd: 'websockets'; url: string; count: number; localAddresses: string[] }
   | { cmd: 'readyz'; host: string; port: number; callers: number }
   | { cmd: 'graphiql'; host: string; port: number; loads: number }
+  | { cmd: 'slow-readers'; host: string; port: number; count: number; localAddresses: string[] }
   | { cmd: 'stop' };
 
 /** What happened to the connections of one kind (idle, partial, headers, ws…). */
@@ -108,7 +109,8 @@ async function openAll(count: number, open: (i: number) => Promise<void>): Promi
  */
 function holdSockets(
   options: { host: string; port: number; localAddresses: string[] },
-  plan: { kind: string; prefix: string; drip?: string }[],
+  /** `read: false`: the socket is paused once its request is sent, and never reads a byte. */
+  plan: { kind: string; prefix: string; drip?: string; read?: boolean }[],
   intervalMs?: number,
 ): void {
   const { signal } = current;
@@ -141,6 +143,7 @@ function holdSockets(
         tally.open++;
         if (item.prefix) socket.write(item.prefix);
         if (item.drip) dripping.set(socket, item.drip);
+        if (item.read === false) socket.pause();
         settle();
       });
       socket.on('data', (chunk: Buffer) => {
@@ -374,6 +377,16 @@ process.on('message', (command: AttackCommand) => {
       );
       break;
     }
+    case 'slow-readers':
+      holdSockets(
+        command,
+        Array.from({ length: command.count }, () => ({
+          kind: 'slow reader',
+          prefix: `GET /graphql HTTP/1.1\r\nHost: ${host}:${port}\r\naccept: text/html\r\n\r\n`,
+          read: false,
+        })),
+      );
+      break;
     case 'websockets':
       holdWebSockets(command);
       break;

@@ -10,6 +10,8 @@
  *   3 readyz      300 callers looping on /readyz while the REST API answers in 3 s
  *   4 loris       connections that send their headers, or a declared body, a byte every 3 s
  *   5 graphiql    100 uncompressed GraphiQL page loads at once
+ *   6 slow-readers  (only when asked for: --only 6) 300 connections that ask for the GraphiQL page
+ *                 and never read it: what a response the client does not take costs the gateway
  *
  * The probe is `{ wallets(first: N) { edges { node { id } } } }` with the sandbox's demo key, one
  * at a time every --probe-interval ms, each on a new connection (as a new client would come) and
@@ -29,7 +31,7 @@
  * --idle 20000, --partial-share 0.25, --websockets 10000, --readyz-callers 300,
  * --readyz-latency-ms 3000, --readyz-slow readiness|global (delay only the REST route /readyz
  * checks, GET /external/v1/wallets, or every route), --loris 1000 (connections of each of its three
- * kinds), --loris-interval-ms 3000, --graphiql-loads 100, --probe-interval-ms 50,
+ * kinds), --loris-interval-ms 3000, --graphiql-loads 100, --slow-readers 300, --probe-interval-ms 50,
  * --probe-timeout-ms 30000, --env NAME=VALUE (repeatable: gateway environment), --checkout DIR (run
  * the gateway and the sandbox from another checkout with its own node_modules, e.g. an older commit
  * unpacked with `git archive`, to compare two versions under the same attacks).
@@ -58,6 +60,7 @@ const OPTIONS = {
   loris: { type: 'string', default: '1000' },
   'loris-interval-ms': { type: 'string', default: '3000' },
   'graphiql-loads': { type: 'string', default: '100' },
+  'slow-readers': { type: 'string', default: '300' },
   'probe-interval-ms': { type: 'string', default: '50' },
   'probe-timeout-ms': { type: 'string', default: '30000' },
   checkout: { type: 'string', default: '' },
@@ -73,7 +76,7 @@ const number = (name: OptionName): number => {
     throw new Error(`--${name} must be a number >= 0; got ${option(name)}`);
   return value;
 };
-const PHASES = ['idle', 'websockets', 'readyz', 'loris', 'graphiql'] as const;
+const PHASES = ['idle', 'websockets', 'readyz', 'loris', 'graphiql', 'slow-readers'] as const;
 type PhaseName = (typeof PHASES)[number];
 const only = new Set(
   option('only')
@@ -163,6 +166,23 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     void stopChildren(3_000).finally(() => process.exit(130));
   });
 }
+
+/** The commit the gateway runs, and whether src/ differed from it; 'unknown' outside a git checkout. */
+function codeVersion(): string {
+  try {
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: checkout, stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim();
+    const commit = git('rev-parse', '--short', 'HEAD');
+    const dirty = git('status', '--porcelain', 'src');
+    return `${commit}${dirty ? ' with uncommitted changes in src/' : ''}`;
+  } catch {
+    return `unknown (${checkout} is not a git checkout)`;
+  }
+}
+// Read before the gateway starts: the code it loads, whatever is edited during the run.
+const code = checkout === root ? codeVersion() : `${checkout}: ${codeVersion()}`;
 
 const logDir = mkdtempSync(path.join(os.tmpdir(), 'hostile-'));
 const gatewayLogPath = path.join(logDir, 'gateway.log');
@@ -282,6 +302,7 @@ const socketsNeeded = Math.max(
   only.has('idle') ? number('idle') : 0,
   only.has('websockets') ? number('websockets') : 0,
   only.has('loris') ? number('loris') * 3 : 0,
+  only.has('slow-readers') ? number('slow-readers') : 0,
   1,
 );
 const attackers = await Promise.all(
@@ -352,6 +373,8 @@ function mergeReports(reports: AttackReport[]): AttackReport {
 interface ProbeSample {
   probe: string;
   window: string;
+  /** When it started (epoch ms). */
+  at: number;
   ms: number;
   error: string | null;
 }
@@ -370,7 +393,26 @@ const windows: {
   end: number;
   upstreamCalls: number;
   readinessCalls: number | null;
+  listenOverflows: number | null;
 }[] = [];
+
+/**
+ * The machine's count of connections dropped because a listen queue was full (TcpExt
+ * ListenOverflows): the gateway's, mostly, while attackers open thousands at once. A dropped SYN
+ * is retried by the client after 1 s, which is what a probe that took just over 1 s met.
+ */
+async function listenOverflows(): Promise<number | null> {
+  try {
+    const [names, counts] = (await readFile('/proc/net/netstat', 'utf8'))
+      .split('\n')
+      .filter((line) => line.startsWith('TcpExt:'))
+      .map((line) => line.split(/\s+/));
+    const at = names?.indexOf('ListenOverflows') ?? -1;
+    return at > 0 ? Number(counts?.[at]) : null;
+  } catch {
+    return null;
+  }
+}
 
 /** One probe query on a new connection; the error says what went wrong, null when it answered data. */
 function probeOnce(
@@ -435,8 +477,9 @@ async function probeLoop(name: string, field: 'wallets' | 'deposits', signal: Ab
   let n = 0;
   while (!signal.aborted) {
     const window = currentWindow;
+    const at = Date.now();
     const { ms, error } = await probeOnce(field, (n++ % 40) + 1);
-    probeSamples.push({ probe: name, window, ms, error });
+    probeSamples.push({ probe: name, window, at, ms, error });
     await sleep(Math.max(0, probeIntervalMs - ms));
   }
 }
@@ -475,6 +518,7 @@ const externalRequests = async () =>
 async function window(key: string, action: () => Promise<void>): Promise<void> {
   await admin('DELETE', '/requests');
   const before = await externalRequests();
+  const overflowsBefore = await listenOverflows();
   const start = Date.now();
   currentWindow = key;
   try {
@@ -484,7 +528,10 @@ async function window(key: string, action: () => Promise<void>): Promise<void> {
     const end = Date.now();
     const upstreamCalls = (await externalRequests()) - before;
     const log = (await admin('GET', '/requests')) as { path: string }[];
+    const overflowsAfter = await listenOverflows();
     windows.push({
+      listenOverflows:
+        overflowsBefore === null || overflowsAfter === null ? null : overflowsAfter - overflowsBefore,
       key,
       start,
       end,
@@ -654,6 +701,24 @@ async function runPhase(name: PhaseName): Promise<void> {
           result.report = await stopAttack([attacker]);
           break;
         }
+        case 'slow-readers': {
+          const count = number('slow-readers');
+          result.title = `${count} connections that ask for the GraphiQL page (uncompressed) and never read the answer, held ${holdMs / 1000} s`;
+          result.setting = { count, holdSeconds: holdMs / 1000 };
+          await hold(
+            result,
+            (attacker, share) =>
+              command(attacker, {
+                cmd: 'slow-readers',
+                host: target.host,
+                port: target.port,
+                count: share,
+                localAddresses: LOCAL_ADDRESSES,
+              }),
+            count,
+          );
+          break;
+        }
         case 'graphiql': {
           const loads = number('graphiql-loads');
           result.title = `${loads} GraphiQL page loads at once (GET /graphql, accept: text/html, no accept-encoding)`;
@@ -758,6 +823,7 @@ const rows = windows.map((w) => {
     seconds: Math.round((w.end - w.start) / 100) / 10,
     upstreamCalls: w.upstreamCalls,
     readinessCalls: w.readinessCalls,
+    listenOverflows: w.listenOverflows,
     rssMB: {
       start: rss[0] ? mb(rss[0]) : null,
       end: rss.at(-1) ? mb(rss.at(-1) as number) : null,
@@ -782,6 +848,23 @@ const rows = windows.map((w) => {
         max: samples.length ? Math.round(Math.max(...samples.map((s) => s.ms)) * 10) / 10 : null,
         errors: samples.filter((s) => s.error).length,
         errorKinds: errors,
+        // When in the window the failures and the five slowest probes were (s after its start).
+        failures: samples
+          .filter((s) => s.error)
+          .slice(0, 300)
+          .map((s) => ({
+            atS: Math.round((s.at - w.start) / 100) / 10,
+            ms: Math.round(s.ms),
+            error: s.error,
+          })),
+        slowest: samples
+          .toSorted((a, b) => b.ms - a.ms)
+          .slice(0, 5)
+          .map((s) => ({
+            atS: Math.round((s.at - w.start) / 100) / 10,
+            ms: Math.round(s.ms),
+            error: s.error,
+          })),
       };
     }),
     gatewayLog: logByWindow.get(w.key) ?? { warnings: {}, requests: {}, other: [] },
@@ -810,24 +893,10 @@ if (readyzRows.length === 3) {
   }
 }
 
-/** The commit the gateway ran, and whether src/ differed from it; 'unknown' outside a git checkout. */
-function codeVersion(): string {
-  try {
-    const git = (...args: string[]) =>
-      execFileSync('git', args, { cwd: checkout, stdio: ['ignore', 'pipe', 'ignore'] })
-        .toString()
-        .trim();
-    const commit = git('rev-parse', '--short', 'HEAD');
-    const dirty = git('status', '--porcelain', 'src');
-    return `${commit}${dirty ? ' with uncommitted changes in src/' : ''}`;
-  } catch {
-    return `unknown (${checkout} is not a git checkout)`;
-  }
-}
 const results = {
   date: startedAt.toISOString(),
   machine: `${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${process.platform} ${os.release()}, Node ${process.version}`,
-  code: checkout === root ? codeVersion() : `${checkout}: ${codeVersion()}`,
+  code,
   options: { ...values, env: extraEnv },
   gatewayEnv: { ...gatewayEnv, UPSTREAM_URL: '(the sandbox)' },
   openFilesLimit: { gateway: finalGateway?.openFilesLimit ?? 'unknown', attackers: attackerLimit },
@@ -852,6 +921,7 @@ for (const row of rows) {
       `${row.rssMB.end ?? '–'} / ${row.rssMB.peak ?? '–'}`,
       `${row.gatewayFds.end ?? '–'} / ${row.gatewayFds.peak ?? '–'}`,
       String(row.upstreamCalls),
+      String(row.listenOverflows ?? '–'),
     ]);
   }
 }
@@ -865,6 +935,7 @@ const header = [
   'RSS MB end / peak',
   'gateway fds end / peak',
   'REST calls',
+  'listen overflows',
 ];
 const markdownTable = [
   `| ${header.join(' | ')} |`,
@@ -925,6 +996,23 @@ function describeFlood(flood: Flood): string {
   );
 }
 
+// When the failures and the stalls happened, for windows that had any.
+const stallLines: string[] = [];
+for (const row of rows) {
+  for (const probe of row.probes) {
+    const slow = probe.slowest.filter((s) => s.ms >= 500);
+    if (!probe.errors && !slow.length) continue;
+    const first = probe.failures[0];
+    const last = probe.failures.at(-1);
+    stallLines.push(
+      `- ${row.window} (${probe.probe}): ` +
+        (first && last
+          ? `${probe.errors} failed between ${first.atS} and ${last.atS} s into the window; `
+          : '') +
+        `slowest ${probe.slowest.map((s) => `${s.ms} ms at ${s.atS} s${s.error ? ` (${s.error})` : ''}`).join(', ')}`,
+    );
+  }
+}
 const logLines: string[] = [];
 for (const row of rows) {
   const { warnings, other } = row.gatewayLog;
@@ -943,6 +1031,7 @@ const markdown = [
   ...(deaths.length
     ? ['### Gateway exits', ...deaths.map((d) => `- ${d.window}: code ${d.code}, signal ${d.signal}`), '']
     : []),
+  ...(stallLines.length ? ['### Probe failures and stalls', ...stallLines, ''] : []),
   ...(logLines.length ? ['### Gateway warnings and errors, by window', ...logLines, ''] : []),
 ].join('\n');
 
