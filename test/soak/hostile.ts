@@ -102,9 +102,9 @@ for (const pair of values.env) {
   extraEnv[pair.slice(0, at)] = pair.slice(at + 1);
 }
 const partialRun =
-  (Object.keys(OPTIONS) as OptionName[]).some(
-    (name) => name !== 'checkout' && values[name] !== OPTIONS[name].default,
-  ) || Object.keys(extraEnv).length > 0;
+  // Another checkout's figures are not this checkout's either.
+  (Object.keys(OPTIONS) as OptionName[]).some((name) => values[name] !== OPTIONS[name].default) ||
+  Object.keys(extraEnv).length > 0;
 
 const root = new URL('../..', import.meta.url).pathname;
 /** Where the gateway and the sandbox run from: another checkout (with its node_modules) compares two versions. */
@@ -849,6 +849,13 @@ const rows = windows.map((w) => {
         errors: samples.filter((s) => s.error).length,
         errorKinds: errors,
         // When in the window the failures and the five slowest probes were (s after its start).
+        failedBetweenS: ((failed) =>
+          failed.length
+            ? [
+                Math.round(((failed[0]?.at ?? 0) - w.start) / 100) / 10,
+                Math.round(((failed.at(-1)?.at ?? 0) - w.start) / 100) / 10,
+              ]
+            : null)(samples.filter((s) => s.error)),
         failures: samples
           .filter((s) => s.error)
           .slice(0, 300)
@@ -1002,12 +1009,11 @@ for (const row of rows) {
   for (const probe of row.probes) {
     const slow = probe.slowest.filter((s) => s.ms >= 500);
     if (!probe.errors && !slow.length) continue;
-    const first = probe.failures[0];
-    const last = probe.failures.at(-1);
+    const between = probe.failedBetweenS;
     stallLines.push(
       `- ${row.window} (${probe.probe}): ` +
-        (first && last
-          ? `${probe.errors} failed between ${first.atS} and ${last.atS} s into the window; `
+        (between
+          ? `${probe.errors} failed between ${between[0]} and ${between[1]} s into the window; `
           : '') +
         `slowest ${probe.slowest.map((s) => `${s.ms} ms at ${s.atS} s${s.error ? ` (${s.error})` : ''}`).join(', ')}`,
     );
@@ -1040,6 +1046,19 @@ await mkdir(outDir, { recursive: true });
 const name = partialRun ? 'hostile-partial' : 'hostile';
 await writeFile(new URL(`${name}.json`, outDir), `${JSON.stringify(results, null, 2)}\n`);
 await writeFile(new URL(`${name}.md`, outDir), `${markdown}\n`);
+// In the project's JSON format, so that `biome check .` passes with the results checked in.
+try {
+  execFileSync(
+    path.join(root, 'node_modules/.bin/biome'),
+    ['format', '--write', `test/soak/results/${name}.json`],
+    {
+      cwd: root,
+      stdio: 'ignore',
+    },
+  );
+} catch {
+  console.log(`hostile: could not format test/soak/results/${name}.json with biome`);
+}
 console.log(`\n${markdown}`);
 console.log(`hostile: wrote test/soak/results/${name}.{json,md}; the gateway's log is ${gatewayLogPath}`);
 process.exit(0);
