@@ -1,5 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { serveGraphQLOverWebSocket } from './websocket.ts';
 import type { Gateway } from './yoga.ts';
@@ -7,8 +7,9 @@ import type { Gateway } from './yoga.ts';
 /**
  * How the edge bounds what a client can hold (HEADERS_TIMEOUT_MS and the rest, see config.ts).
  * A connection that sends nothing, or part of a request, is closed once its time is up; one that
- * waits between requests, after the keep-alive timeout. Past the connection cap a new connection
- * is closed at once, so the process keeps file descriptors for the REST API and Redis.
+ * waits between requests, after the keep-alive timeout. Past the connection cap the longest-waiting
+ * connection makes room, so the process keeps file descriptors for the REST API and Redis and an
+ * idle flood cannot lock real clients out.
  */
 export interface EdgeLimits {
   /** From a connection's opening (or its previous response) to its request's last header. */
@@ -17,7 +18,7 @@ export interface EdgeLimits {
   requestTimeoutMs: number;
   /** How long a connection may wait idle between requests. */
   keepAliveTimeoutMs: number;
-  /** Open connections of this process, WebSockets included. */
+  /** Open connections of this process, WebSockets included (see capConnections). */
   maxConnections: number;
   /** WebSockets of this process; past it an upgrade is answered 503. */
   maxWebSockets: number;
@@ -52,6 +53,56 @@ export async function listenOn(server: Server, port: number, host: string): Prom
 }
 
 /**
+ * Keeps at most `max` connections open. Past it, the connection that has waited longest without a
+ * request under way (one that sent nothing, part of its headers, or sits idle between requests) is
+ * closed to make room: a flood of idle connections then churns through its own slots instead of
+ * locking real clients out until the headers timeout reaps it. Only when every connection is busy
+ * (a request under way, a WebSocket) is the new one closed at once.
+ */
+function capConnections(server: Server, max: number, logger: Logger): void {
+  /** Every connection still counted: closed ones leave at once, not when their close lands. */
+  const open = new Set<Socket>();
+  /** Those with no request under way, longest waiting first (a Set keeps insertion order). */
+  const waiting = new Set<Socket>();
+  const busy = (socket: Socket) => waiting.delete(socket);
+  const close = (socket: Socket) => {
+    open.delete(socket);
+    waiting.delete(socket);
+    socket.destroy();
+  };
+  let closedAtCap = 0;
+  server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => {
+      open.delete(socket);
+      waiting.delete(socket);
+    });
+    if (open.size > max) {
+      const [longestWaiting] = waiting;
+      close(longestWaiting ?? socket);
+      // Logged once per thousand: a flood must not flood the log too.
+      if (closedAtCap++ % 1_000 === 0) {
+        logger.warn(
+          { maxConnections: max, closed: closedAtCap, which: longestWaiting ? 'longest waiting' : 'new' },
+          'connection cap reached: closing a connection (MAX_CONNECTIONS)',
+        );
+      }
+      if (!longestWaiting) return;
+    }
+    waiting.add(socket);
+  });
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    busy(socket);
+    // Back to waiting once answered, at the end of the line (keep-alive).
+    response.once('finish', () => {
+      if (!socket.destroyed) waiting.add(socket);
+    });
+  });
+  server.on('upgrade', (request: IncomingMessage) => busy(request.socket));
+}
+
+/**
  * Serves the gateway over HTTP/1.1, and GraphQL over WebSocket (graphql-ws) on its GraphQL path.
  * Port 0 picks a free port. Close ends the WebSockets first (close code 1001: clients reconnect
  * elsewhere), then drains HTTP.
@@ -80,17 +131,7 @@ export async function listen(
     },
     gateway,
   );
-  server.maxConnections = edge.maxConnections;
-  let refusedConnections = 0;
-  server.on('drop', () => {
-    // Logged once per thousand: a flood must not flood the log too.
-    if (refusedConnections++ % 1_000 === 0) {
-      options.logger.warn(
-        { maxConnections: edge.maxConnections, refused: refusedConnections },
-        'connection cap reached: new connections are closed at once (MAX_CONNECTIONS)',
-      );
-    }
-  });
+  capConnections(server, edge.maxConnections, options.logger);
   const websocket = serveGraphQLOverWebSocket(server, gateway, {
     path: gateway.graphqlEndpoint,
     maxPayload: options.maxRequestBytes,

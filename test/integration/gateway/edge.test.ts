@@ -148,12 +148,30 @@ describe('connections are reaped', () => {
 });
 
 describe('connections are capped', () => {
-  it('closes a connection past MAX_CONNECTIONS at once, and takes new ones when a slot frees', async () => {
+  it('past MAX_CONNECTIONS, closes the longest-waiting idle connection so that a real client gets in', async () => {
     const server = await serve({ maxConnections: 3 });
-    const held = await Promise.all([open(server), open(server), open(server)]);
+    const [oldest, ...others] = [await open(server), await open(server), await open(server)];
+    const response = await fetch(`${server.url}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await within(oldest?.ended ?? Promise.resolve(''), 2_000)).toBe('');
+    for (const socket of others) expect(socket.destroyed).toBe(false);
+  });
+
+  it('closes the new connection when every one is busy with a request', async () => {
+    const server = await serve({ maxConnections: 2 });
+    const streams = await Promise.all(
+      [1, 2].map(() =>
+        fetch(`${server.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...bearer(key) },
+          body: JSON.stringify({ query: 'subscription { withdrawalIntentsUpdated { id } }' }),
+        }),
+      ),
+    );
+    expect(streams.map((r) => r.status)).toEqual([200, 200]);
     const refused = await open(server);
     expect(await within(refused.ended, 2_000)).toBe('');
-    for (const socket of held) socket.destroy();
+    for (const stream of streams) await stream.body?.cancel();
     await expect
       .poll(async () => (await fetch(`${server.url}/healthz`).catch(() => null))?.status, { timeout: 3_000 })
       .toBe(200);
