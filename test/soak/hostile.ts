@@ -11,7 +11,10 @@
  *   4 loris       connections that send their headers, or a declared body, a byte every 3 s
  *   5 graphiql    100 uncompressed GraphiQL page loads at once
  *   6 slow-readers  (only when asked for: --only 6) 300 connections that ask for the GraphiQL page
- *                 and never read it: what a response the client does not take costs the gateway
+ *                 and never read it: what a response the client does not take costs the gateway.
+ *                 `--slow-readers 10500` (past MAX_CONNECTIONS) shows whether such connections
+ *                 can fill the connection cap; not on a version that copies the page per response
+ *                 (before bb638be), where each one holds the 9 MB page in memory.
  *
  * The probe is `{ wallets(first: N) { edges { node { id } } } }` with the sandbox's demo key, one
  * at a time every --probe-interval ms, each on a new connection (as a new client would come) and
