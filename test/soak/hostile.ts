@@ -142,6 +142,8 @@ function bounded<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {
 // ---------------------------------------------------------------------------------------------
 // Processes, and their clean-up on every way out.
 
+/** Set once the run is over: the gateway's exit is then ours, not a crash. */
+let finishing = false;
 const children = new Set<ChildProcess>();
 function track(child: ChildProcess): ChildProcess {
   children.add(child);
@@ -166,6 +168,7 @@ process.once('exit', () => {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     console.error(`\nhostile: ${signal}, stopping the gateway, the sandbox and the attackers`);
+    finishing = true;
     void stopChildren(3_000).finally(() => process.exit(130));
   });
 }
@@ -217,8 +220,6 @@ const gatewayEnv: Record<string, string> = {
 };
 const deaths: { at: string; window: string; code: number | null; signal: string | null }[] = [];
 let gateway: Gateway | null = null;
-/** Set once the run is over: the gateway's exit is then ours, not a crash. */
-let finishing = false;
 
 async function startGateway(): Promise<Gateway> {
   const from = readFileSync(gatewayLogPath).length;
