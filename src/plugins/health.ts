@@ -1,23 +1,25 @@
 import type { Plugin } from 'graphql-yoga';
 
-/** A probe's bounds: how long one check may run, and how long its answer is reused. */
+/** A probe's bounds: how long it waits for a check, how long a check may run, and how long an answer is reused. */
 export interface ProbeBounds {
-  /** Past this a check counts as failed; well under the 1 s a probe must answer within. */
-  timeoutMs: number;
+  /** How long a probe waits for a check under way; past it, it answers what the previous check found. */
+  answerMs: number;
+  /** Past this a check counts as failed: the dependency does not answer at all. */
+  checkTimeoutMs: number;
   /** An answer is reused this long, so a flood of probes makes one check per interval. */
   cacheMs: number;
 }
 
-export const PROBE_BOUNDS: ProbeBounds = { timeoutMs: 800, cacheMs: 1_000 };
+export const PROBE_BOUNDS: ProbeBounds = { answerMs: 800, checkTimeoutMs: 5_000, cacheMs: 1_000 };
 
 /**
  * GET /healthz: the process is alive (answered at once, from nothing). GET /readyz: the REST API
  * answers (any HTTP answer counts: a 401 to a keyless probe proves it is up and speaking HTTP),
  * and how the idempotency store is.
  *
- * Each check has its own timeout and is single-flight with a short cache: however many probes
- * arrive and whatever a dependency does (a Redis that hangs, a REST API that stalls), /readyz
- * answers within `timeoutMs`, and makes at most one check of each dependency per `cacheMs`.
+ * Each check is single-flight with a short cache: however many probes arrive and whatever a
+ * dependency does (a Redis that hangs, a REST API that stalls), /readyz answers within `answerMs`,
+ * and makes at most one check of each dependency at a time, and one per `cacheMs` (cachedCheck).
  *
  * An unreachable store leaves the gateway ready: reads work without it, and withdrawals are
  * refused unsent until it is back (IDEMPOTENCY_UNAVAILABLE), so taking every replica out of the
@@ -51,29 +53,40 @@ export function useHealthChecks(
 }
 
 /**
- * `check`, bounded by `timeoutMs` (a check that does not finish by then counts as false, and is
- * left to finish on its own), shared by every caller while it runs, and its answer reused for
- * `cacheMs` after it settles.
+ * `check`, shared by every caller while it runs and its answer reused for `cacheMs` after it
+ * settles. A caller waits for a check under way at most `answerMs`, then gets what the previous
+ * check found (false before the first one settles). A check counts as failed when it throws or has
+ * not settled within `checkTimeoutMs`.
+ *
+ * So a dependency that answers slowly but answers keeps the gateway ready: taking every replica
+ * out of the load balancer because the REST API takes 3 s would turn slow into down. One that does
+ * not answer within `checkTimeoutMs`, or refuses, makes it not ready.
  */
 export function cachedCheck(check: () => Promise<boolean>, bounds: ProbeBounds): () => Promise<boolean> {
   let running: Promise<boolean> | null = null;
   let answer: { ok: boolean; at: number } | null = null;
-  return () => {
-    if (answer && Date.now() - answer.at < bounds.cacheMs) return Promise.resolve(answer.ok);
-    if (running) return running;
+  const start = () => {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), bounds.timeoutMs);
+      timer = setTimeout(() => resolve(false), bounds.checkTimeoutMs);
     });
     const attempt = Promise.resolve()
       .then(check)
       .catch(() => false);
-    running = Promise.race([attempt, timedOut]).then((ok) => {
+    return Promise.race([attempt, timedOut]).then((ok) => {
       clearTimeout(timer);
       answer = { ok, at: Date.now() };
       running = null;
       return ok;
     });
-    return running;
+  };
+  return () => {
+    if (answer && Date.now() - answer.at < bounds.cacheMs) return Promise.resolve(answer.ok);
+    running ??= start();
+    let timer: NodeJS.Timeout | undefined;
+    const previous = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(answer?.ok ?? false), bounds.answerMs);
+    });
+    return Promise.race([running, previous]).finally(() => clearTimeout(timer));
   };
 }

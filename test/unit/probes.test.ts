@@ -9,7 +9,7 @@ describe('a readiness check (cachedCheck)', () => {
         calls++;
         return true;
       },
-      { timeoutMs: 1_000, cacheMs: 60_000 },
+      { answerMs: 1_000, checkTimeoutMs: 1_000, cacheMs: 60_000 },
     );
     const answers = await Promise.all(Array.from({ length: 300 }, () => check()));
     expect(answers.every(Boolean)).toBe(true);
@@ -18,19 +18,41 @@ describe('a readiness check (cachedCheck)', () => {
     expect(calls).toBe(1);
   });
 
-  it('counts a check that never settles as failed at its timeout, and asks again once the answer is stale', async () => {
+  it('answers within answerMs while a check hangs, and counts the check as failed at checkTimeoutMs', async () => {
     let calls = 0;
     const check = cachedCheck(
       () => {
         calls++;
         return new Promise<boolean>(() => {});
       },
-      { timeoutMs: 20, cacheMs: 0 },
+      { answerMs: 20, checkTimeoutMs: 200, cacheMs: 0 },
     );
+    // No earlier answer: not ready, at answerMs, while the one check goes on.
     expect(await Promise.all([check(), check()])).toEqual([false, false]);
     expect(calls).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    // Failed at its timeout; the next probe starts another.
     expect(await check()).toBe(false);
     expect(calls).toBe(2);
+  });
+
+  it('keeps the previous answer while a slow check runs: slow is not down', async () => {
+    let calls = 0;
+    let settled = 0;
+    const check = cachedCheck(
+      async () => {
+        calls++;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        settled++;
+        return true;
+      },
+      { answerMs: 20, checkTimeoutMs: 1_000, cacheMs: 0 },
+    );
+    expect(await check()).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    // The first check found the dependency up; the second is as slow, and the probe does not wait for it.
+    expect(await check()).toBe(true);
+    expect({ calls, settled }).toEqual({ calls: 2, settled: 1 });
   });
 
   it('counts a check that throws as failed', async () => {
@@ -38,7 +60,7 @@ describe('a readiness check (cachedCheck)', () => {
       async () => {
         throw new Error('connection refused');
       },
-      { timeoutMs: 1_000, cacheMs: 0 },
+      { answerMs: 1_000, checkTimeoutMs: 1_000, cacheMs: 0 },
     );
     expect(await check()).toBe(false);
   });
