@@ -18,6 +18,8 @@ export interface EdgeLimits {
   requestTimeoutMs: number;
   /** How long a connection may wait idle between requests. */
   keepAliveTimeoutMs: number;
+  /** How long an answer may make no progress while its client does not read; then it is closed. */
+  sendTimeoutMs: number;
   /** Open connections of this process, WebSockets included (see capConnections). */
   maxConnections: number;
   /** WebSockets of this process; past it an upgrade is answered 503. */
@@ -53,13 +55,23 @@ export async function listenOn(server: Server, port: number, host: string): Prom
 }
 
 /**
- * Keeps at most `max` connections open. Past it, the connection that has waited longest without a
+ * Bounds what connections may hold, beyond Node's own timeouts (see `listen`), and returns the
+ * function that stops the watch.
+ *
+ * Keeps at most `maxConnections` open. Past it, the connection that has waited longest without a
  * request under way (one that sent nothing, part of its headers, or sits idle between requests) is
  * closed to make room: a flood of idle connections then churns through its own slots instead of
  * locking real clients out until the headers timeout reaps it. Only when every connection is busy
  * (a request under way, a WebSocket) is the new one closed at once.
+ *
+ * Closes a connection whose client stopped reading: bytes wait to be sent and none has left for
+ * `sendTimeoutMs`. Node's timeouts bound receiving a request only, so without this a client that
+ * asks for a large answer (the 9 MB GraphiQL page) and never reads it would hold its slot and the
+ * answer's memory for as long as it likes. An SSE stream that merely has no news is not stalled:
+ * nothing waits to be sent.
  */
-function capConnections(server: Server, max: number, logger: Logger): void {
+function boundConnections(server: Server, edge: EdgeLimits, logger: Logger): () => void {
+  const max = edge.maxConnections;
   /** Every connection still counted: closed ones leave at once, not when their close lands. */
   const open = new Set<Socket>();
   /** Those with no request under way, longest waiting first (a Set keeps insertion order). */
@@ -100,6 +112,27 @@ function capConnections(server: Server, max: number, logger: Logger): void {
     });
   });
   server.on('upgrade', (request: IncomingMessage) => busy(request.socket));
+  /** Per socket with bytes waiting: how many had left the process, and since when no more has. */
+  const sent = new WeakMap<Socket, { bytes: number; since: number }>();
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const socket of open) {
+        if (socket.writableLength === 0) {
+          sent.delete(socket);
+          continue;
+        }
+        // bytesWritten counts what is still buffered too; what has left is the difference.
+        const bytes = socket.bytesWritten - socket.writableLength;
+        const last = sent.get(socket);
+        if (!last || last.bytes !== bytes) sent.set(socket, { bytes, since: now });
+        else if (now - last.since >= edge.sendTimeoutMs) close(socket);
+      }
+    },
+    Math.min(1_000, edge.sendTimeoutMs),
+  );
+  sweep.unref();
+  return () => clearInterval(sweep);
 }
 
 /**
@@ -131,7 +164,7 @@ export async function listen(
     },
     gateway,
   );
-  capConnections(server, edge.maxConnections, options.logger);
+  const stopBounding = boundConnections(server, edge, options.logger);
   const websocket = serveGraphQLOverWebSocket(server, gateway, {
     path: gateway.graphqlEndpoint,
     maxPayload: options.maxRequestBytes,
@@ -145,6 +178,7 @@ export async function listen(
     server,
     url: await listenOn(server, options.port, options.host),
     close: async (timeoutMs) => {
+      stopBounding();
       await websocket.close();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {

@@ -37,6 +37,7 @@ describe('configuration', () => {
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 5_000,
+      sendTimeoutMs: 30_000,
       maxConnections: 10_000,
       maxWebSockets: 5_000,
       webSocketsPerKey: 20,

@@ -100,7 +100,12 @@ async function webSocket(server: RunningServer, payload: Record<string, unknown>
 const bearer = (k: string) => ({ Authorization: `Bearer ${k}` });
 
 describe('connections are reaped', () => {
-  const timeouts = { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 300 };
+  const timeouts = {
+    headersTimeoutMs: 300,
+    requestTimeoutMs: 600,
+    keepAliveTimeoutMs: 300,
+    sendTimeoutMs: 300,
+  };
 
   it('closes a connection that sends nothing once the headers timeout is up', async () => {
     const socket = await open(await serve(timeouts));
@@ -132,7 +137,32 @@ describe('connections are reaped', () => {
     expect(await within(socket.ended, 3_000)).toMatch(/^HTTP\/1\.1 200[\s\S]*"status":"ok"/);
   });
 
-  it('keeps an SSE subscription open past the request timeout: the timeouts bound receiving, not answering', async () => {
+  it('closes a connection that asked for a large answer and does not read it', async () => {
+    const server = await serve(timeouts);
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    sockets.push(socket);
+    socket.on('error', () => {});
+    const closed = new Promise<string>((resolve) => socket.on('close', () => resolve('closed')));
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    const page = (
+      await (await fetch(`${server.url}/graphql`, { headers: { accept: 'text/html' } })).arrayBuffer()
+    ).byteLength;
+    // The 9 MB GraphiQL page, uncompressed, into a socket that is not read for a while.
+    socket.write('GET /graphql HTTP/1.1\r\nhost: x\r\naccept: text/html\r\n\r\n');
+    socket.pause();
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    let received = 0;
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+    });
+    socket.resume();
+    // Cut off: what had reached this side's buffers, not the whole page, and no keep-alive.
+    expect(await within(closed, 3_000)).toBe('closed');
+    expect(received).toBeLessThan(page);
+  });
+
+  it('keeps an SSE subscription open past the request and send timeouts: they bound receiving and stalls, not answering', async () => {
     const server = await serve(timeouts);
     const response = await fetch(`${server.url}/graphql`, {
       method: 'POST',
