@@ -60,9 +60,10 @@ export async function listenOn(server: Server, port: number, host: string): Prom
  *
  * Keeps at most `maxConnections` open. Past it, the connection that has waited longest without a
  * request under way (one that sent nothing, part of its headers, or sits idle between requests) is
- * closed to make room: a flood of idle connections then churns through its own slots instead of
- * locking real clients out until the headers timeout reaps it. Only when every connection is busy
- * (a request under way, a WebSocket) is the new one closed at once.
+ * closed to make room, else the one whose client has not read the longest: a flood of idle or
+ * non-reading connections then churns through its own slots instead of locking real clients out
+ * until a timeout reaps it. Only when every connection is busy (a request under way and read, a
+ * WebSocket) is the new one closed at once.
  *
  * Closes a connection whose client stopped reading: bytes wait to be sent and none has left for
  * `sendTimeoutMs`. Node's timeouts bound receiving a request only, so without this a client that
@@ -77,9 +78,12 @@ function boundConnections(server: Server, edge: EdgeLimits, logger: Logger): () 
   /** Those with no request under way, longest waiting first (a Set keeps insertion order). */
   const waiting = new Set<Socket>();
   const busy = (socket: Socket) => waiting.delete(socket);
+  /** Those whose client has not read for a sweep or more, longest stalled first. */
+  const stalled = new Set<Socket>();
   const close = (socket: Socket) => {
     open.delete(socket);
     waiting.delete(socket);
+    stalled.delete(socket);
     socket.destroy();
   };
   let closedAtCap = 0;
@@ -88,18 +92,25 @@ function boundConnections(server: Server, edge: EdgeLimits, logger: Logger): () 
     socket.once('close', () => {
       open.delete(socket);
       waiting.delete(socket);
+      stalled.delete(socket);
     });
     if (open.size > max) {
       const [longestWaiting] = waiting;
-      close(longestWaiting ?? socket);
+      const [longestStalled] = stalled;
+      const making = longestWaiting ?? longestStalled;
+      close(making ?? socket);
       // Logged once per thousand: a flood must not flood the log too.
       if (closedAtCap++ % 1_000 === 0) {
         logger.warn(
-          { maxConnections: max, closed: closedAtCap, which: longestWaiting ? 'longest waiting' : 'new' },
+          {
+            maxConnections: max,
+            closed: closedAtCap,
+            which: longestWaiting ? 'longest waiting' : longestStalled ? 'longest stalled' : 'new',
+          },
           'connection cap reached: closing a connection (MAX_CONNECTIONS)',
         );
       }
-      if (!longestWaiting) return;
+      if (!making) return;
     }
     waiting.add(socket);
   });
@@ -120,13 +131,17 @@ function boundConnections(server: Server, edge: EdgeLimits, logger: Logger): () 
       for (const socket of open) {
         if (socket.writableLength === 0) {
           sent.delete(socket);
+          stalled.delete(socket);
           continue;
         }
         // bytesWritten counts what is still buffered too; what has left is the difference.
         const bytes = socket.bytesWritten - socket.writableLength;
         const last = sent.get(socket);
-        if (!last || last.bytes !== bytes) sent.set(socket, { bytes, since: now });
-        else if (now - last.since >= edge.sendTimeoutMs) close(socket);
+        if (!last || last.bytes !== bytes) {
+          sent.set(socket, { bytes, since: now });
+          stalled.delete(socket);
+        } else if (now - last.since >= edge.sendTimeoutMs) close(socket);
+        else stalled.add(socket);
       }
     },
     Math.min(1_000, edge.sendTimeoutMs),

@@ -187,6 +187,22 @@ describe('connections are capped', () => {
     for (const socket of others) expect(socket.destroyed).toBe(false);
   });
 
+  it('past MAX_CONNECTIONS, closes a connection whose client stopped reading so that a real client gets in', async () => {
+    const server = await serve({ maxConnections: 2, sendTimeoutMs: 60_000 });
+    const { port } = new URL(server.url);
+    for (const _ of [1, 2]) {
+      const socket = connect(Number(port), '127.0.0.1');
+      sockets.push(socket);
+      socket.on('error', () => {});
+      socket.write('GET /graphql HTTP/1.1\r\nhost: x\r\naccept: text/html\r\n\r\n');
+      socket.pause();
+    }
+    // A sweep (every second) has seen them make no progress.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const response = await fetch(`${server.url}/healthz`);
+    expect(response.status).toBe(200);
+  });
+
   it('closes the new connection when every one is busy with a request', async () => {
     const server = await serve({ maxConnections: 2 });
     const streams = await Promise.all(
