@@ -166,7 +166,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         idempotencyStore: () => deps.idempotencyStore.ping(),
       }),
       // Browsers may send "simple" requests (GET, form posts) cross-site without a preflight:
-      // those must carry a custom header. JSON POSTs are preflighted and pass.
+      // without a Bearer key those must carry a custom header. JSON POSTs are preflighted and pass.
       useCSRFHeaderRequired(['x-graphql-csrf', 'x-graphql-yoga-csrf']),
       useErrorContract(),
       // @defer and @stream over multipart/mixed and SSE (see README, Incremental delivery).

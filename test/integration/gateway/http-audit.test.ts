@@ -17,8 +17,7 @@ describe('GraphQL over HTTP (graphql-http server audits)', () => {
     fetchFn: (input: RequestInfo | URL, init?: RequestInit) => {
       const headers = new Headers(init?.headers);
       headers.set('authorization', `Bearer ${key}`);
-      // Audited GETs are browser-like "simple" requests: they carry the CSRF header a real client sends.
-      headers.set('x-graphql-csrf', '1');
+      // As a client sends it: the Bearer key alone, GETs included (no CSRF header needed with a key).
       return gw.gateway.fetch(String(input), { ...init, headers });
     },
   });

@@ -214,22 +214,49 @@ describe('realistic documents pass', () => {
 });
 
 describe('browsers and production', () => {
-  it('protects against CSRF: simple requests need a custom header', async () => {
+  it('protects against CSRF: a simple request without a Bearer key needs a custom header', async () => {
     const url = `http://gateway.test/graphql?query=${encodeURIComponent('{ wallets(first: 1) { totalCount } }')}`;
-    const bare = await gw.gateway.fetch(url, { headers: { authorization: `Bearer ${key}` } });
-    expect(bare.status).toBe(403);
-    const form = await gw.gateway.fetch('http://gateway.test/graphql', {
-      method: 'POST',
-      headers: { 'content-type': 'text/plain', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ query: '{ wallets(first: 1) { totalCount } }' }),
-    });
-    expect(form.status).toBe(403);
+    // What a cross-site page can send without a preflight: no key, or the Basic credentials a
+    // browser adds by itself.
+    for (const headers of [{}, { authorization: 'Basic dXNlcjpwYXNz' }, { authorization: 'Bearer' }]) {
+      const bare = await gw.gateway.fetch(url, { headers });
+      expect(bare.status).toBe(403);
+      expect((await bare.json()).errors[0].extensions.code).toBe('CSRF_HEADER_REQUIRED');
+      const form = await gw.gateway.fetch('http://gateway.test/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain', ...headers },
+        body: JSON.stringify({ query: '{ wallets(first: 1) { totalCount } }' }),
+      });
+      expect(form.status).toBe(403);
+    }
     expect(gw.upstreamCalls()).toEqual([]);
     const withHeader = await gw.gateway.fetch(url, {
       headers: { authorization: `Bearer ${key}`, 'x-graphql-csrf': '1', accept: 'application/json' },
     });
     expect(withHeader.status).toBe(200);
     expect(await withHeader.json()).toEqual({ data: { wallets: { totalCount: 1 } } });
+  });
+
+  it('answers a GET with a Bearer key as GraphiQL, urql and Apollo send it (a browser preflights that header)', async () => {
+    const query = '{ wallets(first: 1) { totalCount } }';
+    const get = await gw.gateway.fetch(`http://gateway.test/graphql?query=${encodeURIComponent(query)}`, {
+      headers: { authorization: `Bearer ${key}`, accept: 'application/graphql-response+json' },
+    });
+    expect(get.status).toBe(200);
+    expect(await get.json()).toEqual({ data: { wallets: { totalCount: 1 } } });
+    // GraphiQL's subscription tab: a GET asking for an event stream.
+    const controller = new AbortController();
+    const stream = await gw.gateway.fetch(
+      `http://gateway.test/graphql?query=${encodeURIComponent('subscription { withdrawalIntentsUpdated { id } }')}`,
+      {
+        headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' },
+        signal: controller.signal,
+      },
+    );
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toContain('text/event-stream');
+    controller.abort();
+    await stream.body?.cancel().catch(() => {});
   });
 
   it('turns introspection and field suggestions off when configured', async () => {
