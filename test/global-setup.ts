@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { DEMO_KEYS } from '../src/sandbox/seed.ts';
+import { ensureChromium } from './support/chromium.ts';
 import { findKeyLeaks } from './support/key-leaks.ts';
 import { ensureRedisServer } from './support/redis.ts';
 
@@ -26,6 +27,8 @@ export default function setup(project: TestProject): () => void {
   // The fleet tests start their own redis-server; a fresh machine gets it installed here, once,
   // outside any test's time limit.
   ensureRedisServer();
+  // So does Chromium, for the tests that drive GraphiQL in a real browser.
+  ensureChromium();
   const dir = mkdtempSync(join(tmpdir(), 'gateway-suite-logs-'));
   project.provide('suiteLogDir', dir);
   return () => scan(dir);

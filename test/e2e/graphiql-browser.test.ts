@@ -1,0 +1,206 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { getOperationAST, type OperationDefinitionNode, parse } from 'graphql';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { globalIdOf } from '../../src/global-ids.ts';
+import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
+import { DEMO_KEYS } from '../../src/sandbox/seed.ts';
+import { launchChromium } from '../support/chromium.ts';
+import { startProcess } from '../support/process.ts';
+import { captureProcessOutput } from '../support/suite-logs.ts';
+
+/**
+ * GraphiQL as a person uses it: `npm start` as its own process, the page in headless Chromium,
+ * every tab clicked and run (Ctrl+Enter), its answer read from the result pane. GraphiQL sends
+ * through its own transport (queries as JSON POSTs, subscriptions as GETs asking for
+ * `text/event-stream`, the key from its Headers pane), which is what this test holds, rather than
+ * the suite's own helpers.
+ */
+
+interface ExampleTab {
+  name: string;
+  operation: OperationDefinitionNode;
+}
+
+const examples: ExampleTab[] = readdirSync(new URL('../../schema/operations/', import.meta.url))
+  .filter((file) => file.endsWith('.graphql'))
+  .map((file) => {
+    const text = readFileSync(new URL(`../../schema/operations/${file}`, import.meta.url), 'utf8');
+    const operation = getOperationAST(parse(text));
+    if (!operation?.name) throw new Error(`${file}: an example is one named operation`);
+    return { name: operation.name.value, operation };
+  });
+
+type Started = Awaited<ReturnType<typeof startProcess>>;
+let app: Started;
+let sandboxURL: string;
+let browser: Browser;
+let page: Page;
+
+const demoKey = DEMO_KEYS.acmeReadWrite;
+
+async function gateway(query: string, variables: Record<string, unknown> = {}) {
+  const response = await fetch(`${app.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${demoKey}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await response.json()) as { data?: Record<string, unknown>; errors?: unknown[] };
+  if (body.errors) throw new Error(`the gateway refused: ${JSON.stringify(body.errors)}`);
+  return body.data as Record<string, unknown>;
+}
+
+/** What the result pane shows, without the editor's line breaks and indentation. */
+async function pane(): Promise<string> {
+  return ((await page.textContent('.graphiql-response')) ?? '').replace(/\s+/g, '');
+}
+
+async function waitForPane(test: (text: string) => boolean, what: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  let text = await pane();
+  while (!test(text)) {
+    if (Date.now() > deadline) throw new Error(`the result pane never showed ${what}; it shows: ${text}`);
+    await page.waitForTimeout(200);
+    text = await pane();
+  }
+  return text;
+}
+
+/** Selects a tab by its operation's name (a headless click may need a second one) and runs it. */
+async function run(name: string): Promise<void> {
+  const tab = page.locator('[id^="graphiql-session-tab-"]', { hasText: new RegExp(`^${name}$`) });
+  const editor = page.locator('.graphiql-query-editor');
+  for (let attempt = 0; ; attempt += 1) {
+    await tab.click();
+    const text = (await editor.textContent()) ?? '';
+    if (new RegExp(`(query|mutation|subscription)\\s*${name}\\b`).test(text.replace(/\u00a0/g, ' '))) break;
+    if (attempt === 5) throw new Error(`the ${name} tab cannot be selected; the editor shows: ${text}`);
+    await page.waitForTimeout(200);
+  }
+  // GraphiQL takes the operation's name from the editor after a short debounce: run sooner and
+  // it asks for the previous tab's operation ("Cannot infer operation"), as a person never would.
+  await page.waitForTimeout(600);
+  await editor.click();
+  await page.keyboard.press('Control+Enter');
+}
+
+/**
+ * For each subscription field a tab may use: something that happens meanwhile, and how its news
+ * looks in the pane. A new subscription example without an entry here fails the test.
+ */
+const news: Record<string, () => Promise<(pane: string) => boolean>> = {
+  // A withdrawal made meanwhile (by another screen of the same merchant).
+  withdrawalIntentsUpdated: async () => {
+    const intent = await createWithdrawal();
+    return (text) => text.includes(`"id":"${intent}"`);
+  },
+  // The tab's demo intent is in flight: the sandbox moves it on by itself.
+  withdrawalIntentUpdated: async () => {
+    const first = await waitForPane((text) => /"status":"[A-Z]+"/.test(text), 'a status');
+    const status = /"status":"([A-Z]+)"/.exec(first)?.[1];
+    return (text) => /"status":"([A-Z]+)"/.exec(text)?.[1] !== status;
+  },
+  // A deposit received meanwhile on one of the merchant's wallets.
+  depositsUpdated: async () => {
+    const deposit = await receiveDeposit();
+    return (text) => text.includes(`"id":"${deposit}"`);
+  },
+};
+
+async function firstWalletId(): Promise<string> {
+  const data = (await gateway('{ wallets(first: 1) { nodes { id restId } } }')) as {
+    wallets: { nodes: { id: string; restId: string }[] };
+  };
+  const wallet = data.wallets.nodes[0];
+  if (!wallet) throw new Error('the demo merchant has no wallet');
+  return wallet.restId;
+}
+
+async function createWithdrawal(): Promise<string> {
+  const data = (await gateway(
+    `mutation ($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) {
+      __typename ... on CreateWithdrawalIntentSuccess { withdrawalIntent { id } } } }`,
+    {
+      input: {
+        walletId: globalIdOf('Wallet', await firstWalletId()),
+        serviceFeeMode: 'EXCLUSIVE',
+        currencyCode: 'USDT',
+        amount: '1.00',
+        destination: { type: 'crypto', rail: 'tron', identifier: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7' },
+      },
+    },
+  )) as { createWithdrawalIntent: { withdrawalIntent?: { id: string } } };
+  const id = data.createWithdrawalIntent.withdrawalIntent?.id;
+  if (!id) throw new Error(`the withdrawal was refused: ${JSON.stringify(data)}`);
+  return id;
+}
+
+async function receiveDeposit(): Promise<string> {
+  const response = await fetch(`${sandboxURL}/sandbox/v1/wallets/${await firstWalletId()}/deposits`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${DEFAULT_ADMIN_TOKEN}` },
+    body: JSON.stringify({ amount: '12.5', status: 'pending' }),
+  });
+  const body = (await response.json()) as { data?: { id: string } };
+  if (!body.data) throw new Error(`the sandbox refused the deposit: ${JSON.stringify(body)}`);
+  return globalIdOf('Deposit', body.data.id);
+}
+
+beforeAll(async () => {
+  app = await startProcess(
+    'src/main.ts',
+    [],
+    { PORT: '0', NODE_ENV: 'development' },
+    /gateway: (http:\/\/\S+)\/graphql/,
+  );
+  sandboxURL = /embedded sandbox at (http:\/\/\S+)\/external\/v1/.exec(app.output())?.[1] ?? '';
+  browser = await launchChromium();
+  page = await browser.newPage();
+  await page.goto(`${app.url}/graphql`);
+  await page.waitForSelector('.graphiql-query-editor', { timeout: 30_000 });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (app && app.child.exitCode === null) app.child.kill('SIGKILL');
+  if (app) captureProcessOutput('npm start (GraphiQL in a browser)', app.output());
+});
+
+describe('GraphiQL in Chromium, against npm start', () => {
+  it('opens with one tab per example operation, the demo key in its headers', async () => {
+    const tabs = await page.locator('[id^="graphiql-session-tab-"]').allTextContents();
+    expect([...tabs].sort()).toEqual(examples.map((example) => example.name).sort());
+    await page
+      .getByRole('button', { name: /headers/i })
+      .first()
+      .click();
+    const headers = (await page.locator('.graphiql-editor-tool').textContent()) ?? '';
+    expect(headers.replace(/\s+/g, '')).toContain(`"Authorization":"Bearer${demoKey}"`);
+  });
+
+  for (const example of examples.filter((e) => e.operation.operation !== 'subscription')) {
+    it(`runs the ${example.name} tab: data, no errors`, async () => {
+      await run(example.name);
+      const root = (example.operation.selectionSet.selections[0] as { name: { value: string } }).name.value;
+      const text = await waitForPane((t) => t.startsWith('{'), 'an answer');
+      expect(text).toMatch(new RegExp(`^\\{"data":\\{"${root}":`));
+      expect(text).not.toContain('"errors"');
+      if (example.name === 'CreateWithdrawal') expect(text).toContain('CreateWithdrawalIntentSuccess');
+    });
+  }
+
+  for (const example of examples.filter((e) => e.operation.operation === 'subscription')) {
+    it(`runs the ${example.name} tab: it shows news made meanwhile`, async () => {
+      const root = (example.operation.selectionSet.selections[0] as { name: { value: string } }).name.value;
+      const makeNews = news[root];
+      if (!makeNews) throw new Error(`no news maker for the subscription field ${root}: add one above`);
+      await run(example.name);
+      // The stream is open once GraphiQL has asked for it; the news comes after.
+      await page.waitForTimeout(1_000);
+      const shows = await makeNews();
+      const text = await waitForPane(shows, `the news of ${root}`, 45_000);
+      expect(text).toMatch(new RegExp(`^\\{"data":\\{"${root}":\\{`));
+      expect(text).not.toContain('"errors"');
+    });
+  }
+});
