@@ -1,7 +1,7 @@
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
-import { type GatewayErrorCode, isGatewayError, OPERATION_HTTP_STATUS } from '../errors.ts';
+import { GatewayError, type GatewayErrorCode, isGatewayError, OPERATION_HTTP_STATUS } from '../errors.ts';
 
 function failedWhole(result: ExecutionResult): boolean {
   if (!result.errors?.length) return false;
@@ -31,6 +31,21 @@ export function answersGraphQLResponseJson(request: Request): boolean {
 }
 
 /**
+ * The first error of a key the REST API refused, without its path: a refused key fails the whole
+ * operation, so it is answered as a missing key is (`data: null`, one UNAUTHENTICATED error, 401),
+ * not as one error per root field beside a `data` full of nulls. One shape for every 401.
+ */
+function refusedKey(result: ExecutionResult): GraphQLError | undefined {
+  const error = result.errors?.find((e) => codeOf(e) === 'UNAUTHENTICATED');
+  if (!error) return undefined;
+  const original = error.originalError;
+  return new GatewayError('UNAUTHENTICATED', error.message, {
+    ...(isGatewayError(original) && original.upstream && { upstream: original.upstream }),
+  });
+}
+
+/**
+ * A key the REST API refused answers as a missing one does (see refusedKey).
  * With partial data the HTTP status stays 200 (GraphQL over HTTP). When every root field failed:
  * - a refused key (401/403) sets the HTTP status for every client;
  * - for `application/graphql-response+json`, all errors RATE_LIMITED answer 429, and all
@@ -44,6 +59,15 @@ export function useOperationStatus(): Plugin<GatewayContext> {
       return {
         onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result) return;
+          const refused = refusedKey(result);
+          if (refused) {
+            setResult({
+              data: null,
+              errors: [refused],
+              extensions: { ...result.extensions, http: { status: 401 } },
+            });
+            return;
+          }
           if (!failedWhole(result)) return;
           const errors = (result.errors ?? []) as GraphQLError[];
           const rules = errors.map((e) => OPERATION_HTTP_STATUS[codeOf(e) as GatewayErrorCode]);

@@ -56,20 +56,43 @@ describe('authentication passthrough', () => {
     expect(gw.sandbox.sandbox.requests.map((r) => r.merchantId)).toEqual([acme.id, globex.id]);
   });
 
-  it('maps an upstream 401 to UNAUTHENTICATED with HTTP 401 when the whole operation fails', async () => {
-    const response = await gw.request(WALLETS, {}, { key: 'mw_sandbox_not_a_real_key' });
-    expect(response.status).toBe(401);
-    expect(response.body).toEqual({
-      data: { wallets: null },
+  it('answers a key the REST API refuses in the shape of a missing key: data null, one error, HTTP 401', async () => {
+    const refused = {
+      data: null,
       errors: [
         {
           message: 'The API key was not accepted.',
-          locations: [{ line: 1, column: 3 }],
-          path: ['wallets'],
           extensions: { code: 'UNAUTHENTICATED', upstream: { status: 401, code: 'unauthorized' } },
         },
       ],
-    });
+    };
+    // One root field, several, and the mutation: always the one shape, never `wallets: null` and
+    // an error per field.
+    for (const [query, variables] of [
+      [WALLETS, {}],
+      ['{ wallets(first: 1) { totalCount } deposits(first: 1) { totalCount } __typename }', {}],
+      [
+        'mutation ($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }',
+        {
+          input: {
+            walletId: '00000000-0000-4000-8000-000000000000',
+            serviceFeeMode: 'EXCLUSIVE',
+            currencyCode: 'USDT',
+            amount: '1.00',
+            destination: { type: 'crypto', rail: 'tron', identifier: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7' },
+          },
+        },
+      ],
+    ] as const) {
+      for (const accept of ['application/json', 'application/graphql-response+json']) {
+        const response = await gw.request(query, variables, {
+          key: 'mw_sandbox_not_a_real_key',
+          headers: { accept },
+        });
+        expect(response.status).toBe(401);
+        expect(response.body).toEqual(refused);
+      }
+    }
   });
 
   it('refuses an API key in the URL before anything else, and never logs it', async () => {
