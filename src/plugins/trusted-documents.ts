@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { Kind, parse } from 'graphql';
 import { createGraphQLError, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
+import { codegenHashesOf, sha256 } from '../document-hashes.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 
 /**
@@ -15,7 +15,10 @@ import type { GatewayMetrics } from '../observability/metrics.ts';
  * extension (`extensions.persistedQuery.sha256Hash`), and sends no `query`.
  *
  * - `off`: any document runs; ids of the manifest work; APQ registers new documents (a request
- *   with both the query and its hash) in a bounded per-process store.
+ *   with both the query and its hash) in a bounded per-process store. The hash is the sha256 of
+ *   the text, or the hash codegen wrote for the app's document (sha256 of codegen's normalised
+ *   print, see document-hashes.ts), sent with the client's own print of it, as Apollo's
+ *   PersistedQueryLink does when `generateHash` returns codegen's hash.
  * - `audit`: the same, and every document outside the manifest is logged and counted.
  * - `enforce`: only the manifest's documents run; a `query` (unless its text is one of them), an
  *   unknown id and an APQ registration are refused with HTTP 400 and PERSISTED_DOCUMENT_REQUIRED,
@@ -29,7 +32,11 @@ export type TrustedDocumentsMode = 'off' | 'audit' | 'enforce';
 
 const ID = /^(?:sha256:)?([0-9a-f]{64})$/;
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+/**
+ * Tokens a registration's text may have for the gateway to re-print it as codegen would; more than
+ * the default QUERY_MAX_TOKENS (3000), which would refuse such a document anyway.
+ */
+const MAX_NORMALISED_TOKENS = 10_000;
 
 /** The manifest as hash → text; each document's hash is checked against its text. */
 export function loadManifest(path: string): Map<string, string> {
@@ -74,15 +81,22 @@ export function useTrustedDocuments(options: {
 }): Plugin[] {
   const { mode, manifest, logger, metrics } = options;
   const registered = new LRUCache<string, string>({ max: options.maxRegistered ?? 10_000 });
-  // An app sends the same few documents again and again: hash each text once.
-  const hashes = new LRUCache<string, string>({ max: 1_000 });
-  const hashOf = (text: string) => {
-    let hash = hashes.get(text);
-    if (hash === undefined) {
-      hash = sha256(text);
-      hashes.set(text, hash);
+  // An app sends the same few documents again and again (Apollo's WebSocket link sends the text with
+  // the hash every time): hash each text once, and parse and re-print it as codegen would only
+  // when the hash it came with is not its own.
+  const hashes = new LRUCache<string, { exact: string; codegen?: readonly string[] }>({ max: 1_000 });
+  const hashesOf = (text: string) => {
+    let entry = hashes.get(text);
+    if (entry === undefined) {
+      entry = { exact: sha256(text) };
+      hashes.set(text, entry);
     }
-    return hash;
+    return entry;
+  };
+  const codegenHashes = (text: string) => {
+    const entry = hashesOf(text);
+    entry.codegen ??= codegenHashesOf(text, MAX_NORMALISED_TOKENS);
+    return entry.codegen;
   };
   // Nothing to check a plain query against: no manifest, and documents outside it are neither refused nor logged.
   const plainQueriesFree = mode === 'off' && manifest.size === 0;
@@ -100,7 +114,7 @@ export function useTrustedDocuments(options: {
           setParams({ ...rest, documentId: hash } as GraphQLParams);
           return;
         }
-        const textHash = hashOf(params.query);
+        const textHash = hashesOf(params.query).exact;
         if (manifest.has(textHash)) {
           // The manifest's own text: run it as the persisted document it is.
           const { query: _text, ...rest } = params;
@@ -111,19 +125,24 @@ export function useTrustedDocuments(options: {
           metrics?.trustedDocument('refused');
           throw required('A document sent as `query` is refused unless it is one of them.');
         }
+        let documentHash = textHash;
         if (id !== null) {
-          // An APQ registration: the query with its hash.
-          if (hash !== textHash) {
-            throw createGraphQLError('The persisted-query hash does not match the query it came with.', {
-              extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
-            });
+          // An APQ registration: the query with its hash, or with codegen's hash of the same document.
+          if (hash === null || (hash !== textHash && !codegenHashes(params.query).includes(hash))) {
+            throw createGraphQLError(
+              "The persisted-query hash does not match the query it came with: it is neither the query's sha256 nor codegen's hash of that document.",
+              { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } },
+            );
           }
-          registered.set(textHash, params.query);
+          // The client's own text, under the hash it will ask by: its next request without the text
+          // gets the fields it sent (Apollo's cache needs the `__typename`s it added).
+          registered.set(hash, params.query);
+          documentHash = hash;
         }
         metrics?.trustedDocument('untrusted');
         if (mode === 'audit') {
           logger.warn(
-            { operationName: params.operationName ?? null, documentHash: textHash },
+            { operationName: params.operationName ?? null, documentHash },
             'document outside the persisted-documents manifest',
           );
         }

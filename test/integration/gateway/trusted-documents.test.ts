@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
+import { addTypenameToDocument } from '@apollo/client/utilities';
+import { type DocumentNode, print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ActivityScreenDocument,
+  DashboardScreenDocument,
+  WithdrawScreenDocument,
+} from '../../../examples/apollo/generated/graphql.ts';
 import { parseConfig } from '../../../src/config.ts';
 import { loadManifest } from '../../../src/plugins/trusted-documents.ts';
+import { DashboardDocument, WalletScreenDocument } from '../../generated/graphql.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { parseMetrics, sampleSum } from '../../support/metrics.ts';
 
@@ -13,6 +21,11 @@ const idOf = (name: string) => {
   throw new Error(`no ${name} in the manifest`);
 };
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+// The hash codegen wrote into a typed document (sha256 of its normalised print, not of any text sent).
+const codegenHash = (document: DocumentNode) =>
+  ((document as { __meta__?: { hash?: string } }).__meta__?.hash ?? '').replace(/^sha256:/, '');
+// What Apollo Client 4 sends with it: its own print, after adding `__typename` to every selection set.
+const apolloPrint = (document: DocumentNode) => print(addTypenameToDocument(document));
 
 let enforce: TestGateway;
 let audit: TestGateway;
@@ -78,6 +91,11 @@ describe('PERSISTED_DOCUMENTS_MODE=enforce', () => {
       {
         query: '{ __typename }',
         extensions: { persistedQuery: { version: 1, sha256Hash: sha256('{ __typename }') } },
+      },
+      {
+        // Another app's document under its codegen hash, as Apollo registers it: not in the manifest.
+        query: apolloPrint(DashboardScreenDocument),
+        extensions: { persistedQuery: { version: 1, sha256Hash: codegenHash(DashboardScreenDocument) } },
       },
     ]) {
       const answer = await send(enforce, body);
@@ -182,10 +200,54 @@ describe('automatic persisted queries (APQ), where arbitrary documents may run',
     expect(byHash.body).toEqual(registering.body);
   });
 
-  it('refuses a hash that is not the query’s', async () => {
-    const answer = await send(off, { query: text, extensions: apq(sha256('something else')) });
-    expect(answer.status).toBe(400);
-    expect(answer.body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+  it("registers a document under codegen's hash, sent with Apollo Client's own print of it, and runs that print by hash", async () => {
+    // Apollo's PersistedQueryLink with generateHash reading codegen's `__meta__.hash`, no manifest.
+    const hash = codegenHash(WalletScreenDocument);
+    const sent = apolloPrint(WalletScreenDocument);
+    expect(sha256(sent)).not.toBe(hash);
+    const walletId = (
+      (await send(off, { query: '{ wallets(first: 1) { nodes { id } } }' })).body.data as {
+        wallets: { nodes: { id: string }[] };
+      }
+    ).wallets.nodes[0]?.id;
+    const variables = { id: walletId };
+    const first = await send(off, { variables, extensions: apq(`sha256:${hash}`) });
+    expect(first.body.errors?.map((e) => e.extensions.code)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
+    const registering = await send(off, { query: sent, variables, extensions: apq(`sha256:${hash}`) });
+    expect(registering.status).toBe(200);
+    expect(registering.body.errors).toBeUndefined();
+    // Apollo's own text ran: the `__typename` its cache needs is there.
+    expect(registering.body.data?.wallet).toMatchObject({ __typename: 'Wallet', restId: expect.any(String) });
+    const byHash = await send(off, { variables, extensions: apq(`sha256:${hash}`) });
+    expect(byHash.body).toEqual(registering.body);
+  });
+
+  it("registers a document under codegen's hash sent with any print of it (an app whose codegen adds the __typenames)", async () => {
+    const hash = codegenHash(DashboardScreenDocument);
+    for (const sent of [print(DashboardScreenDocument), apolloPrint(DashboardScreenDocument)]) {
+      const answer = await send(off, { query: sent, extensions: apq(hash) });
+      expect(answer.status).toBe(200);
+      expect(answer.body.data?.wallets).toMatchObject({ __typename: 'WalletConnection', totalCount: 1 });
+    }
+    expect((await send(off, { extensions: apq(hash) })).body.data?.wallets).toMatchObject({ totalCount: 1 });
+  });
+
+  it('refuses a hash that is not the query’s, in either style', async () => {
+    for (const [query, hash] of [
+      [text, sha256('something else')],
+      // codegen's hash of one document with another document's text
+      [apolloPrint(ActivityScreenDocument), codegenHash(DashboardScreenDocument)],
+      [print(DashboardDocument), codegenHash(WithdrawScreenDocument)],
+    ] as const) {
+      const answer = await send(off, { query, extensions: apq(hash) });
+      expect(answer.status).toBe(400);
+      expect(answer.body.errors).toEqual([
+        expect.objectContaining({
+          message: expect.stringMatching(/^The persisted-query hash does not match the query it came with/),
+          extensions: expect.objectContaining({ code: 'BAD_REQUEST' }),
+        }),
+      ]);
+    }
   });
 });
 

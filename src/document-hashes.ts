@@ -1,0 +1,85 @@
+import { createHash } from 'node:crypto';
+import { printExecutableGraphQLDocument } from '@graphql-tools/documents';
+import { type DirectiveNode, type DocumentNode, Kind, parse, type SelectionNode, visit } from 'graphql';
+
+/**
+ * The hashes a client may put beside a document's text in an APQ request. Apollo's
+ * PersistedQueryLink hashes whatever `generateHash` returns, and an app that runs with trusted
+ * documents returns the hash codegen wrote into its typed document (`__meta__.hash`). That is the
+ * sha256 of codegen's normalised print of the document, while the text the link sends with it is
+ * Apollo's own print, after Apollo added `__typename` to every selection set. These functions get
+ * from the text the client sent back to the text codegen hashed.
+ */
+
+export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+const named =
+  (name: string) =>
+  (node: { readonly directives?: readonly DirectiveNode[] }): boolean =>
+    node.directives?.some((directive) => directive.name.value === name) ?? false;
+const isClient = named('client');
+
+/**
+ * The text `@graphql-codegen/client-preset` hashes for a persisted document (its
+ * `normalizeAndPrintDocumentNode`): `@client` fields and fragments removed, `@connection`
+ * directives removed, then `printExecutableGraphQLDocument` (definitions, selections and arguments
+ * sorted, whitespace collapsed). test/unit/document-hashes.test.ts holds it to codegen's manifests.
+ */
+export function printAsCodegen(document: DocumentNode): string {
+  const sanitised = visit(document, {
+    Field: (node) => (isClient(node) ? null : undefined),
+    FragmentSpread: (node) => (isClient(node) ? null : undefined),
+    InlineFragment: (node) => (isClient(node) ? null : undefined),
+    Directive: (node) => (node.name.value === 'connection' ? null : undefined),
+  });
+  return printExecutableGraphQLDocument(sanitised);
+}
+
+const isBareTypename = (selection: SelectionNode | undefined): boolean =>
+  selection?.kind === Kind.FIELD &&
+  selection.name.value === '__typename' &&
+  !selection.alias &&
+  !selection.arguments?.length &&
+  !selection.directives?.length &&
+  !selection.selectionSet;
+
+/**
+ * The document before Apollo Client's `addTypenameToDocument`, which appends a bare `__typename` to
+ * every selection set below the operation's own that has no field starting with `__` (and is not
+ * under an `@export` field). So a selection set ending with the only such field loses it here.
+ * A selection set the app itself wrote ending with a bare `__typename` loses it too; that document
+ * then matches through its plain print instead, unless Apollo also added one elsewhere (codegen's
+ * `addTypenameSelectionDocumentTransform` avoids the question: Apollo then adds nothing).
+ */
+export function withoutApolloTypenames(document: DocumentNode): DocumentNode {
+  return visit(document, {
+    SelectionSet(node, _key, parent) {
+      const owner = parent as { kind?: string } | undefined;
+      if (owner?.kind === Kind.OPERATION_DEFINITION) return undefined;
+      if (owner?.kind === Kind.FIELD && named('export')(owner as { directives?: DirectiveNode[] }))
+        return undefined;
+      const { selections } = node;
+      if (!isBareTypename(selections.at(-1))) return undefined;
+      const rest = selections.slice(0, -1);
+      if (rest.some((s) => s.kind === Kind.FIELD && s.name.value.startsWith('__'))) return undefined;
+      return { ...node, selections: rest };
+    },
+  });
+}
+
+/**
+ * The hashes of `text` as a client's codegen would have computed them: of codegen's print of the
+ * document as sent, and of codegen's print of it before Apollo added its `__typename` fields.
+ * Empty when the text does not parse (or has more than `maxTokens` tokens).
+ */
+export function codegenHashesOf(text: string, maxTokens: number): string[] {
+  let document: DocumentNode;
+  try {
+    document = parse(text, { noLocation: true, maxTokens });
+  } catch {
+    return [];
+  }
+  const asSent = sha256(printAsCodegen(document));
+  const beforeApollo = sha256(printAsCodegen(withoutApolloTypenames(document)));
+  return asSent === beforeApollo ? [asSent] : [asSent, beforeApollo];
+}
