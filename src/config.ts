@@ -146,7 +146,10 @@ const schema = z.object({
   SANDBOX_PORT: integer(0, 0, 65_535),
   // Unset: the sandbox's own documented default (src/sandbox/config.ts).
   SANDBOX_ADMIN_TOKEN: z.string().min(8).optional(),
-  SANDBOX_AUTO_ADVANCE_MS: integer(3_000, 0, 3_600_000),
+  // How long each deposit and intent stays in each open status (0: statuses move only through the admin API).
+  SANDBOX_AUTO_ADVANCE_MS: integer(8_000, 0, 3_600_000),
+  // A new deposit for the demo merchant every so often (0: none).
+  SANDBOX_DEPOSIT_EVERY_MS: integer(25_000, 0, 3_600_000),
 });
 
 export interface Config {
@@ -192,7 +195,7 @@ export interface Config {
   /** OpenTelemetry tracing; undefined: off (no OTLP endpoint, OTEL_SDK_DISABLED, or exporter none). */
   tracing: TracingConfig | undefined;
   /** The embedded sandbox of `npm start` without UPSTREAM_URL; adminToken unset: the sandbox's default. */
-  sandbox: { port: number; adminToken: string | undefined; autoAdvanceMs: number };
+  sandbox: { port: number; adminToken: string | undefined; autoAdvanceMs: number; depositEveryMs: number };
 }
 
 export class ConfigError extends Error {
@@ -333,6 +336,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       port: c.SANDBOX_PORT,
       adminToken: c.SANDBOX_ADMIN_TOKEN,
       autoAdvanceMs: c.SANDBOX_AUTO_ADVANCE_MS,
+      depositEveryMs: c.SANDBOX_DEPOSIT_EVERY_MS,
     },
   };
 }

@@ -5,32 +5,48 @@ import { globalIdOf } from './global-ids.ts';
 import type { DemoVariables } from './operations.ts';
 
 /**
- * The embedded sandbox of `npm start` without UPSTREAM_URL (seeded demo world, statuses advancing on
- * a timer), on a free port. Start-up wiring, like main.ts: with cluster.ts, the only gateway files
- * that know the sandbox exists. Loaded only in sandbox mode: a gateway fronting the real API never
- * loads the sandbox's code.
+ * The embedded sandbox of `npm start` without UPSTREAM_URL, on a free port: the seeded demo world,
+ * each deposit and intent advancing on its own clock, a new deposit for the demo merchant every so
+ * often, and a demo withdrawal held for GraphiQL's WatchWithdrawal tab. Start-up wiring, like
+ * main.ts: with cluster.ts, the only gateway files that know the sandbox exists. Loaded only in
+ * sandbox mode: a gateway fronting the real API never loads the sandbox's code.
  */
 export async function startEmbeddedSandbox(
   config: Config,
   logger: Logger,
 ): Promise<{ url: string; demoKey: string; demo: DemoVariables; stop(): Promise<void> }> {
-  const [{ startAutoAdvance }, { DEMO_KEYS, seedWorld }, { startSandbox }, { DEFAULT_ADMIN_TOKEN }] =
-    await Promise.all([
-      import('./sandbox/auto-advance.ts'),
-      import('./sandbox/seed.ts'),
-      import('./sandbox/http/server.ts'),
-      import('./sandbox/config.ts'),
-    ]);
-  const { store } = seedWorld();
+  const [
+    { startAutoAdvance },
+    { DEMO_KEYS, seedWorld },
+    { startSandbox },
+    { DEFAULT_ADMIN_TOKEN },
+    { createDemoWithdrawal, startNewDeposits },
+  ] = await Promise.all([
+    import('./sandbox/auto-advance.ts'),
+    import('./sandbox/seed.ts'),
+    import('./sandbox/http/server.ts'),
+    import('./sandbox/config.ts'),
+    import('./sandbox/demo.ts'),
+  ]);
+  const { store, merchants } = seedWorld();
+  const sandboxLogger = logger.child({ component: 'sandbox' });
   const sandbox = await startSandbox({
     store,
     port: config.sandbox.port,
     adminToken: config.sandbox.adminToken ?? DEFAULT_ADMIN_TOKEN,
-    logger: logger.child({ component: 'sandbox' }),
+    logger: sandboxLogger,
   });
   const stopAdvance =
     config.sandbox.autoAdvanceMs > 0
-      ? startAutoAdvance(store, { intervalMs: config.sandbox.autoAdvanceMs, logger })
+      ? startAutoAdvance(store, { stepMs: config.sandbox.autoAdvanceMs, logger: sandboxLogger })
+      : () => {};
+  const stopDeposits =
+    config.sandbox.depositEveryMs > 0
+      ? startNewDeposits(store, {
+          merchantId: merchants.acme.id,
+          everyMs: config.sandbox.depositEveryMs,
+          logger: sandboxLogger,
+        })
       : () => {};
   logger.info({ url: sandbox.url }, 'embedded sandbox started');
   // GraphiQL's examples run at once: a real wallet of the demo merchant, read as a client would.
@@ -38,27 +54,24 @@ export async function startEmbeddedSandbox(
     headers: { authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
   });
   const walletRestId = ((await wallets.json()) as { data: { id: string }[] }).data[0]?.id ?? '';
-  // ...and a withdrawal to watch live: one still in flight, which the auto-advance will move on.
-  const newestIntent = async (filter: string) => {
-    const page = await fetch(`${sandbox.url}/external/v1/withdrawal-intents?size=1${filter}`, {
-      headers: { authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
-    });
-    return ((await page.json()) as { data: { id: string }[] }).data[0]?.id;
-  };
-  const intentRestId =
-    (await newestIntent('&statusIn=preparing,reviewing,pending')) ?? (await newestIntent('')) ?? '';
+  // Outside the platform: a withdrawal to it is an ordinary external one.
+  const externalAddress = 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7';
+  // ...and a withdrawal to watch live. The tabs are fixed for the process, so it is a new one held
+  // in preparing until its first read by id: whoever first runs WatchWithdrawal, however long after
+  // start, sees it walk to completed (3 steps of SANDBOX_AUTO_ADVANCE_MS).
+  const intent = createDemoWithdrawal(store, merchants.acme.id, walletRestId, externalAddress);
   return {
     url: sandbox.url,
     demoKey: DEMO_KEYS.acmeReadWrite,
     demo: {
       walletId: globalIdOf('Wallet', walletRestId),
-      withdrawalIntentId: globalIdOf('WithdrawalIntent', intentRestId),
-      // Outside the platform: a withdrawal to it is an ordinary external one.
-      externalAddress: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7',
+      withdrawalIntentId: globalIdOf('WithdrawalIntent', intent.id),
+      externalAddress,
       idempotencyKey: `graphiql-${randomUUID()}`,
     },
     async stop() {
       stopAdvance();
+      stopDeposits();
       await sandbox.close();
     },
   };

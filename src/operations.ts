@@ -25,7 +25,7 @@ export function loadExampleOperations(): string {
 export interface DemoVariables {
   /** The global id of one of the demo merchant's wallets. */
   walletId: string;
-  /** The global id of the demo merchant's newest withdrawal intent still in flight (or newest of all). */
+  /** The global id of the demo withdrawal: in flight, held in preparing until its first read by id. */
   withdrawalIntentId: string;
   /** A Tron address outside the platform, valid to withdraw to. */
   externalAddress: string;

@@ -12,32 +12,66 @@ const NEXT_WITHDRAWAL: Partial<Record<WithdrawalStatus, WithdrawalStatus>> = {
   pending: 'completed',
 };
 
+export interface AutoAdvanceOptions {
+  /**
+   * How long a deposit or intent stays in each open status: it takes its next step along the
+   * happy path `stepMs` after its own last change (found within a second), however many others
+   * are open. A new intent completes after 3 steps, a new deposit after 2. Must be > 0.
+   */
+  stepMs: number;
+  logger?: Logger;
+}
+
 /**
- * Moves open deposits and withdrawal intents one step along the happy path every `intervalMs`,
- * oldest first, a few per tick, so a demo shows statuses and balances changing on their own.
+ * Moves every open deposit and withdrawal intent along the happy path on its own clock, so a demo
+ * shows statuses and balances changing on their own: deposits pending → processing → completed,
+ * intents preparing → reviewing → pending → completed. Time is the store's clock (`store.now`);
+ * every move goes through the store's transition methods, so balances lock, unlock and settle
+ * exactly as through the admin API.
+ *
+ * Items already open when it starts (the seeded world's, last changed months ago) take their
+ * first step spread over the first `stepMs`, not all in the same second. An intent held until
+ * read (`store.holdUntilRead`) waits until its first read by id and steps from that read.
  * Returns a function that stops it.
  */
-export function startAutoAdvance(
-  store: SandboxStore,
-  options: { intervalMs: number; perTick?: number; logger?: Logger },
-): () => void {
-  const perTick = options.perTick ?? 3;
+export function startAutoAdvance(store: SandboxStore, options: AutoAdvanceOptions): () => void {
+  const { stepMs, logger } = options;
+  if (!(stepMs > 0)) throw new RangeError(`stepMs must be > 0; received ${stepMs}`);
+  // When each item of the backlog found at start counts as last changed.
+  const backlog = new Map<string, number>();
+  const startedAt = store.now().getTime();
+  const open = [...store.openDeposits(), ...store.openWithdrawals()];
+  open.forEach((item, i) => {
+    backlog.set(item.id, startedAt - stepMs + Math.ceil(((i + 1) * stepMs) / open.length));
+  });
+  const lastChange = (item: { id: string; updatedAt: string }) =>
+    Math.max(Date.parse(item.updatedAt), backlog.get(item.id) ?? Number.NEGATIVE_INFINITY);
+
   const tick = () => {
-    const deposits = store.openDeposits().slice(0, perTick);
-    for (const deposit of deposits) {
+    const now = store.now().getTime();
+    let deposits = 0;
+    let intents = 0;
+    for (const deposit of store.openDeposits()) {
       const next = NEXT_DEPOSIT[deposit.status];
-      if (next) store.transitionDeposit(deposit.id, next);
+      if (!next || now < lastChange(deposit) + stepMs) continue;
+      store.transitionDeposit(deposit.id, next);
+      backlog.delete(deposit.id);
+      deposits++;
     }
-    const intents = store.openWithdrawals().slice(0, perTick);
-    for (const intent of intents) {
+    for (const intent of store.openWithdrawals()) {
       const next = NEXT_WITHDRAWAL[intent.status];
-      if (next) store.transitionWithdrawal(intent.id, next);
+      const released = store.releasedAt(intent.id);
+      if (!next || released === null) continue;
+      const since = Math.max(lastChange(intent), released === undefined ? 0 : Date.parse(released));
+      if (now < since + stepMs) continue;
+      store.transitionWithdrawal(intent.id, next);
+      backlog.delete(intent.id);
+      intents++;
     }
-    if (deposits.length || intents.length) {
-      options.logger?.debug({ deposits: deposits.length, intents: intents.length }, 'sandbox auto-advance');
-    }
+    if (deposits || intents) logger?.debug({ deposits, intents }, 'sandbox auto-advance');
   };
-  const timer = setInterval(tick, options.intervalMs);
+  // A look every second (more often for short steps): an item moves at most that late.
+  const timer = setInterval(tick, Math.min(1_000, Math.max(10, Math.floor(stepMs / 8))));
   timer.unref();
   return () => clearInterval(timer);
 }

@@ -7,23 +7,30 @@ import { DEFAULT_WORLD, type WorldSize } from './seed.ts';
  *
  *   npm run sandbox -- --port 8080 --auto-advance --deposits 100000
  *
- * --port (or PORT; default 8080), --host (default 127.0.0.1), --auto-advance[=ms] (off unless
- * given; 3000 ms without a value), --wallets/--deposits/--withdrawals (size of the first merchant's
- * history), --latency (ms added to every /external request), --idempotency-extension on|off (whether
- * POST honours Idempotency-Key; default on). SANDBOX_ADMIN_TOKEN guards the admin
+ * --port (or PORT; default 8080), --host (default 127.0.0.1), --auto-advance[=ms] (or
+ * SANDBOX_AUTO_ADVANCE_MS: how long each deposit and intent stays in each open status; off unless
+ * given, 8000 ms without a value), --deposit-every[=ms] (or SANDBOX_DEPOSIT_EVERY_MS: a new deposit
+ * for the first merchant every so often; off unless given, 25000 ms without a value),
+ * --wallets/--deposits/--withdrawals (size of the first merchant's history), --latency (ms added to
+ * every /external request), --idempotency-extension on|off (whether POST honours Idempotency-Key;
+ * default on). SANDBOX_ADMIN_TOKEN guards the admin
  * API; LOG_LEVEL sets the log level.
  */
 
 /** The admin token's documented development default; the embedded sandbox uses it too. */
 export const DEFAULT_ADMIN_TOKEN = 'sandbox-admin-token';
-/** --auto-advance given without a value. */
-export const DEFAULT_AUTO_ADVANCE_MS = 3_000;
+/** --auto-advance given without a value: a new intent completes in about 25 s, a deposit in 17. */
+export const DEFAULT_AUTO_ADVANCE_MS = 8_000;
+/** --deposit-every given without a value. */
+export const DEFAULT_DEPOSIT_EVERY_MS = 25_000;
 
 export interface SandboxConfig {
   port: number;
   host: string;
-  /** 0: statuses move only through the admin API. */
+  /** Each deposit's and intent's time in each open status; 0: statuses move only through the admin API. */
   autoAdvanceMs: number;
+  /** A new deposit for the first merchant every so often; 0: none. */
+  depositEveryMs: number;
   world: WorldSize;
   latencyMs: number;
   /** Whether POST honours Idempotency-Key (`--idempotency-extension off` turns it off). */
@@ -57,13 +64,19 @@ export function parseSandboxConfig(argv: string[], env: Record<string, string | 
     return value;
   };
   const autoAdvance = values['auto-advance'];
+  const depositEvery = values['deposit-every'];
   const config: SandboxConfig = {
     port: integer('--port', values.port ?? env.PORT, 8080),
     host: values.host,
+    // The option, bare or with a value; else the environment's value (the embedded sandbox's names); else off.
     autoAdvanceMs:
       autoAdvance === undefined
-        ? 0
+        ? integer('SANDBOX_AUTO_ADVANCE_MS', env.SANDBOX_AUTO_ADVANCE_MS, 0)
         : integer('--auto-advance', autoAdvance || undefined, DEFAULT_AUTO_ADVANCE_MS, 1),
+    depositEveryMs:
+      depositEvery === undefined
+        ? integer('SANDBOX_DEPOSIT_EVERY_MS', env.SANDBOX_DEPOSIT_EVERY_MS, 0)
+        : integer('--deposit-every', depositEvery || undefined, DEFAULT_DEPOSIT_EVERY_MS, 1),
     world: {
       wallets: integer('--wallets', values.wallets, DEFAULT_WORLD.wallets, 1),
       deposits: integer('--deposits', values.deposits, DEFAULT_WORLD.deposits),
@@ -81,13 +94,22 @@ export function parseSandboxConfig(argv: string[], env: Record<string, string | 
   return config;
 }
 
+/** Options whose value may be left out: `--auto-advance` alone means its default. */
+const OPTIONAL_VALUE = new Set(['--auto-advance', '--deposit-every']);
+
 function parse(argv: string[]) {
   return parseArgs({
-    args: argv,
+    // parseArgs has no optional values: a bare one (last, or before another option) becomes `--x=`.
+    args: argv.map((arg, i) =>
+      OPTIONAL_VALUE.has(arg) && (argv[i + 1] === undefined || argv[i + 1]?.startsWith('-'))
+        ? `${arg}=`
+        : arg,
+    ),
     options: {
       port: { type: 'string' },
       host: { type: 'string', default: '127.0.0.1' },
       'auto-advance': { type: 'string' },
+      'deposit-every': { type: 'string' },
       wallets: { type: 'string' },
       deposits: { type: 'string' },
       withdrawals: { type: 'string' },

@@ -5,6 +5,7 @@
 import { createLogger } from '../shared/logger.ts';
 import { startAutoAdvance } from './auto-advance.ts';
 import { loadSandboxConfig, type SandboxConfig, SandboxConfigError } from './config.ts';
+import { startNewDeposits } from './demo.ts';
 import { startSandbox } from './http/server.ts';
 import { DEMO_KEYS, seedWorld } from './seed.ts';
 
@@ -19,7 +20,7 @@ try {
 
 const logger = createLogger(config.logLevel).child({ name: 'sandbox' });
 const started = performance.now();
-const { store } = seedWorld(config.world);
+const { store, merchants } = seedWorld(config.world);
 const running = await startSandbox({
   store,
   port: config.port,
@@ -30,7 +31,11 @@ const running = await startSandbox({
   idempotencyExtension: config.idempotencyExtension,
 });
 const stopAdvance =
-  config.autoAdvanceMs > 0 ? startAutoAdvance(store, { intervalMs: config.autoAdvanceMs, logger }) : () => {};
+  config.autoAdvanceMs > 0 ? startAutoAdvance(store, { stepMs: config.autoAdvanceMs, logger }) : () => {};
+const stopDeposits =
+  config.depositEveryMs > 0
+    ? startNewDeposits(store, { merchantId: merchants.acme.id, everyMs: config.depositEveryMs, logger })
+    : () => {};
 logger.info(
   { url: running.url, seedMs: Math.round(performance.now() - started), deposits: store.deposits.size },
   'sandbox listening',
@@ -49,6 +54,7 @@ Try: curl -H "Authorization: Bearer ${DEMO_KEYS.acmeReadWrite}" ${running.url}/e
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     stopAdvance();
+    stopDeposits();
     running.close().then(() => process.exit(0));
   });
 }

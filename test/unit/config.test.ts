@@ -26,6 +26,13 @@ describe('configuration', () => {
     );
     // More than one process without a shared store would weaken the guarantees silently: refused.
     expect(config.workers).toBe(1);
+    // The embedded sandbox demos on its own: a step every 8 s per item, a new deposit every 25 s.
+    expect(config.sandbox).toEqual({
+      port: 0,
+      adminToken: undefined,
+      autoAdvanceMs: 8_000,
+      depositEveryMs: 25_000,
+    });
     expect(() => parseConfig({ WORKERS: '2' })).toThrow(/WORKERS: 2 processes need a Redis/);
     expect(parseConfig({ WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:6379' }).workers).toBe(2);
     expect(() => parseConfig({ IDEMPOTENCY_LEASE_MS: '1000' })).toThrow(

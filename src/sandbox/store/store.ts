@@ -58,6 +58,12 @@ export class SandboxStore {
   private readonly depositTimelines = new Map<string, Timeline<DepositRecord>>();
   private readonly withdrawalTimelines = new Map<string, Timeline<WithdrawalRecord>>();
   private readonly idempotency = new IdempotencyLog();
+  // Open records, oldest first, so the auto-advance's once-a-second look costs what is open, not
+  // the whole history (100k deposits in a benchmark-sized world).
+  private readonly openDepositIds = new Set<string>();
+  private readonly openWithdrawalIds = new Set<string>();
+  /** Intents the auto-advance leaves alone until their first read by id: id → that read's time (null: none yet). */
+  private readonly holds = new Map<string, string | null>();
 
   constructor(options: StoreOptions = {}) {
     this.now = options.now ?? (() => new Date());
@@ -222,6 +228,7 @@ export class SandboxStore {
       updatedAt: createdAt,
     };
     this.deposits.set(deposit.id, deposit);
+    this.openDepositIds.add(deposit.id);
     this.timeline(this.depositTimelines, wallet.merchantId).insert(deposit);
     if (input.status !== 'pending') this.settleDeposit(deposit, input.status, createdAt);
     return deposit;
@@ -249,13 +256,16 @@ export class SandboxStore {
     const wallet = this.wallets.get(deposit.walletId);
     if (!wallet) throw new Error(`deposit ${deposit.id} references missing wallet ${deposit.walletId}`);
     applyDepositStatus(deposit, wallet, status, at);
+    if (deposit.finalizedAt !== null) this.openDepositIds.delete(deposit.id);
   }
 
   // --- withdrawal intents -------------------------------------------------------------------
 
+  /** One intent of the merchant (GET /withdrawal-intents/{id}); the first such read releases a hold. */
   getWithdrawal(merchantId: string, id: string): WithdrawalRecord {
     const intent = this.withdrawals.get(id);
     if (!intent || intent.merchantId !== merchantId) throw notFound();
+    if (this.holds.get(id) === null) this.holds.set(id, this.timestamp());
     return intent;
   }
 
@@ -325,6 +335,7 @@ export class SandboxStore {
       ...fields,
     };
     this.withdrawals.set(intent.id, intent);
+    this.openWithdrawalIds.add(intent.id);
     this.timeline(this.withdrawalTimelines, wallet.merchantId).insert(intent);
     return intent;
   }
@@ -337,6 +348,7 @@ export class SandboxStore {
     const wallet = this.wallets.get(intent.walletId);
     if (!wallet) throw new Error(`withdrawal intent ${id} references a missing wallet`);
     applyWithdrawalStatus(intent, wallet, status, at, () => this.newTxHash());
+    if (!OPEN_WITHDRAWAL.has(status)) this.openWithdrawalIds.delete(id);
     return intent;
   }
 
@@ -352,12 +364,30 @@ export class SandboxStore {
 
   // --- inspection for auto-advance ----------------------------------------------------------
 
+  /** Deposits still pending or processing, oldest first (a copy: safe to transition while iterating). */
   openDeposits(): DepositRecord[] {
-    return [...this.deposits.values()].filter((d) => d.status === 'pending' || d.status === 'processing');
+    return [...this.openDepositIds].map((id) => this.deposits.get(id) as DepositRecord);
   }
 
+  /** Intents still preparing, reviewing or pending, oldest first (a copy, as openDeposits). */
   openWithdrawals(): WithdrawalRecord[] {
-    return [...this.withdrawals.values()].filter((w) => OPEN_WITHDRAWAL.has(w.status));
+    return [...this.openWithdrawalIds].map((id) => this.withdrawals.get(id) as WithdrawalRecord);
+  }
+
+  /**
+   * Holds an intent where it is until its first read by id (getWithdrawal): the auto-advance
+   * leaves it alone until then, and runs its clock from that read. The embedded sandbox's demo
+   * intent, so that whoever first watches it sees it walk. Status changes through the admin API
+   * still apply.
+   */
+  holdUntilRead(id: string): void {
+    if (!this.withdrawals.has(id)) throw notFound();
+    this.holds.set(id, null);
+  }
+
+  /** For the auto-advance: undefined if `id` was never held, null while it is, else when its first read released it. */
+  releasedAt(id: string): string | null | undefined {
+    return this.holds.get(id);
   }
 
   private timeline<T extends { id: string; createdAt: string }>(

@@ -25,7 +25,10 @@ let live: LivePolling;
 const logger = createLogger('debug', suiteLogDestination());
 
 beforeAll(async () => {
-  sandbox = await startEmbeddedSandbox(parseConfig({ SANDBOX_AUTO_ADVANCE_MS: '0' }), logger);
+  sandbox = await startEmbeddedSandbox(
+    parseConfig({ SANDBOX_AUTO_ADVANCE_MS: '0', SANDBOX_DEPOSIT_EVERY_MS: '0' }),
+    logger,
+  );
   client = new MerchantWalletClient({ ...DEFAULTS.upstream, baseURL: sandbox.url });
   const headers = JSON.stringify({ Authorization: `Bearer ${sandbox.demoKey}` });
   tabs = exampleTabs(sandbox.demo, headers);
