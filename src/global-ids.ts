@@ -1,5 +1,5 @@
 import { decodeGlobalID, encodeGlobalID } from '@pothos/plugin-relay';
-import { badUserInput } from './errors.ts';
+import { badUserInput, GatewayError, isGatewayError } from './errors.ts';
 import { INPUT_LIMITS } from './input-limits.ts';
 
 export type NodeTypename = 'Wallet' | 'Deposit' | 'WithdrawalIntent';
@@ -53,4 +53,34 @@ export function restIdOf(id: string, expected: NodeTypename, field: readonly str
     throw badUserInput(`${name} must be a global id or a REST id of a ${expected}`, field);
   }
   return id;
+}
+
+/**
+ * Loads the object behind an `id` argument (restIdOf). When the REST API refuses the REST id as
+ * malformed (400), the message says what this API accepts, not only what the REST API wanted: a
+ * client that sent "garbage" learns that a global id would do too, and one whose global id held
+ * a bad REST id learns that it was a global id that failed.
+ */
+export async function loadById<T>(
+  load: (restId: string) => Promise<T>,
+  id: string,
+  expected: NodeTypename,
+  field: readonly string[] = ['id'],
+): Promise<T> {
+  const restId = restIdOf(id, expected, field);
+  try {
+    return await load(restId);
+  } catch (error) {
+    if (!isGatewayError(error) || error.code !== 'BAD_USER_INPUT' || error.upstream?.status !== 400)
+      throw error;
+    const name = field.join('.');
+    const said =
+      restId === id
+        ? `${name} must be a global id of a ${expected} or its REST id; as a REST id it was refused`
+        : `${name} is a global id of a ${expected}, but the REST id inside it was refused`;
+    throw new GatewayError('BAD_USER_INPUT', `${said} (REST API: ${error.message})`, {
+      upstream: error.upstream,
+      extensions: { field },
+    });
+  }
 }

@@ -1,4 +1,4 @@
-import { restIdOf } from '../../global-ids.ts';
+import { loadById } from '../../global-ids.ts';
 import type { DepositDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection, resolveScanConnection } from '../connections.ts';
@@ -64,7 +64,8 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'A deposit by its global id or its REST id; null when it does not exist for this merchant.',
     args: { id: t.arg.id({ required: true, description: 'A Deposit global id, or a REST deposit id.' }) },
-    resolve: (_root, { id }, ctx) => ctx.loaders.deposit.load(restIdOf(String(id), 'Deposit')),
+    resolve: (_root, { id }, ctx) =>
+      loadById((restId) => ctx.loaders.deposit.load(restId), String(id), 'Deposit'),
   }),
   deposits: t.connection(
     {

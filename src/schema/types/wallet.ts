@@ -1,5 +1,5 @@
 import { badUserInput } from '../../errors.ts';
-import { restIdOf } from '../../global-ids.ts';
+import { loadById } from '../../global-ids.ts';
 import { INPUT_LIMITS } from '../../input-limits.ts';
 import type { WalletAssetDTO, WalletDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
@@ -121,7 +121,8 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'A wallet by its global id or its REST id; null when it does not exist for this merchant.',
     args: { id: t.arg.id({ required: true, description: 'A Wallet global id, or a REST wallet id.' }) },
-    resolve: (_root, { id }, ctx) => ctx.loaders.wallet.load(restIdOf(String(id), 'Wallet')),
+    resolve: (_root, { id }, ctx) =>
+      loadById((restId) => ctx.loaders.wallet.load(restId), String(id), 'Wallet'),
   }),
   wallets: t.connection(
     {

@@ -1,4 +1,4 @@
-import { restIdOf } from '../../global-ids.ts';
+import { loadById, restIdOf } from '../../global-ids.ts';
 import { INPUT_LIMITS } from '../../input-limits.ts';
 import { liveValue } from '../../subscriptions/live.ts';
 import type { WithdrawalIntentDTO } from '../../upstream/types.ts';
@@ -93,7 +93,7 @@ builder.queryFields((t) => ({
       id: t.arg.id({ required: true, description: 'A WithdrawalIntent global id, or a REST intent id.' }),
     },
     resolve: (_root, { id }, ctx) =>
-      ctx.loaders.withdrawalIntent.load(restIdOf(String(id), 'WithdrawalIntent')),
+      loadById((restId) => ctx.loaders.withdrawalIntent.load(restId), String(id), 'WithdrawalIntent'),
   }),
   withdrawalIntents: t.connection(
     {

@@ -196,6 +196,29 @@ describe('ids', () => {
     ]);
   });
 
+  it('says what it accepts when the REST API refuses an id as malformed: a global id or a REST id', async () => {
+    for (const [field, type] of [
+      ['wallet', 'Wallet'],
+      ['deposit', 'Deposit'],
+      ['withdrawalIntent', 'WithdrawalIntent'],
+    ] as const) {
+      const asRestId = await gw.request(`{ ${field}(id: "garbage") { id } }`, {}, { key });
+      expect(asRestId.body.errors?.[0]).toMatchObject({
+        message: expect.stringMatching(
+          new RegExp(
+            `^id must be a global id of a ${type} or its REST id; as a REST id it was refused \\(REST API: .+\\)$`,
+          ),
+        ),
+        path: [field],
+        extensions: { code: 'BAD_USER_INPUT', field: ['id'], upstream: { status: 400 } },
+      });
+      const inside = await gw.request(`{ ${field}(id: "${globalId(type, 'garbage')}") { id } }`, {}, { key });
+      expect(inside.body.errors?.[0]?.message).toMatch(
+        new RegExp(`^id is a global id of a ${type}, but the REST id inside it was refused \\(REST API: `),
+      );
+    }
+  });
+
   it('node and nodes resolve every node type, and reject an id of an unknown type cleanly', async () => {
     const { body } = await gw.run(NodeByIdDocument, { id: globalId('WithdrawalIntent', intentId) }, key);
     expect(body.data?.node).toMatchObject({ __typename: 'WithdrawalIntent', withdrawalStatus: 'COMPLETED' });
