@@ -58,8 +58,8 @@ export class SandboxStore {
   private readonly depositTimelines = new Map<string, Timeline<DepositRecord>>();
   private readonly withdrawalTimelines = new Map<string, Timeline<WithdrawalRecord>>();
   private readonly idempotency = new IdempotencyLog();
-  // Open records, oldest first, so the auto-advance's once-a-second look costs what is open, not
-  // the whole history (100k deposits in a benchmark-sized world).
+  // Open records, in the order they were recorded, so the auto-advance's once-a-second look costs
+  // what is open, not the whole history (100k deposits in a benchmark-sized world).
   private readonly openDepositIds = new Set<string>();
   private readonly openWithdrawalIds = new Set<string>();
   /** Intents the auto-advance leaves alone until their first read by id: id → that read's time (null: none yet). */
@@ -364,12 +364,12 @@ export class SandboxStore {
 
   // --- inspection for auto-advance ----------------------------------------------------------
 
-  /** Deposits still pending or processing, oldest first (a copy: safe to transition while iterating). */
+  /** Deposits still pending or processing, in the order recorded (a copy: safe to transition while iterating). */
   openDeposits(): DepositRecord[] {
     return [...this.openDepositIds].map((id) => this.deposits.get(id) as DepositRecord);
   }
 
-  /** Intents still preparing, reviewing or pending, oldest first (a copy, as openDeposits). */
+  /** Intents still preparing, reviewing or pending, in the order recorded (a copy, as openDeposits). */
   openWithdrawals(): WithdrawalRecord[] {
     return [...this.openWithdrawalIds].map((id) => this.withdrawals.get(id) as WithdrawalRecord);
   }
