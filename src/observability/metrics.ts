@@ -158,7 +158,7 @@ export class GatewayMetrics implements UpstreamObserver {
 
   private readonly subscriptionsOpen = new Gauge({
     name: 'gateway_subscriptions_active',
-    help: 'Open subscriptions by feed (withdrawal_intent, withdrawal_intents), SSE and WebSocket together.',
+    help: 'Open subscriptions by feed (withdrawal_intent, withdrawal_intents, deposits), SSE and WebSocket together.',
     labelNames: ['feed'] as const,
     registers: [this.registry],
   });

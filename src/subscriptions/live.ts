@@ -3,10 +3,12 @@ import { on } from 'node:events';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { GatewayError, isGatewayError } from '../errors.ts';
+import { loadById, restIdOf } from '../global-ids.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
-import type { WithdrawalIntentDTO } from '../upstream/types.ts';
+import type { DepositDTO, WithdrawalIntentDTO } from '../upstream/types.ts';
+import { depositsFeed } from './deposit-feeds.ts';
 import type { PollLeases } from './leases.ts';
 import { withdrawalIntentFeed, withdrawalIntentsFeed } from './withdrawal-feeds.ts';
 
@@ -29,7 +31,7 @@ import { withdrawalIntentFeed, withdrawalIntentsFeed } from './withdrawal-feeds.
  *   the local subscribers, who drop what they have seen already.
  */
 
-export type FeedKind = 'withdrawal_intent' | 'withdrawal_intents';
+export type FeedKind = 'withdrawal_intent' | 'withdrawal_intents' | 'deposits';
 
 /** Why a feed ended for all its subscribers: the REST API's answer to its poll, as a gateway code. */
 export type EndCode = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND';
@@ -122,18 +124,33 @@ export class LivePolling {
    * started. Throws (a GatewayError) when refused, when the first read fails, or when the key is
    * refused. `accept` filters what this subscriber is shown. The stream ends at a last value, an
    * `end` event, close(), or when the consumer returns; its resources are freed then, even if it
-   * was never read.
+   * was never read. `check`, when given, runs once admitted and before anything else (a
+   * subscriber's own precondition, e.g. that a wallet is the caller's); what it throws refuses
+   * the subscription.
    */
   async open<T extends { id: string }, S>(
     caller: Caller,
     feed: Feed<T, S>,
     accept: (value: T) => boolean = () => true,
+    check?: () => Promise<void>,
   ): Promise<AsyncIterableIterator<LiveEvent<T>>> {
     if (this.closing.signal.aborted) {
       throw new GatewayError('UPSTREAM_UNAVAILABLE', 'The gateway is shutting down; subscribe again.');
     }
     const scope = caller.cacheScope;
     this.admit(scope);
+    if (check) {
+      try {
+        await check();
+      } catch (error) {
+        this.discharge(scope);
+        throw error;
+      }
+      if (this.closing.signal.aborted) {
+        this.discharge(scope);
+        throw new GatewayError('UPSTREAM_UNAVAILABLE', 'The gateway is shutting down; subscribe again.');
+      }
+    }
     const listening = new AbortController();
     const stop = () => listening.abort();
     this.closing.signal.addEventListener('abort', stop, { once: true });
@@ -228,6 +245,39 @@ export class LivePolling {
       caller,
       withdrawalIntentsFeed(this.options.client, caller.cacheScope),
       statuses && ((intent: WithdrawalIntentDTO) => statuses.includes(intent.status)),
+    );
+  }
+
+  /**
+   * Subscription.depositsUpdated: the merchant's deposits as they appear and change status, only
+   * those into wallet `walletId` (a global or REST id, as the client gave it) and with these REST
+   * statuses when given. One feed per caller scope serves every wallet and filter. The wallet is
+   * checked as `wallet(id:)` checks it: a malformed id is BAD_USER_INPUT before anything else, and
+   * a wallet the REST API does not show this key (unknown, or another merchant's: one answer) is
+   * NOT_FOUND before anything is polled.
+   */
+  deposits(
+    caller: Caller,
+    filter: { walletId?: string | undefined; statuses?: readonly string[] | undefined },
+  ) {
+    const { walletId: given, statuses } = filter;
+    const field = ['walletId'];
+    const walletId = given === undefined ? undefined : restIdOf(given, 'Wallet', field);
+    return this.open(
+      caller,
+      depositsFeed(this.options.client, caller.cacheScope),
+      (deposit: DepositDTO) =>
+        (walletId === undefined || deposit.wallet.id === walletId) &&
+        (statuses === undefined || statuses.includes(deposit.status)),
+      given === undefined
+        ? undefined
+        : async () => {
+            const { client } = this.options;
+            if (await loadById((restId) => client.getWallet(caller, restId), given, 'Wallet', field)) return;
+            throw new GatewayError('NOT_FOUND', `No wallet ${walletId} exists for this merchant.`, {
+              extensions: { id: walletId },
+            });
+          },
     );
   }
 

@@ -116,12 +116,26 @@ export class MerchantWalletClient {
     return this.getOrNull(caller, 'GET /wallets/{id}', `/wallets/${encodeURIComponent(id)}`);
   }
 
-  listDeposits(caller: Caller, params: ListParams): Promise<Page<DepositDTO>> {
-    return this.get(caller, 'GET /deposits', `/deposits${query(params)}`, decodePage<DepositDTO>);
+  /** `fresh`: as for listWithdrawalIntents; a subscription's poll must see the REST API's present state. */
+  async listDeposits(
+    caller: Caller,
+    params: ListParams,
+    options: { fresh?: boolean } = {},
+  ): Promise<Page<DepositDTO>> {
+    const route = 'GET /deposits';
+    const path = `/deposits${query(params)}`;
+    if (options.fresh) {
+      return decodeResponse(
+        this.vouched(caller, await this.transport.get(caller, route, path)),
+        decodePage<DepositDTO>,
+      );
+    }
+    return this.get(caller, route, path, decodePage<DepositDTO>);
   }
 
-  getDeposit(caller: Caller, id: string): Promise<DepositDTO | null> {
-    return this.getOrNull(caller, 'GET /deposits/{id}', `/deposits/${encodeURIComponent(id)}`);
+  /** The deposit, or null when the REST API answers 404 for this merchant; `fresh` as for listDeposits. */
+  getDeposit(caller: Caller, id: string, options: { fresh?: boolean } = {}): Promise<DepositDTO | null> {
+    return this.getOrNull(caller, 'GET /deposits/{id}', `/deposits/${encodeURIComponent(id)}`, options.fresh);
   }
 
   /** `fresh` skips the micro-cache and coalescing: for reconciling a withdrawal, nothing stale will do. */

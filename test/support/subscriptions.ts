@@ -1,5 +1,8 @@
 import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { expect } from 'vitest';
+import type { GatewayMetrics } from '../../src/observability/metrics.ts';
 import type { Gateway } from '../../src/yoga.ts';
+import { parseMetrics, sampleSum } from './metrics.ts';
 import { recordSuiteKey } from './suite-logs.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: results are asserted structurally
@@ -70,4 +73,16 @@ export async function subscribeSSE(
       aborted.abort();
     },
   };
+}
+
+/**
+ * Resolves once `metrics` has counted one more poll of `feed` than when called. A poll runs only
+ * once its poller has its first state, so a change made afterwards is news to every subscriber
+ * that was in by then.
+ */
+export async function nextPoll(metrics: Pick<GatewayMetrics, 'scrape'>, feed: string): Promise<void> {
+  const polls = async () =>
+    sampleSum(parseMetrics((await metrics.scrape()).body), 'gateway_subscription_polls_total', { feed });
+  const before = await polls();
+  await expect.poll(polls).toBeGreaterThan(before);
 }

@@ -1,4 +1,5 @@
 import { loadById } from '../../global-ids.ts';
+import { liveValue } from '../../subscriptions/live.ts';
 import type { DepositDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection, resolveScanConnection } from '../connections.ts';
@@ -111,4 +112,33 @@ builder.objectField(Wallet, 'deposits', (t) =>
     },
     DepositConnection,
   ),
+);
+
+// --- Live deposits (subscriptions/live.ts polls the REST API for these) -------------------------
+
+builder.subscriptionField('depositsUpdated', (t) =>
+  t.field({
+    type: Deposit,
+    description:
+      'Each of the merchant\'s deposits that appears or changes status after subscribing, as it is then: for a checkout or point-of-sale screen waiting for "payment received" (`walletId` and `status: [COMPLETED]`), or a live deposits list. Nothing is sent at first (query deposits or Wallet.deposits for what exists already), and a deposit is sent once per status. The gateway polls the REST API for it (every SUBSCRIPTION_POLL_MS, backing off while nothing changes), so news comes within a poll. Refused with NOT_FOUND when the merchant has no wallet `walletId`; the stream ends only with UNAUTHENTICATED or FORBIDDEN, when the REST API stops accepting the key.',
+    args: {
+      walletId: t.arg.id({
+        required: false,
+        description:
+          "Only deposits into this wallet: a Wallet global id or a REST wallet id. Another merchant's wallet is NOT_FOUND, as an unknown one is.",
+      }),
+      status: t.arg({
+        type: [DepositStatus.ref],
+        required: false,
+        description:
+          'Only deposits that now have one of these statuses, e.g. [COMPLETED] for "payment received" or [COMPLETED, FAILED] for any outcome.',
+      }),
+    },
+    subscribe: (_root, args, ctx) =>
+      ctx.live.deposits(ctx.caller, {
+        walletId: args.walletId == null ? undefined : String(args.walletId),
+        statuses: statusFilter(args.status),
+      }),
+    resolve: liveValue,
+  }),
 );

@@ -12,7 +12,7 @@ import { DEFAULTS, defaultGatewayDeps } from '../../support/gateway.ts';
 import { parseMetrics, sampleSum } from '../../support/metrics.ts';
 import { type RunningRedis, startRedis } from '../../support/redis.ts';
 import { startTestSandbox, type TestSandbox, withdrawalBody } from '../../support/sandbox.ts';
-import { subscribeSSE } from '../../support/subscriptions.ts';
+import { type ResultStream, subscribeSSE } from '../../support/subscriptions.ts';
 import { recordSuiteKey, suiteLogDestination } from '../../support/suite-logs.ts';
 
 /**
@@ -79,9 +79,13 @@ async function gatewayProcess() {
     () => client.close(),
   );
   const gateway = createGateway({ ...defaultGatewayDeps(client, logger), live, metrics });
-  const polls = async () =>
-    sampleSum(parseMetrics((await metrics.scrape()).body), 'gateway_subscription_polls_total');
-  return { gateway, live, polls };
+  const polls = async (feed?: string) =>
+    sampleSum(
+      parseMetrics((await metrics.scrape()).body),
+      'gateway_subscription_polls_total',
+      feed ? { feed } : {},
+    );
+  return { gateway, live, polls, scopeOf: (authorization: string) => client.scopeOf(authorization) };
 }
 
 /** A new intent of the merchant, watched through `on`, its first event (PREPARING) read. */
@@ -161,5 +165,104 @@ describe('subscriptions in a fleet', () => {
     const rest = await stream.rest();
     expect(rest.at(-1)?.data.withdrawalIntentUpdated.status).toBe('COMPLETED');
     expect(a.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
+  });
+});
+
+const DEPOSITS = `subscription Deposits($walletId: ID) {
+  depositsUpdated(walletId: $walletId) { restId walletRestId status }
+}`;
+
+type GatewayProcess = Awaited<ReturnType<typeof gatewayProcess>>;
+
+/** Until `count` replicas listen on the key's deposits feed in Redis, and one of `processes` polled it since. */
+async function depositsWatched(count: number, ...processes: GatewayProcess[]) {
+  const admin = await connectRedis(redis.url, pino({ level: 'silent' }));
+  connections.push(admin);
+  const channel = `deposits:${processes[0]?.scopeOf(`Bearer ${key}`)}`;
+  await expect
+    .poll(async () => ((await admin.call('PUBSUB', 'NUMSUB', channel)) as [string, number])[1])
+    .toBe(count);
+  const polled = async () => {
+    let sum = 0;
+    for (const process of processes) sum += await process.polls('deposits');
+    return sum;
+  };
+  const before = await polled();
+  await expect.poll(polled).toBeGreaterThan(before);
+}
+
+async function deposit(status: string): Promise<string> {
+  return (await sandbox.world.deposit(walletId, { amount: '9.99', status })).id as string;
+}
+
+const event = async (stream: ResultStream) => {
+  const value = (await stream.next())?.data.depositsUpdated;
+  return value && `${value.restId}:${value.status}`;
+};
+
+describe('live deposits in a fleet', () => {
+  it("one process polls the key's deposits for both; each subscriber gets every deposit and status change once, and the other process takes over when the first leaves", async () => {
+    const a = await gatewayProcess();
+    const b = await gatewayProcess();
+    const onA = await subscribeSSE(a.gateway, DEPOSITS, { walletId }, key);
+    const onB = await subscribeSSE(b.gateway, DEPOSITS, {}, key);
+    await expect
+      .poll(() => [a.live.activity(), b.live.activity()])
+      .toEqual([
+        { subscriptions: 1, pollers: 1 },
+        { subscriptions: 1, pollers: 1 },
+      ]);
+    await depositsWatched(2, a, b);
+
+    const id = await deposit('pending');
+    expect(await event(onA)).toBe(`${id}:PENDING`);
+    expect(await event(onB)).toBe(`${id}:PENDING`);
+    await sandbox.world.transitionDeposit(id, 'completed');
+    expect(await event(onA)).toBe(`${id}:COMPLETED`);
+    expect(await event(onB)).toBe(`${id}:COMPLETED`);
+    // Exactly one of the two polled; every newest-page read past the two first ones was its poll.
+    const [pollsA, pollsB] = [await a.polls('deposits'), await b.polls('deposits')];
+    expect(Math.min(pollsA, pollsB)).toBe(0);
+    expect(Math.max(pollsA, pollsB)).toBeGreaterThan(0);
+    const newestReads = () =>
+      sandbox.sandbox.requests.filter(
+        (r) => r.method === 'GET' && r.path === '/external/v1/deposits?page=1&size=50',
+      ).length;
+    await expect
+      .poll(async () => newestReads() - (await a.polls('deposits')) - (await b.polls('deposits')))
+      .toBe(2);
+
+    // The polling process's subscriber leaves: the other takes the lease over. Its first state is
+    // older than what its subscriber was sent, so it publishes that deposit again: dropped.
+    const [leader, leaderStream, follower, followerStream] = pollsA > 0 ? [a, onA, b, onB] : [b, onB, a, onA];
+    leaderStream.close();
+    await expect.poll(() => leader.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
+    const followerPolls = await follower.polls('deposits');
+    const next = await deposit('completed');
+    expect(await event(followerStream)).toBe(`${next}:COMPLETED`);
+    expect(await follower.polls('deposits')).toBeGreaterThan(followerPolls);
+    followerStream.close();
+    await expect.poll(() => follower.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
+  });
+
+  it("a deposit published while a replica's Redis subscriber connection was down reaches its subscribers when it is back, once", async () => {
+    const a = await gatewayProcess();
+    const stream = await subscribeSSE(a.gateway, DEPOSITS, { walletId }, key);
+    await expect.poll(() => a.live.activity()).toEqual({ subscriptions: 1, pollers: 1 });
+    await depositsWatched(1, a);
+    // Only the subscriber connections drop: the poller keeps its lease and publishes into the void.
+    const admin = await connectRedis(redis.url, pino({ level: 'silent' }));
+    connections.push(admin);
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+    const id = await deposit('pending');
+    await sandbox.world.transitionDeposit(id, 'completed');
+    // Its news came by Redis or by the catch-up; either way the deposit as it is now, and nothing twice.
+    const seen: string[] = [];
+    while (seen.at(-1) !== `${id}:COMPLETED`) seen.push((await event(stream)) as string);
+    expect([[`${id}:COMPLETED`], [`${id}:PENDING`, `${id}:COMPLETED`]]).toContainEqual(seen);
+    const sentinel = await deposit('completed');
+    expect(await event(stream)).toBe(`${sentinel}:COMPLETED`);
+    stream.close();
+    await expect.poll(() => a.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
   });
 });

@@ -3,15 +3,18 @@ import { createYoga, type GraphiQLOptions } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config.ts';
 import { startEmbeddedSandbox } from '../../../src/embedded-sandbox.ts';
+import { globalIdOf, restIdOf } from '../../../src/global-ids.ts';
+import { GatewayMetrics } from '../../../src/observability/metrics.ts';
 import { exampleTabs } from '../../../src/operations.ts';
 import { useGraphiQLDelivery } from '../../../src/plugins/graphiql-delivery.ts';
+import { DEFAULT_ADMIN_TOKEN } from '../../../src/sandbox/config.ts';
 import { schema } from '../../../src/schema/index.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import type { LivePolling } from '../../../src/subscriptions/live.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
 import { createGateway } from '../../../src/yoga.ts';
 import { DEFAULTS, defaultGatewayDeps, livePolling } from '../../support/gateway.ts';
-import { subscribeSSE } from '../../support/subscriptions.ts';
+import { nextPoll, subscribeSSE } from '../../support/subscriptions.ts';
 import { suiteLogDestination } from '../../support/suite-logs.ts';
 
 // GraphiQL as `npm start` serves it: one tab per example operation, each runnable at once against
@@ -22,6 +25,7 @@ let client: MerchantWalletClient;
 let gateway: ReturnType<typeof createGateway>;
 let tabs: ReturnType<typeof exampleTabs>;
 let live: LivePolling;
+const metrics = new GatewayMetrics({ maxOperationNames: 10, processMetrics: false });
 const logger = createLogger('debug', suiteLogDestination());
 
 beforeAll(async () => {
@@ -33,7 +37,7 @@ beforeAll(async () => {
   const headers = JSON.stringify({ Authorization: `Bearer ${sandbox.demoKey}` });
   tabs = exampleTabs(sandbox.demo, headers);
   // Polls every 20 ms rather than every second, so that the subscription tabs' news comes at once.
-  live = livePolling(client, logger, { pollMs: 20, maxPollMs: 20 });
+  live = livePolling(client, logger, { pollMs: 20, maxPollMs: 20, metrics });
   gateway = createGateway({
     ...defaultGatewayDeps(client, logger),
     live,
@@ -55,6 +59,7 @@ describe('GraphiQL', () => {
       'ActivityFeed',
       'CreateWithdrawal',
       'Dashboard',
+      'LiveDeposits',
       'LiveWithdrawals',
       'NodeById',
       'WalletScreenDeferred',
@@ -75,6 +80,25 @@ describe('GraphiQL', () => {
           const first = await stream.next();
           expect(first?.errors).toBeUndefined();
           expect(first?.data.withdrawalIntentUpdated.id).toBe(sandbox.demo.withdrawalIntentId);
+        } else if (tab.query.includes('depositsUpdated')) {
+          // News only, as the withdrawals list: once it has its first state, a payment is news.
+          await expect.poll(() => live.activity()).toEqual({ subscriptions: 1, pollers: 1 });
+          await nextPoll(metrics, 'deposits');
+          const paid = await receiveDeposit();
+          expect(await stream.next()).toEqual({
+            data: {
+              depositsUpdated: {
+                id: globalIdOf('Deposit', paid.id),
+                status: 'PENDING',
+                amount: '12.5000000000000000',
+                amountNet: '12.5000000000000000',
+                currencyCode: 'USDT',
+                walletRestId: paid.wallet.id,
+                transaction: { hash: expect.any(String) },
+                updatedAt: expect.any(String),
+              },
+            },
+          });
         } else {
           // The list feed sends news only: once it has its first state, a new withdrawal is news.
           await expect.poll(() => live.activity()).toEqual({ subscriptions: 1, pollers: 1 });
@@ -115,6 +139,18 @@ describe('GraphiQL', () => {
       expect(Object.values(body.data ?? {}).every((value) => value !== null)).toBe(true);
     }
   });
+
+  /** A pending deposit into the demo wallet, made through the embedded sandbox's admin API. */
+  async function receiveDeposit(): Promise<{ id: string; wallet: { id: string } }> {
+    const walletId = restIdOf(sandbox.demo.walletId, 'Wallet');
+    const response = await fetch(`${sandbox.url}/sandbox/v1/wallets/${walletId}/deposits`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${DEFAULT_ADMIN_TOKEN}` },
+      body: JSON.stringify({ amount: '12.5', status: 'pending' }),
+    });
+    expect(response.status).toBe(201);
+    return ((await response.json()) as { data: { id: string; wallet: { id: string } } }).data;
+  }
 
   /** Runs the CreateWithdrawal tab with another idempotency key: a new intent of the demo merchant. */
   async function createWithdrawal(idempotencyKey: string): Promise<{ id: string }> {

@@ -438,6 +438,14 @@ describe('over-long scalar inputs are refused by length, before any work', () =>
     'Query.withdrawalIntent(id:)': byId('withdrawalIntent', 'WithdrawalIntent'),
     'Query.withdrawalIntents(after:)': connection('withdrawalIntents', 'after'),
     'Query.withdrawalIntents(before:)': connection('withdrawalIntents', 'before'),
+    'Subscription.depositsUpdated(walletId:)': {
+      body: () =>
+        json('subscription($walletId: ID) { depositsUpdated(walletId: $walletId) { id } }', {
+          walletId: longGid('Wallet'),
+        }),
+      accept: 'text/event-stream',
+      field: ['walletId'],
+    },
     'Subscription.withdrawalIntentUpdated(id:)': {
       body: () =>
         json('subscription($id: ID!) { withdrawalIntentUpdated(id: $id) { id } }', {

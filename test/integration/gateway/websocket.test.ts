@@ -4,6 +4,7 @@ import { listen, type RunningServer } from '../../../src/server.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { withdrawalBody } from '../../support/sandbox.ts';
+import { nextPoll } from '../../support/subscriptions.ts';
 import { recordSuiteKey, suiteLogDestination } from '../../support/suite-logs.ts';
 
 /**
@@ -97,6 +98,66 @@ describe('GraphQL over WebSocket', () => {
     expect(t.live.activity()).toEqual({ subscriptions: 1, pollers: 1 });
     await results.return?.();
     await expect.poll(() => t.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
+  });
+});
+
+describe('live deposits over WebSocket', () => {
+  const PAYMENT =
+    'subscription Payment($walletId: ID, $status: [DepositStatus!]) { depositsUpdated(walletId: $walletId, status: $status) { restId walletRestId status } }';
+
+  it("a checkout screen watching one wallet gets a payment made meanwhile, then its status change; other wallets' and merchants' payments never", async () => {
+    const otherWallet = (await t.sandbox.world.wallet(merchant.id)).id;
+    const stranger = await t.sandbox.world.merchant();
+    recordSuiteKey(stranger.key);
+    const strangerWallet = (await t.sandbox.world.wallet(stranger.id)).id;
+    const socket = connect(merchant.key);
+    const screen = socket.iterate({ query: PAYMENT, variables: { walletId: walletId } });
+    const received = socket.iterate({ query: PAYMENT, variables: { walletId, status: ['COMPLETED'] } });
+    // The strangers watch too: their feed runs beside this merchant's.
+    const strangers = connect(stranger.key).iterate({ query: PAYMENT, variables: {} });
+    await expect.poll(() => t.live.activity()).toEqual({ subscriptions: 3, pollers: 2 });
+    await nextPoll(t.metrics, 'deposits');
+
+    await t.sandbox.world.deposit(otherWallet, { amount: '3', status: 'pending' });
+    await t.sandbox.world.deposit(strangerWallet, { amount: '4', status: 'completed' });
+    const payment = (await t.sandbox.world.deposit(walletId, { amount: '7.25', status: 'pending' })).id;
+    expect((await screen.next()).value).toEqual({
+      data: { depositsUpdated: { restId: payment, walletRestId: walletId, status: 'PENDING' } },
+    });
+    await t.sandbox.world.transitionDeposit(payment, 'completed');
+    expect((await screen.next()).value).toEqual({
+      data: { depositsUpdated: { restId: payment, walletRestId: walletId, status: 'COMPLETED' } },
+    });
+    // "Payment received": the completed deposit is the first and only thing this one was sent.
+    expect((await received.next()).value).toEqual({
+      data: { depositsUpdated: { restId: payment, walletRestId: walletId, status: 'COMPLETED' } },
+    });
+    expect((await strangers.next()).value?.data.depositsUpdated.walletRestId).toBe(strangerWallet);
+    await received.return?.();
+    await screen.return?.();
+    await strangers.return?.();
+    await expect.poll(() => t.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
+  });
+
+  it("refuses another merchant's wallet with NOT_FOUND and keeps the socket", async () => {
+    const stranger = await t.sandbox.world.merchant();
+    recordSuiteKey(stranger.key);
+    const socket = connect(stranger.key);
+    const refused = socket.iterate({ query: PAYMENT, variables: { walletId } });
+    expect((await refused.next()).value).toEqual({
+      errors: [
+        {
+          message: `No wallet ${walletId} exists for this merchant.`,
+          locations: [{ line: 1, column: PAYMENT.indexOf('depositsUpdated') + 1 }],
+          path: ['depositsUpdated'],
+          extensions: { code: 'NOT_FOUND', id: walletId },
+        },
+      ],
+    });
+    expect((await refused.next()).done).toBe(true);
+    const works = socket.iterate({ query: '{ wallets(first: 5) { totalCount } }' });
+    expect((await works.next()).value).toEqual({ data: { wallets: { totalCount: 0 } } });
+    expect(t.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
   });
 });
 
