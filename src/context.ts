@@ -21,6 +21,13 @@ export interface GatewayContext {
   /** Subscriptions' pollers, shared by every request of the process. */
   live: LivePolling;
   loaders: Loaders;
+  /**
+   * For each event of a subscription: a new deadline, call budget and loaders, as a request of its
+   * own would have. A subscription's context lives as long as its stream, so without this every
+   * event would read its nested fields through the first event's loaders (a wallet's balance as
+   * it was then) and past the subscribing request's deadline.
+   */
+  renew(): void;
   /** This request's logger (with its request id), made on first call: most requests log nothing. */
   logger(): Logger;
 }
@@ -54,12 +61,14 @@ export function createContextFactory(deps: {
   return (initial: YogaInitialContext & { requestId: string }): GatewayContext => {
     const authorization = authorizationOf(initial.request);
     const requestId = initial.requestId;
-    const caller = deps.client.caller(
-      authorization ?? '',
-      Date.now() + deps.requestDeadlineMs,
-      deps.maxUpstreamCallsPerRequest,
-      requestId,
-    );
+    const callerNow = () =>
+      deps.client.caller(
+        authorization ?? '',
+        Date.now() + deps.requestDeadlineMs,
+        deps.maxUpstreamCallsPerRequest,
+        requestId,
+      );
+    const caller = callerNow();
     let logger: Logger | undefined;
     return {
       authorization,
@@ -68,6 +77,11 @@ export function createContextFactory(deps: {
       withdrawals: deps.withdrawals,
       live: deps.live,
       loaders: createLoaders(deps.client, caller),
+      // `this` is the context Yoga merged this object into, which the resolvers get.
+      renew(this: GatewayContext) {
+        this.caller = callerNow();
+        this.loaders = createLoaders(deps.client, this.caller);
+      },
       // A method, not a getter: Yoga merges this object into its context with Object.assign, which
       // would call a getter and make the child logger for every request.
       logger() {

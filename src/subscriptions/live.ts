@@ -528,9 +528,14 @@ function deliver(target: Pick<EventTarget, 'dispatchEvent'>, name: string, event
   target.dispatchEvent(new CustomEvent(name, { detail: event }));
 }
 
-/** A subscription field's resolve: the event's value, or the error its feed ended with. */
-export function liveValue<T>(event: LiveEvent<T>): T {
+/**
+ * A subscription field's resolve: the event's value, or the error its feed ended with. Each event
+ * is resolved as a request of its own (GatewayContext.renew): its nested fields read now, with
+ * their own deadline, not through what an earlier event of the stream loaded.
+ */
+export function liveValue<T>(event: LiveEvent<T>, _args: unknown, context: { renew(): void }): T {
   if (event.kind === 'end') throw endError(event.code);
+  context.renew();
   return event.value;
 }
 

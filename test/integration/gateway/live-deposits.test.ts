@@ -328,6 +328,43 @@ describe('depositsUpdated', () => {
   });
 });
 
+describe('each event as a request of its own', () => {
+  it("reads an event's nested fields then, past the subscribing request's deadline: the wallet's balance after each payment", async () => {
+    // A deadline of 150 ms for every request, the subscribing one included.
+    const short = await startTestGateway({
+      live: { pollMs: 20, maxPollMs: 20 },
+      gateway: { requestDeadlineMs: 150 },
+    });
+    try {
+      const owner = await short.sandbox.world.merchant();
+      recordSuiteKey(owner.key);
+      const wallet = (await short.sandbox.world.wallet(owner.id, { USDT: '100', TRX: '10' })).id;
+      const stream = await subscribeSSE(
+        short.gateway,
+        `subscription { depositsUpdated { restId wallet { asset(currencyCode: "USDT") { balance { availableAmount } } } } }`,
+        {},
+        owner.key,
+      );
+      await nextPoll(short.metrics, 'deposits');
+      const balances = [];
+      for (const amount of ['5', '7']) {
+        // Well past the deadline of the request that subscribed (10 polls of 20 ms at least).
+        for (let i = 0; i < 10; i++) await nextPoll(short.metrics, 'deposits');
+        const id = (await short.sandbox.world.deposit(wallet, { amount })).id;
+        const result = await stream.next();
+        expect(result?.errors).toBeUndefined();
+        expect(result?.data.depositsUpdated.restId).toBe(id);
+        balances.push(result?.data.depositsUpdated.wallet.asset.balance.availableAmount);
+      }
+      expect(balances).toEqual(['105.0000000000000000', '112.0000000000000000']);
+      stream.close();
+      await expect.poll(() => short.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
+    } finally {
+      await short.close();
+    }
+  });
+});
+
 describe('limits', () => {
   it('counts deposit subscriptions against SUBSCRIPTIONS_PER_KEY and MAX_SUBSCRIPTIONS; a refused wallet holds no place', async () => {
     const limited = await startTestGateway({ live: { pollMs: 20, maxPollMs: 20, perKey: 2, max: 3 } });
