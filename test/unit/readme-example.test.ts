@@ -1,12 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 
-// The README shows examples/wallet-app.ts whole; the file is run by a test, the copy must be it.
-it("the README's client example is examples/wallet-app.ts, verbatim", () => {
+// The README shows each example's data layer whole between `<!-- path -->` markers; the files are
+// run by tests and by `npm run example:*`, so each copy must be its file.
+it("the README's client examples are examples/apollo and examples/urql's data layers, verbatim", () => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const shown =
-    /<!-- examples\/wallet-app\.ts -->\n```ts\n([\s\S]*?)```\n<!-- \/examples\/wallet-app\.ts -->/.exec(
-      readme,
-    )?.[1];
-  expect(shown).toBe(readFileSync(new URL('../../examples/wallet-app.ts', import.meta.url), 'utf8'));
+  const shown = [...readme.matchAll(/<!-- (examples\/\S+) -->\n```ts\n([\s\S]*?)```\n<!-- \/\1 -->/g)];
+  expect(shown.map((match) => match[1])).toEqual([
+    'examples/apollo/wallet-client.ts',
+    'examples/urql/wallet-client.ts',
+  ]);
+  for (const [, path, copy] of shown) {
+    expect(copy, path).toBe(readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8'));
+  }
 });
