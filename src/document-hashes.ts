@@ -1,6 +1,15 @@
 import { createHash } from 'node:crypto';
 import { printExecutableGraphQLDocument } from '@graphql-tools/documents';
-import { type DirectiveNode, type DocumentNode, Kind, parse, type SelectionNode, visit } from 'graphql';
+import {
+  type DirectiveNode,
+  type DocumentNode,
+  type FieldNode,
+  Kind,
+  parse,
+  print,
+  type SelectionNode,
+  visit,
+} from 'graphql';
 
 /**
  * The hashes a client may put beside a document's text in an APQ request. Apollo's
@@ -67,19 +76,50 @@ export function withoutApolloTypenames(document: DocumentNode): DocumentNode {
   });
 }
 
+const TYPENAME: FieldNode = { kind: Kind.FIELD, name: { kind: Kind.NAME, value: '__typename' } };
+
 /**
- * The hashes of `text` as a client's codegen would have computed them: of codegen's print of the
- * document as sent, and of codegen's print of it before Apollo added its `__typename` fields.
- * Empty when the text does not parse (or has more than `maxTokens` tokens).
+ * Apollo Client's `addTypenameToDocument`, which withoutApolloTypenames undoes: a bare `__typename`
+ * at the end of every selection set below the operation's own that has no field starting with
+ * `__` (and is not under an `@export` field). urql's cache adds the same.
  */
-export function codegenHashesOf(text: string, maxTokens: number): string[] {
+export function withApolloTypenames(document: DocumentNode): DocumentNode {
+  return visit(document, {
+    SelectionSet(node, _key, parent) {
+      const owner = parent as { kind?: string } | undefined;
+      if (owner?.kind === Kind.OPERATION_DEFINITION) return undefined;
+      if (owner?.kind === Kind.FIELD && named('export')(owner as { directives?: DirectiveNode[] }))
+        return undefined;
+      if (node.selections.some((s) => s.kind === Kind.FIELD && s.name.value.startsWith('__')))
+        return undefined;
+      return { ...node, selections: [...node.selections, TYPENAME] };
+    },
+  });
+}
+
+/**
+ * What an APQ registration under codegen's hash stores: when `hash` is codegen's hash of `text`
+ * (of its print as sent, or of its print before Apollo added its `__typename`s), the document that
+ * codegen hashed, with Apollo's `__typename`s added; otherwise undefined.
+ *
+ * What is stored depends on the hash alone, never on the text that came with it. The registry is
+ * shared by every caller, and many texts print to the same document (with `@client` fields, with
+ * or without `__typename`s, in any order): storing the sender's text would let anyone who knows
+ * an app's hash register, before that app does, a text that fails or lacks the `__typename`s its
+ * cache needs, for every merchant's app. The `__typename`s are added because Apollo's and urql's
+ * caches need them and they change no other field. Empty when the text does not parse (or has
+ * more than `maxTokens` tokens).
+ */
+export function codegenRegistration(text: string, hash: string, maxTokens: number): string | undefined {
   let document: DocumentNode;
   try {
     document = parse(text, { noLocation: true, maxTokens });
   } catch {
-    return [];
+    return undefined;
   }
-  const asSent = sha256(printAsCodegen(document));
-  const beforeApollo = sha256(printAsCodegen(withoutApolloTypenames(document)));
-  return asSent === beforeApollo ? [asSent] : [asSent, beforeApollo];
+  for (const candidate of [document, withoutApolloTypenames(document)]) {
+    const printed = printAsCodegen(candidate);
+    if (sha256(printed) === hash) return print(withApolloTypenames(parse(printed, { noLocation: true })));
+  }
+  return undefined;
 }

@@ -4,7 +4,7 @@ import { Kind, parse } from 'graphql';
 import { createGraphQLError, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { codegenHashesOf, sha256 } from '../document-hashes.ts';
+import { codegenRegistration, sha256 } from '../document-hashes.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 
 /**
@@ -84,19 +84,24 @@ export function useTrustedDocuments(options: {
   // An app sends the same few documents again and again (Apollo's WebSocket link sends the text with
   // the hash every time): hash each text once, and parse and re-print it as codegen would only
   // when the hash it came with is not its own.
-  const hashes = new LRUCache<string, { exact: string; codegen?: readonly string[] }>({ max: 1_000 });
-  const hashesOf = (text: string) => {
-    let entry = hashes.get(text);
-    if (entry === undefined) {
-      entry = { exact: sha256(text) };
-      hashes.set(text, entry);
+  const hashes = new LRUCache<string, string>({ max: 1_000 });
+  const hashOf = (text: string) => {
+    let hash = hashes.get(text);
+    if (hash === undefined) {
+      hash = sha256(text);
+      hashes.set(text, hash);
     }
-    return entry;
+    return hash;
   };
-  const codegenHashes = (text: string) => {
-    const entry = hashesOf(text);
-    entry.codegen ??= codegenHashesOf(text, MAX_NORMALISED_TOKENS);
-    return entry.codegen;
+  const registrations = new LRUCache<string, { text: string | null }>({ max: 1_000 });
+  const codegenText = (text: string, hash: string) => {
+    const key = `${hash}\n${text}`;
+    let entry = registrations.get(key);
+    if (entry === undefined) {
+      entry = { text: codegenRegistration(text, hash, MAX_NORMALISED_TOKENS) ?? null };
+      registrations.set(key, entry);
+    }
+    return entry.text;
   };
   // Nothing to check a plain query against: no manifest, and documents outside it are neither refused nor logged.
   const plainQueriesFree = mode === 'off' && manifest.size === 0;
@@ -114,7 +119,7 @@ export function useTrustedDocuments(options: {
           setParams({ ...rest, documentId: hash } as GraphQLParams);
           return;
         }
-        const textHash = hashesOf(params.query).exact;
+        const textHash = hashOf(params.query);
         if (manifest.has(textHash)) {
           // The manifest's own text: run it as the persisted document it is.
           const { query: _text, ...rest } = params;
@@ -127,16 +132,19 @@ export function useTrustedDocuments(options: {
         }
         let documentHash = textHash;
         if (id !== null) {
-          // An APQ registration: the query with its hash, or with codegen's hash of the same document.
-          if (hash === null || (hash !== textHash && !codegenHashes(params.query).includes(hash))) {
+          // An APQ registration: the query with its hash, or with codegen's hash of the same
+          // document. Under codegen's hash the registry keeps (and this request runs) the document
+          // codegen hashed, which the hash alone decides (document-hashes.ts, codegenRegistration).
+          const text =
+            hash === textHash ? params.query : hash === null ? null : codegenText(params.query, hash);
+          if (hash === null || text === null) {
             throw createGraphQLError(
               "The persisted-query hash does not match the query it came with: it is neither the query's sha256 nor codegen's hash of that document.",
               { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } },
             );
           }
-          // The client's own text, under the hash it will ask by: its next request without the text
-          // gets the fields it sent (Apollo's cache needs the `__typename`s it added).
-          registered.set(hash, params.query);
+          registered.set(hash, text);
+          if (text !== params.query) setParams({ ...params, query: text });
           documentHash = hash;
         }
         metrics?.trustedDocument('untrusted');

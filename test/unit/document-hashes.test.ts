@@ -6,9 +6,10 @@ import { type DocumentNode, parse, print } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import * as apolloExample from '../../examples/apollo/generated/graphql.ts';
 import {
-  codegenHashesOf,
+  codegenRegistration,
   printAsCodegen,
   sha256,
+  withApolloTypenames,
   withoutApolloTypenames,
 } from '../../src/document-hashes.ts';
 import * as generated from '../generated/graphql.ts';
@@ -62,7 +63,30 @@ describe.each([
     for (const { document, hash } of documents) {
       const sent = apolloPrint(document);
       expect(sha256(sent)).not.toBe(hash);
-      expect(codegenHashesOf(sent, 10_000)).toContain(hash);
+      // What is registered: the document codegen hashed, with Apollo's __typenames.
+      expect(codegenRegistration(sent, hash, 10_000)).toBe(
+        print(withApolloTypenames(parse(texts[`sha256:${hash}`] ?? ''))),
+      );
+    }
+  });
+
+  it('registers what the hash alone decides, whatever text came with it (no poisoning of the shared registry)', () => {
+    for (const { document, hash } of documents) {
+      const canonical = codegenRegistration(apolloPrint(document), hash, 10_000);
+      // Texts that print to the same document: codegen's own, without any __typename, with a
+      // field only the client knows (`@client`, which codegen drops before hashing).
+      const variants = [
+        texts[`sha256:${hash}`] ?? '',
+        print(document),
+        print(withoutApolloTypenames(parse(print(document)))),
+        print(document).replace(/\{\n/, '{\n  injected @client\n'),
+      ];
+      for (const variant of variants) {
+        const registered = codegenRegistration(variant, hash, 10_000);
+        if (registered !== undefined) expect(registered).toBe(canonical);
+      }
+      expect(codegenRegistration(variants[3] ?? '', hash, 10_000)).toBe(canonical);
+      expect(canonical).not.toContain('@client');
     }
   });
 });
@@ -101,9 +125,11 @@ describe('withoutApolloTypenames', () => {
   });
 });
 
-describe('codegenHashesOf', () => {
-  it('names no hash for a text that does not parse, or has more tokens than allowed', () => {
-    expect(codegenHashesOf('{ wallets(', 100)).toEqual([]);
-    expect(codegenHashesOf('{ a b c d e f }', 5)).toEqual([]);
+describe('codegenRegistration', () => {
+  it('registers nothing for a text that does not parse, or has more tokens than allowed', () => {
+    const hash = sha256(printAsCodegen(parse('{ a b c d e f }')));
+    expect(codegenRegistration('{ wallets(', hash, 100)).toBeUndefined();
+    expect(codegenRegistration('{ a b c d e f }', hash, 5)).toBeUndefined();
+    expect(codegenRegistration('{ a b c d e f }', hash, 100)).toBe(print(parse('{ a b c d e f }')));
   });
 });

@@ -232,6 +232,37 @@ describe('automatic persisted queries (APQ), where arbitrary documents may run',
     expect((await send(off, { extensions: apq(hash) })).body.data?.wallets).toMatchObject({ totalCount: 1 });
   });
 
+  it("cannot be poisoned: another merchant's text registered first under an app's hash changes nothing that app gets", async () => {
+    // The registry is shared by every caller. The attacker knows the app's codegen hash (it ships
+    // in the app) and registers, before the app does, texts that print to the same document.
+    const attacker = await off.sandbox.world.merchant();
+    const hash = codegenHash(DashboardDocument);
+    const variants = [
+      print(DashboardDocument).replace(/\{\n/, '{\n  injected @client\n'),
+      print(DashboardDocument),
+    ];
+    for (const query of variants) {
+      const response = await off.gateway.fetch('http://gateway.test/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${attacker.key}` },
+        body: JSON.stringify({ query, extensions: apq(hash) }),
+      });
+      expect(response.status).toBe(200);
+      // The attacker's own request ran the document the hash names, not its text.
+      const body = (await response.json()) as { data?: { wallets?: Record<string, unknown> } };
+      expect(body.data?.wallets).toMatchObject({ __typename: 'WalletConnection', totalCount: 0 });
+    }
+    // The app (Apollo, no manifest) asks by hash alone: no error, and the __typenames its cache needs.
+    const byHash = await send(off, { extensions: apq(hash) });
+    expect(byHash.status).toBe(200);
+    expect(byHash.body.errors).toBeUndefined();
+    expect(byHash.body.data?.wallets).toMatchObject({
+      __typename: 'WalletConnection',
+      totalCount: 1,
+      nodes: [expect.objectContaining({ __typename: 'Wallet' })],
+    });
+  });
+
   it('refuses a hash that is not the query’s, in either style', async () => {
     for (const [query, hash] of [
       [text, sha256('something else')],
