@@ -103,6 +103,9 @@ export function useCSRFHeaderRequired(requestHeaders: string[]): Plugin {
       } catch (error) {
         const extensions = (error as { extensions?: Record<string, unknown> }).extensions;
         if (extensions) extensions.code = 'CSRF_HEADER_REQUIRED';
+        // Most who meet this forgot the key: say so first.
+        (error as { message: string }).message =
+          'Send Authorization: Bearer <API key>. A request without a key that a browser could send cross-site (a GET, a form or text/plain POST) must also carry an x-graphql-csrf header.';
         throw error;
       }
     },

@@ -55,6 +55,26 @@ function refusedKey(result: ExecutionResult): GraphQLError | undefined {
  */
 export function useOperationStatus(): Plugin<GatewayContext> {
   return {
+    // A stream cannot change its HTTP status once open: each event refused for its key gets the
+    // same body as a refused request (data null, one UNAUTHENTICATED error without a path).
+    onSubscribe() {
+      return {
+        onSubscribeResult({ result, setResult }) {
+          // Refused before the stream began (the first read): one result, not a stream.
+          if (!(Symbol.asyncIterator in result)) {
+            const refused = refusedKey(result);
+            if (refused) setResult({ data: null, errors: [refused] });
+            return undefined;
+          }
+          return {
+            onNext({ result, setResult }) {
+              const refused = refusedKey(result);
+              if (refused) setResult({ data: null, errors: [refused] });
+            },
+          };
+        },
+      };
+    },
     onExecute({ args }) {
       return {
         onExecuteDone({ result, setResult }) {

@@ -145,6 +145,27 @@ const PATHS: Record<string, () => Promise<Answer>> = {
       fleetKey,
     ),
   PERSISTED_DOCUMENT_REQUIRED: () => post(JSON.stringify({ query: '{ __typename }' }), {}, trustedOnly),
+  NOT_FOUND: async () => {
+    // A subscription to an intent this merchant does not have: the stream's one event, then its end.
+    const response = await gw.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        authorization: `Bearer ${key}`,
+      },
+      body: JSON.stringify({
+        query: 'subscription ($id: ID!) { withdrawalIntentUpdated(id: $id) { id } }',
+        variables: { id: '00000000-0000-4000-8000-000000000000' },
+      }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const events = (await response.text())
+      .split('\n')
+      .filter((line) => line.startsWith('data: ') && line.length > 6)
+      .map((line) => JSON.parse(line.slice(6)) as { errors?: Answer['errors'] });
+    return { status: response.status, errors: events.flatMap((event) => event.errors ?? []) };
+  },
   PERSISTED_QUERY_NOT_FOUND: () =>
     post(JSON.stringify({ extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } })),
   SUBSCRIPTION_LIMIT_EXCEEDED: () =>
