@@ -20,7 +20,7 @@ export async function startEmbeddedSandbox(
     { DEMO_KEYS, seedWorld },
     { startSandbox },
     { DEFAULT_ADMIN_TOKEN },
-    { createDemoWithdrawal, startNewDeposits },
+    { createDemoWithdrawal, startDemoActivity },
   ] = await Promise.all([
     import('./sandbox/auto-advance.ts'),
     import('./sandbox/seed.ts'),
@@ -40,11 +40,14 @@ export async function startEmbeddedSandbox(
     config.sandbox.autoAdvanceMs > 0
       ? startAutoAdvance(store, { stepMs: config.sandbox.autoAdvanceMs, logger: sandboxLogger })
       : () => {};
+  // Outside the platform: a withdrawal to it is an ordinary external one.
+  const externalAddress = 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7';
   const stopDeposits =
     config.sandbox.depositEveryMs > 0
-      ? startNewDeposits(store, {
+      ? startDemoActivity(store, {
           merchantId: merchants.acme.id,
           everyMs: config.sandbox.depositEveryMs,
+          withdrawTo: externalAddress,
           logger: sandboxLogger,
         })
       : () => {};
@@ -54,8 +57,6 @@ export async function startEmbeddedSandbox(
     headers: { authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
   });
   const walletRestId = ((await wallets.json()) as { data: { id: string }[] }).data[0]?.id ?? '';
-  // Outside the platform: a withdrawal to it is an ordinary external one.
-  const externalAddress = 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7';
   // ...and a withdrawal to watch live. The tabs are fixed for the process, so it is a new one held
   // in preparing until its first read by id: whoever first runs WatchWithdrawal, however long after
   // start, sees it walk to completed (3 steps of SANDBOX_AUTO_ADVANCE_MS).

@@ -5,8 +5,8 @@ import type { SandboxStore } from './store/store.ts';
 
 /**
  * News for a demo world, made through the store like any other record (so every money rule
- * applies): a new deposit for a merchant every so often, and the demo withdrawal GraphiQL's
- * WatchWithdrawal tab opens on. The auto-advance (auto-advance.ts) then moves both on.
+ * applies): a new deposit for a merchant every so often and a small withdrawal every other time,
+ * and the demo withdrawal GraphiQL's WatchWithdrawal tab opens on. The auto-advance (auto-advance.ts) then moves both on.
  */
 
 /** The demo withdrawal's amount, in USDT (the merchant's fee is charged on top). */
@@ -37,18 +37,52 @@ export function newDemoDeposit(store: SandboxStore, merchantId: string): Deposit
 }
 
 /**
- * A new deposit for the merchant every `everyMs` (newDemoDeposit), so live screens and
- * subscriptions have news; the auto-advance, if on, completes each on its own clock.
- * Returns a function that stops it.
+ * One new withdrawal for the merchant of 1.00 to 20.00 USDT (fee exclusive) to `destination`, from
+ * one of its active wallets picked at random, through the store's rules. Null when that wallet
+ * cannot pay it (the store refuses, as the REST API would): a demo never forces a balance.
  */
-export function startNewDeposits(
+export function newDemoWithdrawal(
   store: SandboxStore,
-  options: { merchantId: string; everyMs: number; logger?: Logger },
+  merchantId: string,
+  destination: string,
+): WithdrawalRecord | null {
+  const wallets = [...store.wallets.values()].filter(
+    (w) => w.merchantId === merchantId && w.status === 'active',
+  );
+  const wallet = wallets[pick(store, wallets.length || 1)];
+  if (!wallet) return null;
+  try {
+    return store.createWithdrawal(merchantId, {
+      senderWalletId: wallet.id,
+      serviceFeeMode: 'exclusive',
+      currencyCode: 'USDT',
+      amount: new Money(100 + pick(store, 1_901)).div(100),
+      destination: { type: 'crypto', rail: 'tron', identifier: destination },
+    });
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * News for the merchant's live screens: a new deposit every `everyMs` (newDemoDeposit) and, with
+ * `withdrawTo`, a new small withdrawal every second time (newDemoWithdrawal), so GraphiQL's
+ * LiveDeposits and LiveWithdrawals tabs show something within a minute of being run. The
+ * auto-advance, if on, moves each on its own clock. Returns a function that stops it.
+ */
+export function startDemoActivity(
+  store: SandboxStore,
+  options: { merchantId: string; everyMs: number; withdrawTo?: string; logger?: Logger },
 ): () => void {
   if (!(options.everyMs > 0)) throw new RangeError(`everyMs must be > 0; received ${options.everyMs}`);
+  let ticks = 0;
   const timer = setInterval(() => {
+    ticks += 1;
     const deposit = newDemoDeposit(store, options.merchantId);
     if (deposit) options.logger?.debug({ depositId: deposit.id }, 'sandbox new deposit');
+    if (options.withdrawTo === undefined || ticks % 2 !== 0) return;
+    const intent = newDemoWithdrawal(store, options.merchantId, options.withdrawTo);
+    if (intent) options.logger?.debug({ intentId: intent.id }, 'sandbox new withdrawal');
   }, options.everyMs);
   timer.unref();
   return () => clearInterval(timer);

@@ -5,7 +5,7 @@
 import { createLogger } from '../shared/logger.ts';
 import { startAutoAdvance } from './auto-advance.ts';
 import { loadSandboxConfig, type SandboxConfig, SandboxConfigError } from './config.ts';
-import { startNewDeposits } from './demo.ts';
+import { startDemoActivity } from './demo.ts';
 import { startSandbox } from './http/server.ts';
 import { DEMO_KEYS, seedWorld } from './seed.ts';
 
@@ -34,7 +34,7 @@ const stopAdvance =
   config.autoAdvanceMs > 0 ? startAutoAdvance(store, { stepMs: config.autoAdvanceMs, logger }) : () => {};
 const stopDeposits =
   config.depositEveryMs > 0
-    ? startNewDeposits(store, { merchantId: merchants.acme.id, everyMs: config.depositEveryMs, logger })
+    ? startDemoActivity(store, { merchantId: merchants.acme.id, everyMs: config.depositEveryMs, logger })
     : () => {};
 logger.info(
   { url: running.url, seedMs: Math.round(performance.now() - started), deposits: store.deposits.size },

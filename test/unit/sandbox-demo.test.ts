@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startAutoAdvance } from '../../src/sandbox/auto-advance.ts';
-import { createDemoWithdrawal, startNewDeposits } from '../../src/sandbox/demo.ts';
+import { createDemoWithdrawal, startDemoActivity } from '../../src/sandbox/demo.ts';
 import { Money } from '../../src/sandbox/money.ts';
 import { SandboxStore } from '../../src/sandbox/store/store.ts';
 
@@ -35,7 +35,7 @@ function world() {
 describe('new deposits for the demo merchant', () => {
   it('arrive every interval, pending, a small USDT amount on one of its wallets', () => {
     const { acme, wallets } = world();
-    stops.push(startNewDeposits(store, { merchantId: acme.id, everyMs: EVERY }));
+    stops.push(startDemoActivity(store, { merchantId: acme.id, everyMs: EVERY }));
     vi.advanceTimersByTime(EVERY - 1);
     expect(store.deposits.size).toBe(0);
     vi.advanceTimersByTime(1);
@@ -60,7 +60,7 @@ describe('new deposits for the demo merchant', () => {
 
   it('then complete on their own clock and credit their wallet exactly their net amount', () => {
     const { acme, wallets } = world();
-    stops.push(startNewDeposits(store, { merchantId: acme.id, everyMs: EVERY }));
+    stops.push(startDemoActivity(store, { merchantId: acme.id, everyMs: EVERY }));
     stops.push(startAutoAdvance(store, { stepMs: 8_000 }));
     const total = () =>
       wallets.reduce((sum, w) => sum.plus(w.assets.get('USDT')?.available ?? 0), new Money(0));
@@ -75,9 +75,46 @@ describe('new deposits for the demo merchant', () => {
     expect(total().toString()).toBe(new Money(3000).plus(deposit?.amountNet ?? 0).toString());
   });
 
+  it('with withdrawTo, bring a small withdrawal every second time, through the money rules', () => {
+    const { acme, wallets } = world();
+    const to = 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7';
+    stops.push(startDemoActivity(store, { merchantId: acme.id, everyMs: EVERY, withdrawTo: to }));
+    vi.advanceTimersByTime(EVERY);
+    expect(store.withdrawals.size).toBe(0);
+    vi.advanceTimersByTime(EVERY);
+    expect(store.withdrawals.size).toBe(1);
+    const [intent] = store.withdrawals.values();
+    expect(intent).toMatchObject({ merchantId: acme.id, status: 'preparing', currencyCode: 'USDT' });
+    const amount = intent?.amount ?? new Money(0);
+    expect(amount.gte(1) && amount.lte(20) && amount.decimalPlaces() <= 2).toBe(true);
+    const wallet = wallets.find((w) => w.id === intent?.walletId);
+    expect(wallet?.assets.get('USDT')?.locked.toString()).toBe(intent?.amountGross.toString());
+    vi.advanceTimersByTime(8 * EVERY);
+    expect(store.withdrawals.size).toBe(5);
+    expect(store.deposits.size).toBe(10);
+  });
+
+  it('skip a withdrawal the wallet cannot pay, changing nothing', () => {
+    const { acme, wallets } = world();
+    for (const wallet of wallets) {
+      const usdt = wallet.assets.get('USDT');
+      if (usdt) usdt.available = new Money(0);
+    }
+    stops.push(
+      startDemoActivity(store, {
+        merchantId: acme.id,
+        everyMs: EVERY,
+        withdrawTo: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7',
+      }),
+    );
+    vi.advanceTimersByTime(2 * EVERY);
+    expect(store.withdrawals.size).toBe(0);
+    expect(wallets.every((w) => w.assets.get('USDT')?.locked.toString() === '0')).toBe(true);
+  });
+
   it('stop when asked', () => {
     const { acme } = world();
-    const stop = startNewDeposits(store, { merchantId: acme.id, everyMs: EVERY });
+    const stop = startDemoActivity(store, { merchantId: acme.id, everyMs: EVERY });
     vi.advanceTimersByTime(EVERY);
     stop();
     vi.advanceTimersByTime(10 * EVERY);

@@ -45,8 +45,8 @@ describe('the embedded sandbox demo', () => {
     });
     // Ten minutes later (lists of intents read meanwhile), still in flight.
     vi.advanceTimersByTime(10 * 60_000);
-    const [still] = (await rest('/withdrawal-intents?size=1&statusIn=preparing')) as Intent[];
-    expect(still?.id).toBe(intentId);
+    const preparing = (await rest('/withdrawal-intents?size=100&statusIn=preparing')) as Intent[];
+    expect(preparing.map((intent) => intent.id)).toContain(intentId);
   });
 
   it('gives the demo merchant a new pending deposit every 25 s, which completes on its own clock', async () => {
@@ -55,6 +55,16 @@ describe('the embedded sandbox demo', () => {
     // Ten minutes: 24 new deposits, all done but those of the last 16 s (two steps of 8 s).
     expect(fresh).toHaveLength(24);
     expect(fresh.filter((d) => d.status !== 'completed').map((d) => d.status)).toEqual(['pending']);
+  });
+
+  it('and a new small withdrawal every other time (50 s), which also advances on its own clock', async () => {
+    const since = new Date(START).toISOString();
+    const fresh = ((await rest('/withdrawal-intents?size=100')) as Intent[]).filter(
+      (intent) => intent.createdAt > since && intent.id !== intentId,
+    );
+    expect(fresh).toHaveLength(12);
+    // Done within 30 s: only the last one (made at 10 min) is still in flight.
+    expect(fresh.filter((intent) => intent.status !== 'completed')).toHaveLength(1);
   });
 
   it('walks the demo intent through each status to completed within 30 s of its first read', async () => {
