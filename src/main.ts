@@ -183,6 +183,13 @@ async function serve(): Promise<void> {
     maxRequestBytes: config.maxRequestBytes,
     edge: config.edge,
     scopeOf: (authorization) => client.scopeOf(authorization),
+  }).catch((error: unknown) => {
+    if ((error as { code?: string }).code !== 'EADDRINUSE') throw error;
+    // Most often a second `npm start`: say what to do, not a stack trace.
+    console.error(
+      `Port ${config.port} is in use (another gateway?). Stop it, or choose another port: PORT=${config.port + 100} npm start`,
+    );
+    process.exit(1);
   });
   // A worker's supervisor announces the fleet once; a process alone announces itself.
   if (cluster.isPrimary) {

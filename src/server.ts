@@ -180,6 +180,12 @@ export async function listen(
     gateway,
   );
   const stopBounding = boundConnections(server, edge, options.logger);
+  // Listening first: a port in use is then one rejection, not also graphql-ws's own report of the
+  // server's error. Nothing can connect between the listen callback and the next line.
+  const url = await listenOn(server, options.port, options.host).catch((error: unknown) => {
+    stopBounding();
+    throw error;
+  });
   const websocket = serveGraphQLOverWebSocket(server, gateway, {
     path: gateway.graphqlEndpoint,
     maxPayload: options.maxRequestBytes,
@@ -191,7 +197,7 @@ export async function listen(
   });
   const running: RunningServer = {
     server,
-    url: await listenOn(server, options.port, options.host),
+    url,
     close: async (timeoutMs) => {
       stopBounding();
       await websocket.close();

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
@@ -32,6 +33,25 @@ describe('npm start: the gateway in front of the embedded sandbox', () => {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` },
       body: JSON.stringify({ query, variables }),
     }).then(async (r) => ({ status: r.status, body: await r.json() }));
+
+  it('a second npm start on the same port says the port is in use and how to choose another, then exits 1', async () => {
+    const port = new URL(app.url).port;
+    const second = spawn(process.execPath, ['src/main.ts'], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      env: { ...process.env, PORT: port, NODE_ENV: 'development' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    second.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    second.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => second.once('exit', resolve));
+    captureProcessOutput('npm start (second, same port)', output);
+    expect(code).toBe(1);
+    expect(output).toContain(
+      `Port ${port} is in use (another gateway?). Stop it, or choose another port: PORT=`,
+    );
+    expect(output).not.toMatch(/\n\s+at /);
+  });
 
   it('prints the GraphiQL URL, the embedded sandbox and a demo key', () => {
     expect(app.output()).toContain(`Demo key (Acme Coffee, read-write): ${DEMO_KEYS.acmeReadWrite}`);
