@@ -87,7 +87,7 @@ export function depositsFeed(client: MerchantWalletClient, scope: string): Feed<
       const state: Seen = new Map();
       const changed: DepositDTO[] = [];
       // Oldest first, so a subscriber sees changes in the order they likely happened.
-      for (const deposit of [...olderDeposits, ...newest.items.reverse()]) {
+      for (const deposit of [...olderDeposits, ...[...newest.items].reverse()]) {
         if (previous.get(deposit.id)?.status !== versionOf(deposit)) changed.push(deposit);
         if (onPage.has(deposit.id) || !isFinal(deposit)) remember(state, deposit);
       }

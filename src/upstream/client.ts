@@ -117,20 +117,18 @@ export class MerchantWalletClient {
   }
 
   /** `fresh`: as for listWithdrawalIntents; a subscription's poll must see the REST API's present state. */
-  async listDeposits(
+  listDeposits(
     caller: Caller,
     params: ListParams,
     options: { fresh?: boolean } = {},
   ): Promise<Page<DepositDTO>> {
-    const route = 'GET /deposits';
-    const path = `/deposits${query(params)}`;
-    if (options.fresh) {
-      return decodeResponse(
-        this.vouched(caller, await this.transport.get(caller, route, path)),
-        decodePage<DepositDTO>,
-      );
-    }
-    return this.get(caller, route, path, decodePage<DepositDTO>);
+    return this.get(
+      caller,
+      'GET /deposits',
+      `/deposits${query(params)}`,
+      decodePage<DepositDTO>,
+      options.fresh,
+    );
   }
 
   /** The deposit, or null when the REST API answers 404 for this merchant; `fresh` as for listDeposits. */
@@ -139,20 +137,13 @@ export class MerchantWalletClient {
   }
 
   /** `fresh` skips the micro-cache and coalescing: for reconciling a withdrawal, nothing stale will do. */
-  async listWithdrawalIntents(
+  listWithdrawalIntents(
     caller: Caller,
     params: ListParams,
     options: { fresh?: boolean } = {},
   ): Promise<Page<WithdrawalIntentDTO>> {
-    const route = 'GET /withdrawal-intents';
     const path = `/withdrawal-intents${query(params)}`;
-    if (options.fresh) {
-      return decodeResponse(
-        this.vouched(caller, await this.transport.get(caller, route, path)),
-        decodePage<WithdrawalIntentDTO>,
-      );
-    }
-    return this.get(caller, route, path, decodePage<WithdrawalIntentDTO>);
+    return this.get(caller, 'GET /withdrawal-intents', path, decodePage<WithdrawalIntentDTO>, options.fresh);
   }
 
   /** `fresh`: as for listWithdrawalIntents; a subscription's poll must see the REST API's present state. */
@@ -269,23 +260,26 @@ export class MerchantWalletClient {
     fresh = false,
   ): Promise<T | null> {
     try {
-      return fresh
-        ? decodeResponse(this.vouched(caller, await this.transport.get(caller, route, path)), decodeOne<T>)
-        : await this.get(caller, route, path, decodeOne<T>);
+      return await this.get(caller, route, path, decodeOne<T>, fresh);
     } catch (error) {
       if ((error as GatewayError).code === 'NOT_FOUND') return null;
       throw error;
     }
   }
 
-  /** A GET through the micro-cache and coalescing, then decoded. */
-  private async get<T>(caller: Caller, route: string, path: string, decode: Decoder<T>): Promise<T> {
-    const response = await this.cache.get(
-      caller.cacheScope,
-      path,
-      () => this.transport.get(caller, route, path).then((response) => this.vouched(caller, response)),
-      caller.served,
-    );
+  /** A GET through the micro-cache and coalescing (unless `fresh`: straight to the REST API), then decoded. */
+  private async get<T>(
+    caller: Caller,
+    route: string,
+    path: string,
+    decode: Decoder<T>,
+    fresh = false,
+  ): Promise<T> {
+    const read = () =>
+      this.transport.get(caller, route, path).then((response) => this.vouched(caller, response));
+    const response = fresh
+      ? await read()
+      : await this.cache.get(caller.cacheScope, path, read, caller.served);
     return decodeResponse(response, decode);
   }
 }
