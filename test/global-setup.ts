@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { DEMO_KEYS } from '../src/sandbox/seed.ts';
 import { ensureChromium } from './support/chromium.ts';
+import { ensureContainerTools } from './support/container.ts';
 import { findKeyLeaks } from './support/key-leaks.ts';
 import { ensureRedisServer } from './support/redis.ts';
 
@@ -29,6 +30,8 @@ export default function setup(project: TestProject): () => void {
   ensureRedisServer();
   // So does Chromium, for the tests that drive GraphiQL in a real browser.
   ensureChromium();
+  // And buildah and mmdebstrap, for the test that builds and runs the Dockerfile's image.
+  ensureContainerTools();
   const dir = mkdtempSync(join(tmpdir(), 'gateway-suite-logs-'));
   project.provide('suiteLogDir', dir);
   return () => scan(dir);
