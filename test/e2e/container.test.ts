@@ -152,6 +152,7 @@ describe('the container image', () => {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ path: '/external/v1/deposits', latencyMs: 1_000, times: 1 }),
+      signal: AbortSignal.timeout(10_000),
     });
     expect(fault.status).toBe(201);
     const inFlight = graphql('{ deposits(first: 1) { totalCount } }');
@@ -162,6 +163,7 @@ describe('the container image', () => {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     const signalled = performance.now();
+    const signalledAt = Date.now();
     process.kill(container.pid, 'SIGTERM');
     const { status, body } = await inFlight;
     expect(status).toBe(200);
@@ -171,9 +173,17 @@ describe('the container image', () => {
       new Promise<string>((resolve) => setTimeout(() => resolve('still running after 15 s'), 15_000)),
     ]);
     expect(code).toBe(0);
-    timings.push(`drained and exited ${seconds(performance.now() - signalled)} after SIGTERM`);
+    const exitedMs = performance.now() - signalled;
     expect(container.output()).toContain('"msg":"draining in-flight requests"');
-    expect(container.output()).toContain('"msg":"stopped"');
+    const stopped = container
+      .output()
+      .split('\n')
+      .find((line) => line.includes('"msg":"stopped"'));
+    expect(stopped).toBeDefined();
+    const stoppedMs = (JSON.parse(stopped ?? '{}') as { time: number }).time - signalledAt;
+    timings.push(
+      `after SIGTERM the gateway logged "stopped" in ${seconds(stoppedMs)}, buildah run exited in ${seconds(exitedMs)}`,
+    );
     await expect(fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) })).rejects.toThrow();
   }, 30_000);
 });

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  closeSync,
   existsSync,
   mkdtempSync,
   openSync,
@@ -41,7 +42,7 @@ const MMDEBSTRAP_MERGED_USR = '/usr/share/mmdebstrap/hooks/merged-usr';
 
 function installed(command: string): boolean {
   try {
-    execFileSync(command, ['--version'], { stdio: 'ignore' });
+    execFileSync(command, ['--version'], { stdio: 'ignore', timeout: 30_000 });
     return true;
   } catch {
     return false;
@@ -61,9 +62,13 @@ export function ensureContainerTools(): void {
       `The container test needs ${missing.join(' and ')} and cannot install them without root. Run: sudo apt-get install -y buildah mmdebstrap`,
     );
   }
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  execFileSync('apt-get', ['update', '-q'], { stdio: 'ignore', env });
-  execFileSync('apt-get', ['install', '-y', '-q', 'buildah', 'mmdebstrap'], { stdio: 'ignore', env });
+  const options = {
+    stdio: 'ignore',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    timeout: 600_000,
+  } as const;
+  execFileSync('apt-get', ['update', '-q'], options);
+  execFileSync('apt-get', ['install', '-y', '-q', 'buildah', 'mmdebstrap'], options);
   const still = missing.filter((tool) => !installed(tool));
   if (still.length > 0) throw new Error(`apt-get installed ${still.join(', ')}, but it does not run`);
 }
@@ -188,11 +193,15 @@ function projectNodeBinary(): { path: string; version: string } {
   const path = realpathSync(linked);
   const head = Buffer.alloc(4);
   const fd = openSync(path, 'r');
-  readSync(fd, head, 0, 4, 0);
+  try {
+    readSync(fd, head, 0, 4, 0);
+  } finally {
+    closeSync(fd);
+  }
   if (!head.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]))) {
     throw new Error(`${linked} resolves to ${path}, which is not an ELF binary (a shim?)`);
   }
-  const version = execFileSync(path, ['--version'], { encoding: 'utf8' }).trim();
+  const version = execFileSync(path, ['--version'], { encoding: 'utf8', timeout: 30_000 }).trim();
   if (!version.startsWith('v24.')) throw new Error(`${path} is Node ${version}, expected 24`);
   return { path, version: version.slice(1) };
 }
