@@ -81,6 +81,7 @@ const schema = z.object({
   WEBSOCKET_IDLE_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
   REQUEST_DEADLINE_MS: integer(15_000, 100, 600_000),
   QUERY_DEDUPLICATION: flag,
+  COMPILED_EXECUTION: flag,
   IDEMPOTENCY_MAX_KEYS: integer(100_000, 1, 10_000_000),
   IDEMPOTENCY_MAX_KEYS_PER_CALLER: integer(10_000, 1, 10_000_000),
   WITHDRAWAL_CLOCK_ALLOWANCE_MS: integer(5_000, 0, 3_600_000),
@@ -172,6 +173,8 @@ export interface Config {
   maxUpstreamCallsPerRequest: number;
   /** Identical concurrent queries of one caller share one execution. */
   queryDeduplication: boolean;
+  /** COMPILED_EXECUTION: queries and mutations run as code compiled once per document (graphql-jit). */
+  compiledExecution: boolean;
   /** Bound on the idempotency keys the in-process store holds; a new key past it is refused unsent. */
   idempotencyMaxKeys: number;
   /** Bound on the idempotency keys one caller scope (API key) holds, in memory and in Redis. */
@@ -304,6 +307,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
     requestDeadlineMs: c.REQUEST_DEADLINE_MS,
     queryDeduplication: c.QUERY_DEDUPLICATION ?? true,
+    compiledExecution: c.COMPILED_EXECUTION ?? true,
     idempotencyMaxKeys: c.IDEMPOTENCY_MAX_KEYS,
     idempotencyMaxKeysPerCaller: c.IDEMPOTENCY_MAX_KEYS_PER_CALLER,
     reconcile: {

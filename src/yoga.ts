@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import { createContextFactory, type GatewayContext } from './context.ts';
 import type { GatewayMetrics, Scrape } from './observability/metrics.ts';
 import { useAuthentication, useRefuseKeyInURL } from './plugins/authentication.ts';
+import { useCompiledExecution } from './plugins/compiled-execution.ts';
 import { useIncrementalDelivery } from './plugins/defer-stream.ts';
 import { useEagerStringify } from './plugins/eager-stringify.ts';
 import { useCSRFHeaderRequired, useErrorContract } from './plugins/error-contract.ts';
@@ -60,6 +61,8 @@ export interface GatewayDeps {
   maxUpstreamCallsPerRequest: number;
   /** Identical concurrent queries of one caller share one execution (useQueryDeduplication). */
   queryDeduplication: boolean;
+  /** Queries and mutations run as code compiled once per document (useCompiledExecution). */
+  compiledExecution: boolean;
   /** The per-key inbound rate limit (RATE_LIMIT_PER_KEY); null: none. */
   rateLimiter: RateLimiter | null;
   /** Prometheus metrics (METRICS); null: none. Give the same object to the client's telemetry. */
@@ -88,6 +91,7 @@ export function gatewaySettings(config: Config) {
     },
     maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
     queryDeduplication: config.queryDeduplication,
+    compiledExecution: config.compiledExecution,
   } satisfies Partial<GatewayDeps>;
 }
 
@@ -179,6 +183,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       useErrorLogging(),
       // After the plugins that may change a result: it serialises the result they have finished with.
       useEagerStringify(),
+      // After the plugins that look at or change a result, before deduplication, which wraps the executor it finds.
+      ...(deps.compiledExecution ? [useCompiledExecution(deps.logger)] : []),
       // Last: a request joins another's execution only once every check above has passed for it.
       ...(deps.queryDeduplication
         ? [

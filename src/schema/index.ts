@@ -33,3 +33,11 @@ for (const typename of NODE_TYPES) {
   if (!id) throw new Error(`node type ${typename} has no id field`);
   id.resolve = (node: { id: string }) => encodeGlobalID(typename, node.id);
 }
+
+// A wallet's deposits and withdrawals page through a scan of the merchant's whole list, and their
+// hasNextPage reads one item past the page only when selected: a promise (connections.ts). Every
+// other field without a resolver holds a plain value; this one resolves explicitly, since compiled
+// execution (plugins/compiled-execution.ts) awaits only what a resolver returns.
+const hasNextPage = (schema.getType('PageInfo') as GraphQLObjectType).getFields().hasNextPage;
+if (!hasNextPage) throw new Error('PageInfo has no hasNextPage field');
+hasNextPage.resolve = (page: { hasNextPage: boolean | Promise<boolean> }) => page.hasNextPage;

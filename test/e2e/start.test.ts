@@ -148,7 +148,7 @@ describe('npm start: the gateway in front of the embedded sandbox', () => {
     const line = app
       .output()
       .split('\n')
-      .find((l) => l.includes('"operationName":"StartCheck"'));
+      .find((l) => l.includes('"operationName":"StartCheck"') && l.includes('"msg":"request"'));
     expect(JSON.parse(line ?? '{}')).toMatchObject({ msg: 'request', status: 200, upstreamCalls: 1 });
   });
 

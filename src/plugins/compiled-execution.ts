@@ -1,0 +1,144 @@
+import {
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  GraphQLError,
+  getOperationAST,
+  type Source,
+  visit,
+} from 'graphql';
+import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
+import type { Plugin } from 'graphql-yoga';
+import type { Logger } from 'pino';
+
+type Execute = (args: ExecutionArgs) => unknown;
+
+/**
+ * Runs queries and mutations as code compiled once per document by graphql-jit, instead of
+ * interpreting the document field by field on every request: about a third of a dashboard's CPU
+ * (docs/benchmark.md). What comes out is what the usual executor answers, by these rules:
+ *
+ * - Only queries and mutations without @defer or @stream are compiled; subscriptions and
+ *   incremental delivery run on the usual executor, as does anything graphql-jit cannot compile.
+ * - A request error (no `data`: the variables could not be coerced) is answered by the usual
+ *   executor, which coerces them again and words its errors as graphql-js does (custom scalars'
+ *   own messages, codes, echo limits). Nothing has been resolved at that point, so nothing runs twice.
+ * - A field error becomes a graphql-js GraphQLError with its source positions, so its `locations`
+ *   survive Yoga's handling (which rebuilds errors from their nodes or positions), and its
+ *   original error and extensions are kept.
+ * - graphql-jit reads a field without a resolver as a plain property: it neither calls a function
+ *   nor awaits a promise found there, as graphql-js's default resolver does: such a field needs a
+ *   resolver of its own (src/schema/index.ts gives PageInfo.hasNextPage one). The integration test
+ *   test/integration/gateway/compiled-execution.test.ts answers every example operation both ways.
+ *
+ * Compiled queries are kept per parsed document (Yoga's parser cache hands out the same one for
+ * the same text) and operation name, in a WeakMap: they go when the document leaves that cache.
+ * Must come after every plugin that replaces the executor itself and before query deduplication,
+ * which wraps whatever executor is set.
+ */
+export function useCompiledExecution(logger: Logger): Plugin {
+  const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();
+  const compiledFor = (args: ExecutionArgs): CompiledQuery | null => {
+    let byName = compiled.get(args.document);
+    if (!byName) {
+      byName = new Map();
+      compiled.set(args.document, byName);
+    }
+    const name = args.operationName ?? '';
+    let query = byName.get(name);
+    if (query === undefined) {
+      const outcome = compile(args);
+      query = 'query' in outcome ? outcome.query : null;
+      byName.set(name, query);
+      // Once per document and operation, not per request.
+      logger.debug(
+        {
+          operationName: getOperationAST(args.document, args.operationName)?.name?.value ?? null,
+          compiled: query !== null,
+          ...('why' in outcome && { why: outcome.why }),
+        },
+        query ? 'operation compiled' : 'operation runs on the usual executor',
+      );
+    }
+    return query;
+  };
+  return {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      const query = compiledFor(args);
+      if (!query) return;
+      const usual = executeFn as Execute;
+      setExecuteFn(((executionArgs: ExecutionArgs) => {
+        const result = query.query(
+          executionArgs.rootValue,
+          executionArgs.contextValue,
+          executionArgs.variableValues ?? {},
+        );
+        return isPromise(result)
+          ? result.then((settled) => finish(settled, executionArgs, usual))
+          : finish(result, executionArgs, usual);
+      }) as typeof executeFn);
+    },
+  };
+}
+
+function compile(args: ExecutionArgs): { query: CompiledQuery } | { why: string } {
+  const operation = getOperationAST(args.document, args.operationName);
+  if (!operation) return { why: 'no single operation' };
+  if (operation.operation === 'subscription') return { why: 'subscription' };
+  if (hasIncrementalDelivery(args.document)) return { why: '@defer or @stream' };
+  const compiled = compileQuery(args.schema, args.document, args.operationName ?? undefined, {
+    // The gateway's errors carry their cause for the logs; a stack per field error is not needed.
+    disablingCapturingStackErrors: true,
+  });
+  if (isCompiledQuery(compiled)) return { query: compiled };
+  return { why: compiled.errors?.map((error) => error.message).join('; ') ?? 'not compiled' };
+}
+
+function hasIncrementalDelivery(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Directive(node) {
+      if (node.name.value === 'defer' || node.name.value === 'stream') found = true;
+    },
+  });
+  return found;
+}
+
+function finish(result: ExecutionResult, args: ExecutionArgs, usual: Execute): unknown {
+  if (!('data' in result) || result.data === undefined) return usual(args);
+  if (!result.errors) return result;
+  const source = args.document.loc?.source;
+  return { ...result, errors: result.errors.map((error) => asGraphQLJSError(error, source)) };
+}
+
+/**
+ * graphql-jit's own error class keeps `locations` but no nodes or positions; Yoga rebuilds errors
+ * from those (dropping the locations). The same error as graphql-js makes it: source positions
+ * (from which graphql-js computes the same locations), path, original error and its extensions.
+ */
+function asGraphQLJSError(error: GraphQLError, source: Source | undefined): GraphQLError {
+  const original = error.originalError ?? undefined;
+  return new GraphQLError(error.message, {
+    ...(source && error.locations && { source, positions: error.locations.map((l) => offsetOf(source, l)) }),
+    ...(error.path && { path: error.path }),
+    ...(original && { originalError: original }),
+    ...(error.extensions && { extensions: error.extensions }),
+  });
+}
+
+/** The offset in `source` of a 1-based line and column. */
+function offsetOf(source: Source, location: { line: number; column: number }): number {
+  // Line breaks as graphql-js counts them (its getLocation).
+  const lineBreak = /\r\n|[\n\r]/g;
+  let offset = 0;
+  for (let line = 1; line < location.line; line++) {
+    const found = lineBreak.exec(source.body);
+    if (!found) break;
+    offset = found.index + found[0].length;
+  }
+  return offset + location.column - 1;
+}
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}

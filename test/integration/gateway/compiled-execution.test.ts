@@ -1,0 +1,176 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SandboxStore } from '../../../src/sandbox/store/store.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+
+/**
+ * Compiled execution (src/plugins/compiled-execution.ts) must answer exactly what the usual
+ * executor answers. Two gateways over one sandbox world, one compiling and one not, get the same
+ * requests: every example operation of schema/operations, the benchmark's screens, and the ways a
+ * request fails (a field error, a refused id, variables that cannot be coerced, a user error).
+ * Bodies and statuses must be equal, and the compiling gateway's log must show that it compiled.
+ */
+let compiled: TestGateway;
+let usual: TestGateway;
+let key: string;
+let walletId: string;
+/** Global ids of a wallet, a deposit and a withdrawal intent. */
+let nodeIds: string[];
+
+const operations = new URL('../../../schema/operations/', import.meta.url);
+const operation = (file: string) => readFileSync(new URL(file, operations), 'utf8');
+
+beforeAll(async () => {
+  const store = new SandboxStore();
+  compiled = await startTestGateway({ store, gateway: { compiledExecution: true } });
+  usual = await startTestGateway({ store, gateway: { compiledExecution: false } });
+  const merchant = await compiled.sandbox.world.merchant();
+  key = merchant.key;
+  const wallets = [];
+  for (let i = 0; i < 3; i++) wallets.push(await compiled.sandbox.world.wallet(merchant.id));
+  walletId = wallets[0].id;
+  for (const [i, wallet] of wallets.entries()) {
+    for (let n = 0; n < 4; n++) {
+      await compiled.sandbox.world.deposit(wallet.id, { amount: `${i + n + 1}.5` });
+    }
+  }
+  const created = await usual.request(
+    operation('create-withdrawal.graphql'),
+    { input: withdrawal('12.25') },
+    { key },
+  );
+  const intent = (created.body.data as { createWithdrawalIntent: { withdrawalIntent: { id: string } } })
+    .createWithdrawalIntent.withdrawalIntent;
+  const ids = await usual.request(
+    '{ wallets(first: 1) { nodes { id } } deposits(first: 1) { nodes { id } } }',
+    {},
+    { key },
+  );
+  const data = ids.body.data as {
+    wallets: { nodes: { id: string }[] };
+    deposits: { nodes: { id: string }[] };
+  };
+  nodeIds = [data.wallets.nodes[0]?.id ?? '', data.deposits.nodes[0]?.id ?? '', intent.id];
+});
+afterAll(async () => {
+  await compiled?.close();
+  await usual?.close();
+});
+
+function withdrawal(amount: string) {
+  return {
+    walletId,
+    serviceFeeMode: 'EXCLUSIVE',
+    currencyCode: 'USDT',
+    amount,
+    destination: { type: 'crypto', rail: 'tron', identifier: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7' },
+  };
+}
+
+/** Both gateways' answers to the same request, one after the other (the world does not move). */
+async function both(query: string, variables: Record<string, unknown> = {}) {
+  const a = await compiled.request(query, variables, { key });
+  const b = await usual.request(query, variables, { key });
+  return { compiled: { status: a.status, body: a.body }, usual: { status: b.status, body: b.body } };
+}
+
+/** The compiling gateway's log says whether `operationName` was compiled. */
+function compiledLog(operationName: string | null): boolean | undefined {
+  for (const line of compiled.logs) {
+    if (!line.includes('"compiled":')) continue;
+    const entry = JSON.parse(line) as { operationName: string | null; compiled: boolean };
+    if (entry.operationName === operationName) return entry.compiled;
+  }
+  return undefined;
+}
+
+describe('compiled execution answers as the usual executor does', () => {
+  const examples = readdirSync(operations).filter((file) => file.endsWith('.graphql'));
+
+  // Subscriptions and @defer run on the usual executor; the withdrawal form has its own case below.
+  it.each(examples.filter((f) => !/^(live|watch)-|deferred|create-withdrawal/.test(f)))(
+    'schema/operations/%s',
+    async (file) => {
+      const text = operation(file);
+      const variables = { id: /NodeById/.test(text) ? nodeIds[0] : walletId };
+      const { compiled: a, usual: b } = await both(text, variables);
+      expect(a.body.errors).toBeUndefined();
+      expect(a).toEqual(b);
+      const name = /(?:query|mutation) (\w+)/.exec(text)?.[1] ?? null;
+      expect(compiledLog(name)).toBe(true);
+    },
+  );
+
+  it('node(id:) for each node type', async () => {
+    for (const id of nodeIds) {
+      const { compiled: a, usual: b } = await both(operation('node.graphql'), { id });
+      expect(a).toEqual(b);
+    }
+  });
+
+  it('the benchmark screens', async () => {
+    for (const [query, variables] of [
+      [
+        'query S1 { wallets(first: 20) { nodes { id address assets { currencyCode balance { availableAmount lockedAmount } } } } }',
+        {},
+      ],
+      ['query S2 { deposits(first: 50) { nodes { id amount status createdAt wallet { address } } } }', {}],
+      [
+        'query S3($id: ID!) { wallet(id: $id) { address assets { currencyCode balance { availableAmount } } deposits(first: 2) { nodes { id amount status } pageInfo { hasNextPage endCursor } totalCount } withdrawalIntents(first: 10) { edges { cursor node { id amount status } } } } }',
+        { id: walletId },
+      ],
+    ] as const) {
+      const { compiled: a, usual: b } = await both(query, variables);
+      expect(a.body.errors).toBeUndefined();
+      expect(a).toEqual(b);
+    }
+    for (const name of ['S1', 'S2', 'S3']) expect(compiledLog(name)).toBe(true);
+  });
+
+  it('a withdrawal refused by the money rules: the same user error', async () => {
+    const { compiled: a, usual: b } = await both(operation('create-withdrawal.graphql'), {
+      input: withdrawal('999999999'),
+    });
+    expect(a.body.data).toMatchObject({ createWithdrawalIntent: { code: expect.any(String) } });
+    expect(a).toEqual(b);
+    expect(compiledLog('CreateWithdrawal')).toBe(true);
+  });
+
+  it('a field error keeps its locations, path, code and the siblings’ data', async () => {
+    const fault = { method: 'GET', path: '/external/v1/deposits', status: 500 };
+    // Each gateway has a sandbox server of its own (over the one world), with its own faults.
+    for (const gw of [compiled, usual]) await gw.sandbox.admin('POST', '/faults', fault);
+    try {
+      const { compiled: a, usual: b } = await both(
+        'query Faulty {\n  wallets(first: 1) { totalCount }\n  deposits(first: 1) { totalCount }\n}',
+      );
+      expect(a.body.errors).toEqual([
+        expect.objectContaining({
+          locations: [{ line: 3, column: 3 }],
+          path: ['deposits'],
+          extensions: expect.objectContaining({ code: 'UPSTREAM_ERROR' }),
+        }),
+      ]);
+      expect(a).toEqual(b);
+    } finally {
+      for (const gw of [compiled, usual]) await gw.sandbox.admin('DELETE', '/faults');
+    }
+  });
+
+  it('ids the REST API refuses, and variables that cannot be coerced', async () => {
+    for (const [query, variables] of [
+      ['query Unknown($id: ID!) { wallet(id: $id) { id } }', { id: 'V2FsbGV0Om5vcGU=' }],
+      ['query WrongType($id: ID!) { wallet(id: $id) { id } }', { id: nodeIds[1] }],
+      ['query Window($n: Int) { deposits(first: $n) { totalCount } }', { n: 1.5 }],
+      ['query Missing($id: ID!) { wallet(id: $id) { id } }', {}],
+      [
+        'mutation Decimal($amount: Decimal!) { createWithdrawalIntent(input: { walletId: "x", serviceFeeMode: EXCLUSIVE, currencyCode: "USDT", amount: $amount, destination: { type: "crypto", rail: "tron", identifier: "T" } }) { __typename } }',
+        { amount: 10.1 },
+      ],
+    ] as const) {
+      const { compiled: a, usual: b } = await both(query, variables);
+      expect(a.body.errors?.length).toBeGreaterThan(0);
+      expect(a).toEqual(b);
+    }
+  });
+});
