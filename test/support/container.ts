@@ -25,7 +25,7 @@ import { basename, delimiter, dirname, join } from 'node:path';
  */
 
 const ROOT = new URL('../..', import.meta.url).pathname;
-/** Every buildah call names the driver: the storage remembers it, and a mismatch fails. */
+/** Every buildah call names the driver: without it buildah uses overlay and sees none of these images. */
 const STORAGE = ['--storage-driver', 'vfs'];
 export const BASE_IMAGE = 'docker.io/library/node:24-slim';
 /** Containers this module makes are named `${PREFIX}<pid>-<n>`, so leftovers can be found. */
