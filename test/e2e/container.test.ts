@@ -95,6 +95,7 @@ describe('the container image', () => {
   });
 
   it('runs in production mode, with metrics on METRICS_PORT', async () => {
+    expect((await graphql('{ wallets(first: 1) { totalCount } }')).status).toBe(200);
     expect(build.image.config.Env).toContain('NODE_ENV=production');
     // GraphiQL is off in production: a browser gets no page.
     const page = await fetch(`${url}/graphql`, {
