@@ -95,7 +95,7 @@ export function withdrawalIntentsFeed(
       const state: Seen = new Map();
       const changed: WithdrawalIntentDTO[] = [];
       // Oldest first, so a subscriber sees changes in the order they likely happened.
-      for (const intent of [...olderIntents.filter((i) => i !== null), ...newest.items.reverse()]) {
+      for (const intent of [...olderIntents.filter((i) => i !== null), ...[...newest.items].reverse()]) {
         if (previous.get(intent.id)?.version !== versionOf(intent)) changed.push(intent);
         if (onPage.has(intent.id) || !isFinalWithdrawal(intent)) remember(state, intent);
       }

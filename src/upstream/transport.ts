@@ -353,7 +353,9 @@ export class Transport {
     }
     let json: unknown;
     try {
-      json = JSON.parse(text);
+      // Frozen, all the way down: coalescing and the micro-cache hand the same objects to several
+      // requests, so none may change them (one did: a feed reversed a page in place).
+      json = deepFreeze(JSON.parse(text));
     } catch {
       json = undefined;
     }
@@ -389,4 +391,12 @@ function parseRetryAfter(value: string | undefined): number | undefined {
   if (/^\d{1,6}$/.test(value.trim())) return Number(value.trim()) * 1000;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** `value` with every object and array in it frozen, in place. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const child of Object.values(value)) deepFreeze(child);
+  return value;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loopHasIdleTime, ResponseCache } from '../../src/upstream/cache.ts';
-import type { UpstreamResponse } from '../../src/upstream/transport.ts';
+import { deepFreeze, type UpstreamResponse } from '../../src/upstream/transport.ts';
 
 const OK: UpstreamResponse = { status: 200, json: { code: 'ok' }, text: '{"code":"ok"}' };
 const BIG_TEXT = JSON.stringify({ code: 'ok', data: 'x'.repeat(40 * 1024) });
@@ -147,5 +147,43 @@ describe('the micro-cache', () => {
       expect(await callsFor(answer(body))).toBe(2);
     }
     expect(await callsFor({ status: 200, json: undefined, text: '<html>' })).toBe(2);
+  });
+});
+
+describe('shared answers cannot be changed by one of their requests', () => {
+  it('a cache hit hands out the parsed answer of the miss, frozen all the way down, without parsing again', async () => {
+    const text = JSON.stringify({
+      code: 'ok',
+      data: [
+        { id: 'w1', assets: [{ balance: { availableAmount: '1' } }] },
+        { id: 'w2', assets: [] },
+      ],
+    });
+    const cache = new ResponseCache({ ttlMs: 60_000, maxBytes: 1_000_000 });
+    let fetches = 0;
+    const fetch = async (): Promise<UpstreamResponse> => {
+      fetches++;
+      return { status: 200, text, json: JSON.parse(text) };
+    };
+    const first = await cache.get('scope', '/wallets', fetch);
+    const hit = await cache.get('scope', '/wallets', fetch);
+    expect(fetches).toBe(1);
+    expect(hit.json).toBe(first.json);
+    type Balance = { balance: { availableAmount: string } };
+    const asset = (hit.json as { data: { assets: Balance[] }[] }).data[0]?.assets[0] as Balance;
+    expect(() => {
+      asset.balance.availableAmount = '1000000';
+    }).toThrow(TypeError);
+    expect(() => (hit.json as { data: unknown[] }).data.reverse()).toThrow(TypeError);
+    expect(JSON.stringify(hit.json)).toBe(text);
+  });
+
+  it('deepFreeze freezes nested objects and arrays in place and leaves primitives alone', () => {
+    const value = { a: [{ b: { c: 1 } }], d: 'x' };
+    expect(deepFreeze(value)).toBe(value);
+    expect(Object.isFrozen(value.a)).toBe(true);
+    expect(Object.isFrozen(value.a[0]?.b)).toBe(true);
+    expect(deepFreeze(3)).toBe(3);
+    expect(deepFreeze(null)).toBe(null);
   });
 });

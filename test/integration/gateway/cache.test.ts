@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ENTRY_BYTES_PER_CHAR } from '../../../src/upstream/cache.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
 
@@ -107,7 +108,8 @@ describe('per-merchant micro-cache', () => {
 describe('byte bound', () => {
   it('evicts the least recently used entries beyond the bound', async () => {
     const small = await startTestGateway({
-      upstream: { cacheTtlMs: 60_000, cacheMaxBytes: 2_500 },
+      // Room for two ~1 KB bodies, each counted with its parsed objects.
+      upstream: { cacheTtlMs: 60_000, cacheMaxBytes: 2_500 * ENTRY_BYTES_PER_CHAR },
       clock: () => now,
     });
     try {
