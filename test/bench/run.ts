@@ -11,11 +11,21 @@
  * response's own time (sub-millisecond), not autocannon's whole-millisecond histogram, which would
  * make 8 ms against 9 ms a 12 % step.
  *
- * The gateway runs with its micro-cache off (UPSTREAM_CACHE_TTL_MS=0) so that both sides really
- * call the REST API for every operation; coalescing of identical in-flight GETs stays on, as in
- * production, and shows as fewer than one call per operation where it applies. So does query
- * deduplication (identical queries of one key in flight share one execution); a second gateway
- * with it off measures S1 once more, for what one request costs on its own.
+ * Every process runs as deployed, with NODE_ENV=production: the gateway, the optimal client and
+ * the generated peer. The gateway is measured twice per screen: with its defaults (micro-cache,
+ * coalescing of identical in-flight GETs, query deduplication, compiled execution: "defaults"),
+ * and with its sharing off (UPSTREAM_CACHE_TTL_MS=0, QUERY_DEDUPLICATION=false: "sharing off"),
+ * which is what one request costs on its own, every request calling the REST API as the optimal
+ * client does. Every autocannon request of a screen is identical, which flatters the defaults;
+ * ten merchants' different dashboards would see the "sharing off" figures.
+ *
+ * The generated peer (test/bench/peer.ts: GraphQL Mesh over an OpenAPI description of the REST
+ * API, served by Hive Gateway) answers S1–S3 too; `--no-peer` leaves it out (its first run
+ * installs its own dependencies, about 20 s).
+ *
+ * The run ends with the issue's goals, each with its figure from this run: S1 and S2 at ≥ 0.8× the
+ * optimal client's req/s at 0 ms; p50 ≤ 1.10× and p99 ≤ 1.25× at 5 ms for S1–S3; the defaults
+ * never slower than sharing off; ≥ 3× the peer's req/s.
  *
  * `--baseline DIR` also starts the gateway of another checkout of this project (DIR, with its
  * dependencies installed; e.g. `git worktree add /tmp/base <commit> && (cd /tmp/base && npm ci)`)
@@ -29,11 +39,14 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { startProcess } from '../support/process.ts';
+import { type PeerScreen, peerRequestBody, startPeer } from './peer.ts';
 
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
-    connections: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '16' },
+    /** Leaves the generated peer (Mesh + Hive Gateway) out. */
+    'no-peer': { type: 'boolean', default: false },
     'no-pin': { type: 'boolean', default: false },
     /** Only the scenarios whose name starts with one of these, e.g. `--only S1 --only S3`. */
     only: { type: 'string', multiple: true },
@@ -187,10 +200,25 @@ async function measure(
   };
 }
 
-/**
- * The gateway as the benchmark runs it: in production mode, in front of `upstreamURL`, with its
- * micro-cache off so every operation really calls the REST API (coalescing stays on).
- */
+/** Everything the gateway shares between requests, off: each request calls the REST API itself. */
+const SHARING_OFF = { UPSTREAM_CACHE_TTL_MS: '0', QUERY_DEDUPLICATION: 'false' };
+/** The micro-cache off (coalescing and deduplication on): what the fleet and observability runs compare. */
+const CACHE_OFF = { UPSTREAM_CACHE_TTL_MS: '0' };
+
+const VARIANTS = ['defaults', 'sharing off'] as const;
+type Variant = (typeof VARIANTS)[number];
+
+/** `options` after the same warm-up as every other process under test. */
+async function warmAndMeasure(
+  sandboxURL: string,
+  options: autocannon.Options,
+  pid: number | undefined,
+): Promise<Measurement> {
+  await autocannon({ ...options, connections, duration: warmup });
+  return measure(sandboxURL, options, pid);
+}
+
+/** The gateway as deployed (production mode, its defaults), in front of `upstreamURL`, with `env` on top. */
 function startBenchGateway(upstreamURL: string, env: Record<string, string> = {}, cwd?: string) {
   return startProcess(
     'src/main.ts',
@@ -199,7 +227,6 @@ function startBenchGateway(upstreamURL: string, env: Record<string, string> = {}
       LOG_LEVEL: 'warn',
       UPSTREAM_URL: upstreamURL,
       PORT: '0',
-      UPSTREAM_CACHE_TTL_MS: '0',
       NODE_ENV: 'production',
       GRAPHIQL: 'false',
       // Several gateways run at once; production's own metrics port (9464) would be taken twice.
@@ -247,20 +274,20 @@ async function main() {
       return started;
     };
     const gateway = await startGateway();
-    // The same gateway executing every request on its own: what one S1 request costs by itself.
-    const undeduplicated = await startGateway({ QUERY_DEDUPLICATION: 'false' });
+    // The same gateway with nothing shared between requests: what one request costs on its own.
+    const sharingOff = await startGateway(SHARING_OFF);
     const baselineDir = values.baseline;
     const baseline = baselineDir ? await startGateway({}, baselineDir) : undefined;
-    const baselineUndeduplicated = baselineDir
-      ? await startGateway({ QUERY_DEDUPLICATION: 'false' }, baselineDir)
-      : undefined;
+    const baselineSharingOff = baselineDir ? await startGateway(SHARING_OFF, baselineDir) : undefined;
     const optimal = await startProcess(
       'test/bench/optimal-server.ts',
       [],
-      { LOG_LEVEL: 'warn', UPSTREAM_URL: sandbox.url },
+      { LOG_LEVEL: 'warn', UPSTREAM_URL: sandbox.url, NODE_ENV: 'production' },
       /optimal client at (http:\/\/\S+)/,
     );
     pin(optimal.child.pid, UNDER_TEST);
+    const peer = values['no-peer'] ? undefined : await startPeer(sandbox.url);
+    pin(peer?.child.pid, UNDER_TEST);
     try {
       const wallets = await fetch(`${sandbox.url}/external/v1/wallets?size=20`, {
         headers: { authorization: KEY },
@@ -280,19 +307,13 @@ async function main() {
         headers: { authorization: KEY, 'content-type': 'application/json' },
         body,
       });
-      const dashboard = graphql(S1_QUERY);
-      /** [name, gateway request, optimal request, gateway variant] */
-      const scenarios: [string, autocannon.Options, autocannon.Options, 'undeduplicated'?][] = [
+      /** [name, gateway request, optimal request, the peer's screen (reads only)] */
+      const scenarios: [string, autocannon.Options, autocannon.Options, PeerScreen?][] = [
         [
           'S1 dashboard: wallets(first: 20) with balances',
-          post(`/graphql`, dashboard),
+          post(`/graphql`, graphql(S1_QUERY)),
           { url: `${optimal.url}/s1`, headers: { authorization: KEY } },
-        ],
-        [
-          'S1 dashboard, query deduplication off',
-          post(`/graphql`, dashboard),
-          { url: `${optimal.url}/s1`, headers: { authorization: KEY } },
-          'undeduplicated',
+          'S1',
         ],
         [
           'S2 activity feed: deposits(first: 50) with wallet address',
@@ -301,6 +322,7 @@ async function main() {
             graphql('{ deposits(first: 50) { nodes { id amount status createdAt wallet { address } } } }'),
           ),
           { url: `${optimal.url}/s2`, headers: { authorization: KEY } },
+          'S2',
         ],
         [
           'S3 wallet screen: wallet, latest 10 deposits and 10 withdrawals',
@@ -312,6 +334,7 @@ async function main() {
             ),
           ),
           { url: `${optimal.url}/s3?wallet=${walletId}`, headers: { authorization: KEY } },
+          'S3',
         ],
         [
           'S4 createWithdrawalIntent',
@@ -336,78 +359,93 @@ async function main() {
       const selected = scenarios.filter(
         ([name]) => !values.only || values.only.some((o) => name.startsWith(o)),
       );
-      for (const [name, request, optimalOptions, variant] of selected) {
-        const target = variant === 'undeduplicated' ? undeduplicated : gateway;
-        const baselineTarget = variant === 'undeduplicated' ? baselineUndeduplicated : baseline;
-        const gatewayOptions = { ...request, url: target.url + request.url };
-        const baselineOptions = baselineTarget && { ...request, url: baselineTarget.url + request.url };
-        // Warm every process (JIT, keep-alive pools, Yoga's document cache) before measuring.
-        await autocannon({ ...gatewayOptions, connections, duration: warmup });
-        if (baselineOptions) await autocannon({ ...baselineOptions, connections, duration: warmup });
-        await autocannon({ ...optimalOptions, connections, duration: warmup });
-        // With a baseline, alternate the order round by round so the machine's drift hits both alike.
-        const rounds = baselineOptions ? Math.max(1, Number(values.rounds)) : 1;
-        const ours: Measured[] = [];
-        const theirs: Measured[] = [];
-        for (let round = 0; round < rounds; round++) {
-          const measureOurs = async () =>
-            ours.push(await measure(sandbox.url, gatewayOptions, target.child.pid));
-          const measureTheirs = async () =>
-            baselineOptions &&
-            theirs.push(await measure(sandbox.url, baselineOptions, baselineTarget?.child.pid));
-          if (round % 2 === 0) {
-            await measureOurs();
-            await measureTheirs();
-          } else {
-            await measureTheirs();
-            await measureOurs();
+      for (const [name, request, optimalOptions, peerScreen] of selected) {
+        const peerOptions =
+          peer && peerScreen ? post(`${peer.url}/graphql`, peerRequestBody(peerScreen, walletId)) : undefined;
+        // A mutation is neither cached nor deduplicated: its defaults are its sharing-off figures.
+        const variants = peerScreen ? VARIANTS : (['defaults'] as const);
+        const o = await warmAndMeasure(sandbox.url, optimalOptions, optimal.child.pid);
+        const p = peerOptions && (await warmAndMeasure(sandbox.url, peerOptions, peer?.child.pid));
+        for (const variant of variants) {
+          const target = variant === 'sharing off' ? sharingOff : gateway;
+          const baselineTarget = variant === 'sharing off' ? baselineSharingOff : baseline;
+          const gatewayOptions = { ...request, url: target.url + request.url };
+          const baselineOptions = baselineTarget && { ...request, url: baselineTarget.url + request.url };
+          // Warm every process (JIT, keep-alive pools, Yoga's document cache) before measuring.
+          await autocannon({ ...gatewayOptions, connections, duration: warmup });
+          if (baselineOptions) await autocannon({ ...baselineOptions, connections, duration: warmup });
+          // With a baseline, alternate the order round by round so the machine's drift hits both alike.
+          const rounds = baselineOptions ? Math.max(1, Number(values.rounds)) : 1;
+          const ours: Measured[] = [];
+          const theirs: Measured[] = [];
+          for (let round = 0; round < rounds; round++) {
+            const measureOurs = async () =>
+              ours.push(await measure(sandbox.url, gatewayOptions, target.child.pid));
+            const measureTheirs = async () =>
+              baselineOptions &&
+              theirs.push(await measure(sandbox.url, baselineOptions, baselineTarget?.child.pid));
+            if (round % 2 === 0) {
+              await measureOurs();
+              await measureTheirs();
+            } else {
+              await measureTheirs();
+              await measureOurs();
+            }
           }
-        }
-        const g = medianRun(ours);
-        const b = theirs.length > 0 ? medianRun(theirs) : undefined;
-        const o = await measure(sandbox.url, optimalOptions, optimal.child.pid);
-        const row = {
-          scenario: name,
-          upstreamLatencyMs: latency,
-          gateway: g,
-          optimal: o,
-          ratio: {
-            requestsPerSecond: ratio(g.requestsPerSecond, o.requestsPerSecond),
-            p50: ratio(g.p50, o.p50),
-            p99: ratio(g.p99, o.p99),
-            upstreamCalls: ratio(g.upstreamCallsPerOperation, o.upstreamCallsPerOperation),
-            cpuPerOperation: ratio(g.cpuMicrosPerOperation ?? 0, o.cpuMicrosPerOperation ?? 0),
-          },
-          ...(b && {
-            baseline: b,
-            vsBaseline: {
-              requestsPerSecond: ratio(g.requestsPerSecond, b.requestsPerSecond),
-              p50: ratio(g.p50, b.p50),
-              p99: ratio(g.p99, b.p99),
-              upstreamCalls: ratio(g.upstreamCallsPerOperation, b.upstreamCallsPerOperation),
-              cpuPerOperation: ratio(g.cpuMicrosPerOperation ?? 0, b.cpuMicrosPerOperation ?? 0),
-              /**
-               * This / baseline CPU per operation within each round, the two measured back to back:
-               * the machine's drift between rounds cancels out of each, so their spread is the noise
-               * a difference has to stand out from.
-               */
-              cpuPerOperationByRound: ours.map((run, round) =>
-                ratio(run.cpuMicrosPerOperation ?? 0, theirs[round]?.cpuMicrosPerOperation ?? 0),
-              ),
+          const g = medianRun(ours);
+          const b = theirs.length > 0 ? medianRun(theirs) : undefined;
+          const row = {
+            scenario: name,
+            variant,
+            upstreamLatencyMs: latency,
+            gateway: g,
+            optimal: o,
+            ratio: {
+              requestsPerSecond: ratio(g.requestsPerSecond, o.requestsPerSecond),
+              p50: ratio(g.p50, o.p50),
+              p99: ratio(g.p99, o.p99),
+              upstreamCalls: ratio(g.upstreamCallsPerOperation, o.upstreamCallsPerOperation),
+              cpuPerOperation: ratio(g.cpuMicrosPerOperation ?? 0, o.cpuMicrosPerOperation ?? 0),
             },
-          }),
-        };
-        rows.push(row);
-        console.log(JSON.stringify(row));
+            ...(p && {
+              peer: p,
+              vsPeer: {
+                requestsPerSecond: ratio(g.requestsPerSecond, p.requestsPerSecond),
+                cpuPerOperation: ratio(g.cpuMicrosPerOperation ?? 0, p.cpuMicrosPerOperation ?? 0),
+              },
+            }),
+            ...(b && {
+              baseline: b,
+              vsBaseline: {
+                requestsPerSecond: ratio(g.requestsPerSecond, b.requestsPerSecond),
+                p50: ratio(g.p50, b.p50),
+                p99: ratio(g.p99, b.p99),
+                upstreamCalls: ratio(g.upstreamCallsPerOperation, b.upstreamCallsPerOperation),
+                cpuPerOperation: ratio(g.cpuMicrosPerOperation ?? 0, b.cpuMicrosPerOperation ?? 0),
+                /**
+                 * This / baseline CPU per operation within each round, the two measured back to back:
+                 * the machine's drift between rounds cancels out of each, so their spread is the noise
+                 * a difference has to stand out from.
+                 */
+                cpuPerOperationByRound: ours.map((run, round) =>
+                  ratio(run.cpuMicrosPerOperation ?? 0, theirs[round]?.cpuMicrosPerOperation ?? 0),
+                ),
+              },
+            }),
+          };
+          rows.push(row);
+          console.log(JSON.stringify(row));
+        }
       }
-      for (const { child } of [gateway, undeduplicated]) {
+      for (const { child } of [gateway, sharingOff]) {
         gatewayPeakRss = Math.max(gatewayPeakRss ?? 0, (await peakRssMiB(child.pid)) ?? 0);
       }
     } finally {
       await stop(optimal.child);
+      if (peer) await stop(peer.child);
       await stop(gateway.child);
-      await stop(undeduplicated.child);
-      for (const started of [baseline, baselineUndeduplicated]) if (started) await stop(started.child);
+      await stop(sharingOff.child);
+      for (const started of [baseline, baselineSharingOff]) if (started) await stop(started.child);
       await stop(sandbox.child);
     }
   }
@@ -433,6 +471,67 @@ async function main() {
   console.log(`\n${markdown}`);
 }
 
+/** One row of the main table, as main() builds it. */
+interface Row {
+  scenario: string;
+  variant: Variant;
+  upstreamLatencyMs: number;
+  gateway: Measurement;
+  optimal: Measurement;
+  peer?: Measurement;
+  ratio: { requestsPerSecond: number | null; p50: number | null; p99: number | null };
+  vsPeer?: { requestsPerSecond: number | null };
+}
+
+/**
+ * The issue's goals, each with the figure of this run that decides it: a table of goal, screen,
+ * gateway setting, figure and whether it is met.
+ */
+function goals(rows: Row[]): string[] {
+  const lines = [
+    'Goals (issue 26), from this run:',
+    '',
+    '| Goal | Screen | Gateway | Figure | Met |',
+    '|---|---|---|---|---|',
+  ];
+  const met = (ok: boolean) => (ok ? 'yes' : '**no**');
+  const screen = (row: Row) => row.scenario.split(' ')[0] as string;
+  const reads = rows.filter((row) => row.peer !== undefined || /^S[123]/.test(row.scenario));
+  for (const row of reads.filter((r) => r.upstreamLatencyMs === 0 && /^S[12]/.test(r.scenario))) {
+    const r = row.ratio.requestsPerSecond ?? 0;
+    lines.push(
+      `| ≥ 0.8× the optimal client's req/s at 0 ms | ${screen(row)} | ${row.variant} | ${r}× | ${met(r >= 0.8)} |`,
+    );
+  }
+  for (const row of reads.filter((r) => r.upstreamLatencyMs === 5)) {
+    const p50 = row.ratio.p50 ?? 0;
+    const p99 = row.ratio.p99 ?? 0;
+    lines.push(
+      `| p50 ≤ 1.10×, p99 ≤ 1.25× the optimal client's at 5 ms | ${screen(row)} | ${row.variant} | ${p50}×, ${p99}× | ${met(p50 <= 1.1 && p99 <= 1.25)} |`,
+    );
+  }
+  for (const row of reads.filter((r) => r.variant === 'defaults')) {
+    const off = reads.find(
+      (r) =>
+        r.variant === 'sharing off' &&
+        r.scenario === row.scenario &&
+        r.upstreamLatencyMs === row.upstreamLatencyMs,
+    );
+    if (!off) continue;
+    const r = ratio(row.gateway.requestsPerSecond, off.gateway.requestsPerSecond) ?? 0;
+    lines.push(
+      `| defaults never slower than sharing off (req/s) | ${screen(row)} at ${row.upstreamLatencyMs} ms | defaults / sharing off | ${r}× | ${met(r >= 1)} |`,
+    );
+  }
+  for (const row of reads.filter((r) => r.vsPeer)) {
+    const r = row.vsPeer?.requestsPerSecond ?? 0;
+    lines.push(
+      `| ≥ 3× the generated peer's req/s | ${screen(row)} at ${row.upstreamLatencyMs} ms | ${row.variant} | ${r}× | ${met(r >= 3)} |`,
+    );
+  }
+  return lines;
+}
+
 function ratio(a: number, b: number): number | null {
   return b ? Number((a / b).toFixed(2)) : null;
 }
@@ -451,26 +550,24 @@ function toMarkdown(report: {
   const lines = [
     `Benchmark (${report.mode}, ${report.durationSecondsPerRun} s per run, ${report.connections} connections), ${report.date}`,
     `Machine: ${report.machine}. Gateway peak RSS: ${report.gatewayPeakRssMiB ?? '?'} MiB.`,
+    'Every process as deployed (NODE_ENV=production). Gateway "defaults": micro-cache, coalescing, query deduplication, compiled execution; "sharing off": UPSTREAM_CACHE_TTL_MS=0 and QUERY_DEDUPLICATION=false. Peer: GraphQL Mesh + Hive Gateway generated from the OpenAPI description (test/bench/peer.ts).',
     report.pinned
-      ? 'Pinned: the gateway and the optimal client (measured one after the other) on core 0; sandbox and autocannon on core 1.'
+      ? 'Pinned: the process under test (gateway, optimal client, peer: one at a time) on core 0; sandbox and autocannon on core 1.'
       : 'Not pinned: every process shares every core.',
     '',
-    '| Scenario | Upstream latency | Gateway req/s | Optimal req/s | Ratio | Gateway p50 / p99 ms | Optimal p50 / p99 ms | p50 ratio | p99 ratio | Upstream calls/op, gateway / optimal (one at a time) | Under load | CPU µs/op, gateway / optimal |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| Scenario | Gateway | Upstream latency | Gateway req/s | Optimal req/s | Ratio | Peer req/s | Gateway / peer | Gateway p50 / p99 ms | Optimal p50 / p99 ms | p50 ratio | p99 ratio | Upstream calls/op, gateway / optimal (one at a time) | Under load | CPU µs/op, gateway / optimal / peer |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
-  for (const row of report.rows as {
-    scenario: string;
-    upstreamLatencyMs: number;
-    gateway: Measurement;
-    optimal: Measurement;
-    ratio: { requestsPerSecond: number; p50: number; p99: number };
-  }[]) {
+  const rows = report.rows as unknown as Row[];
+  for (const row of rows) {
     const g = row.gateway;
     const o = row.optimal;
+    const p = row.peer;
     lines.push(
-      `| ${row.scenario} | ${row.upstreamLatencyMs} ms | ${g.requestsPerSecond} | ${o.requestsPerSecond} | ${row.ratio.requestsPerSecond} | ${g.p50} / ${g.p99} | ${o.p50} / ${o.p99} | ${row.ratio.p50} | ${row.ratio.p99} | ${g.upstreamCallsPerOperation} / ${o.upstreamCallsPerOperation} | ${g.upstreamCallsPerOperationUnderLoad} / ${o.upstreamCallsPerOperationUnderLoad} | ${g.cpuMicrosPerOperation ?? '?'} / ${o.cpuMicrosPerOperation ?? '?'} |`,
+      `| ${row.scenario} | ${row.variant} | ${row.upstreamLatencyMs} ms | ${g.requestsPerSecond} | ${o.requestsPerSecond} | ${row.ratio.requestsPerSecond} | ${p?.requestsPerSecond ?? '–'} | ${row.vsPeer?.requestsPerSecond ?? '–'} | ${g.p50} / ${g.p99} | ${o.p50} / ${o.p99} | ${row.ratio.p50} | ${row.ratio.p99} | ${g.upstreamCallsPerOperation} / ${o.upstreamCallsPerOperation} | ${g.upstreamCallsPerOperationUnderLoad} / ${o.upstreamCallsPerOperationUnderLoad} | ${g.cpuMicrosPerOperation ?? '?'} / ${o.cpuMicrosPerOperation ?? '?'} / ${p?.cpuMicrosPerOperation ?? '–'} |`,
     );
   }
+  lines.push('', ...goals(rows));
   const compared = (report.rows as { baseline?: Measurement }[]).some((r) => r.baseline);
   if (compared) {
     lines.push(
@@ -482,6 +579,7 @@ function toMarkdown(report: {
     );
     for (const row of report.rows as {
       scenario: string;
+      variant: Variant;
       upstreamLatencyMs: number;
       gateway: Measurement;
       baseline?: Measurement;
@@ -496,7 +594,7 @@ function toMarkdown(report: {
       const { gateway: g, baseline: b, vsBaseline: v } = row;
       if (!b || !v) continue;
       lines.push(
-        `| ${row.scenario} | ${row.upstreamLatencyMs} ms | ${g.requestsPerSecond} / ${b.requestsPerSecond} | ${v.requestsPerSecond} | ${v.p50} | ${v.p99} | ${g.cpuMicrosPerOperation ?? '?'} / ${b.cpuMicrosPerOperation ?? '?'} | ${v.cpuPerOperation} | ${v.cpuPerOperationByRound.join(', ')} | ${g.upstreamCallsPerOperation} / ${b.upstreamCallsPerOperation} |`,
+        `| ${row.scenario} (${row.variant}) | ${row.upstreamLatencyMs} ms | ${g.requestsPerSecond} / ${b.requestsPerSecond} | ${v.requestsPerSecond} | ${v.p50} | ${v.p99} | ${g.cpuMicrosPerOperation ?? '?'} / ${b.cpuMicrosPerOperation ?? '?'} | ${v.cpuPerOperation} | ${v.cpuPerOperationByRound.join(', ')} | ${g.upstreamCallsPerOperation} / ${b.upstreamCallsPerOperation} |`,
       );
     }
   }
@@ -558,7 +656,7 @@ async function fleet() {
         headers: { authorization: KEY },
       });
       const walletId = ((await wallets.json()) as { data: { id: string }[] }).data[0]?.id ?? '';
-      const gateway = await startBenchGateway(sandbox.url, env);
+      const gateway = await startBenchGateway(sandbox.url, { ...CACHE_OFF, ...env });
       try {
         const request = (body: string) => ({
           url: `${gateway.url}/graphql`,
@@ -835,7 +933,7 @@ async function observabilityCost() {
   ];
   const gateways = [];
   for (const [, env] of setups) {
-    const started = await startBenchGateway(sandbox.url, env);
+    const started = await startBenchGateway(sandbox.url, { ...CACHE_OFF, ...env });
     pin(started.child.pid, UNDER_TEST);
     gateways.push(started);
   }
