@@ -136,3 +136,77 @@ describe('the result of __proto__ aliases sets no prototype', () => {
     expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
   });
 });
+
+describe('a document cheap to send, dear to compile', () => {
+  it('passes the gateway limits; its compiling request costs far more than the usual executor', async () => {
+    const wallet =
+      'id address createdAt updatedAt assets { currencyCode nickname balance { availableAmount lockedAmount } } networkEndpoint { identifier provider type blockchainDetail { address chainId } }';
+    const fragment = `fragment N on Node { ... on Wallet { ${wallet} } ... on Deposit { id amount wallet { ${wallet} } } ... on WithdrawalIntent { id amount wallet { ${wallet} } } }`;
+    let fields = '';
+    for (let i = 0; i < 20; i++) {
+      fields += ` n${i}: nodes(ids: []) { ...N ... on Wallet { deposits(first: 0) { nodes { ...N wallet { ...N } } } } }`;
+    }
+    const query = `query Dear {${fields} } ${fragment}`;
+    const times: number[] = [];
+    for (let use = 0; use <= COMPILE_AFTER_USES; use++) {
+      const started = performance.now();
+      const { status, body } = await compiled.request(query, {}, { key: 'made-up-key-5678' });
+      times.push(performance.now() - started);
+      if (status !== 200) console.log(JSON.stringify(body));
+      expect(status).toBe(200);
+      expect(body.errors).toBeUndefined();
+    }
+    const started = performance.now();
+    await usual.request(query, {}, { key: 'made-up-key-5678' });
+    const usualMs = performance.now() - started;
+    console.log(`${query.length} bytes; compiled gateway ms per request: ${times.map((t) => t.toFixed(1)).join(' ')}; usual: ${usualMs.toFixed(1)}`);
+  });
+});
+
+describe('micro-cache on, compiled: tenants stay apart, a withdrawal refreshes the balance', () => {
+  it('two merchants interleaved never see each other; createWithdrawalIntent invalidates', async () => {
+    const gw = await startTestGateway({ upstream: { cacheTtlMs: 60_000 } });
+    try {
+      const a = await gw.sandbox.world.merchant();
+      const b = await gw.sandbox.world.merchant();
+      const wa = await gw.sandbox.world.wallet(a.id, { USDT: '1000' });
+      const wb = await gw.sandbox.world.wallet(b.id, { USDT: '500' });
+      const query =
+        '{ wallets(first: 5) { nodes { restId asset(currencyCode: "USDT") { balance { availableAmount } } } } }';
+      const seen = (body: { data?: unknown }) =>
+        (body.data as { wallets: { nodes: { restId: string }[] } }).wallets.nodes.map((n) => n.restId);
+      for (let i = 0; i < 2 * COMPILE_AFTER_USES + 2; i++) {
+        const [ra, rb] = await Promise.all([
+          gw.request(query, {}, { key: i % 2 ? a.key : a.readOnlyKey }),
+          gw.request(query, {}, { key: i % 3 ? b.key : b.readOnlyKey }),
+        ]);
+        expect(seen(ra.body)).toEqual([wa.id]);
+        expect(seen(rb.body)).toEqual([wb.id]);
+      }
+      const balance = async () =>
+        (
+          (await gw.request(query, {}, { key: a.key })).body.data as {
+            wallets: { nodes: { asset: { balance: { availableAmount: string } } }[] };
+          }
+        ).wallets.nodes[0]?.asset.balance.availableAmount;
+      const before = await balance();
+      const created = await gw.request(
+        'mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }',
+        {
+          input: {
+            walletId: wa.id,
+            serviceFeeMode: 'EXCLUSIVE',
+            currencyCode: 'USDT',
+            amount: '10',
+            destination: { type: 'crypto', rail: 'tron', identifier: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7' },
+          },
+        },
+        { key: a.key },
+      );
+      expect(created.body.data).toEqual({ createWithdrawalIntent: { __typename: 'CreateWithdrawalIntentSuccess' } });
+      expect(await balance()).not.toEqual(before);
+    } finally {
+      await gw.close();
+    }
+  });
+});
