@@ -184,7 +184,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // After the plugins that may change a result: it serialises the result they have finished with.
       useEagerStringify(),
       // After the plugins that look at or change a result, before deduplication, which wraps the executor it finds.
-      ...(deps.compiledExecution ? [useCompiledExecution(deps.logger)] : []),
+      ...(deps.compiledExecution
+        ? [
+            useCompiledExecution({
+              logger: deps.logger,
+              mayCompile: (context) => deps.client.accepted(context.caller),
+            }),
+          ]
+        : []),
       // Last: a request joins another's execution only once every check above has passed for it.
       ...(deps.queryDeduplication
         ? [

@@ -4,17 +4,27 @@ import {
   type ExecutionResult,
   GraphQLError,
   getOperationAST,
+  Kind,
+  type SelectionSetNode,
   type Source,
   visit,
 } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
+import type { GatewayContext } from '../context.ts';
 
 type Execute = (args: ExecutionArgs) => unknown;
 
 /** Executions of a document on the usual executor before it is compiled. */
 export const COMPILE_AFTER_USES = 10;
+
+/**
+ * The most fields (fragments expanded) a compiled document may have: the largest example screen
+ * has 26;
+ * 22 aliased dashboards (176 fields) compile in about 6 ms.
+ */
+export const MAX_COMPILED_FIELDS = 200;
 
 /**
  * Runs queries and mutations as code compiled once per document by graphql-jit, instead of
@@ -43,7 +53,12 @@ export const COMPILE_AFTER_USES = 10;
  * Must come after every plugin that replaces the executor itself and before query deduplication,
  * which wraps whatever executor is set.
  */
-export function useCompiledExecution(logger: Logger): Plugin {
+export function useCompiledExecution(options: {
+  logger: Logger;
+  /** Whether this request's caller may have a document compiled: a key the REST API accepted lately. */
+  mayCompile: (context: GatewayContext) => boolean;
+}): Plugin {
+  const { logger } = options;
   const seen = new WeakMap<DocumentNode, Map<string, { uses: number; query?: CompiledQuery | null }>>();
   const compiledFor = (args: ExecutionArgs): CompiledQuery | null => {
     let byName = seen.get(args.document);
@@ -59,6 +74,8 @@ export function useCompiledExecution(logger: Logger): Plugin {
     }
     if (entry.query !== undefined) return entry.query;
     if (++entry.uses < COMPILE_AFTER_USES) return null;
+    // Only for a key the REST API has accepted: a made-up key never makes the gateway compile.
+    if (!options.mayCompile(args.contextValue as GatewayContext)) return null;
     const outcome = compile(args);
     entry.query = 'query' in outcome ? outcome.query : null;
     // Once per document and operation, not per request.
@@ -95,7 +112,8 @@ function compile(args: ExecutionArgs): { query: CompiledQuery } | { why: string 
   const operation = getOperationAST(args.document, args.operationName);
   if (!operation) return { why: 'no single operation' };
   if (operation.operation === 'subscription') return { why: 'subscription' };
-  if (hasIncrementalDelivery(args.document)) return { why: '@defer or @stream' };
+  const refused = uncompilable(args.document);
+  if (refused) return { why: refused };
   const compiled = compileQuery(args.schema, args.document, args.operationName ?? undefined, {
     // The gateway's errors carry their cause for the logs; a stack per field error is not needed.
     disablingCapturingStackErrors: true,
@@ -104,14 +122,65 @@ function compile(args: ExecutionArgs): { query: CompiledQuery } | { why: string 
   return { why: compiled.errors?.map((error) => error.message).join('; ') ?? 'not compiled' };
 }
 
-function hasIncrementalDelivery(document: DocumentNode): boolean {
-  let found = false;
+/**
+ * Why a document must run on the usual executor, or null when it may be compiled:
+ * - @defer and @stream, which graphql-jit does not deliver incrementally;
+ * - a string literal anywhere (arguments, input objects, variable defaults, directives):
+ *   graphql-jit 0.8 writes literal values into the generated code through JSON.stringify and then
+ *   turns its own marker strings back into `new Date(…)`, NaN or Infinity, so a string holding a
+ *   marker ran as code (pre-authentication, found by an attack on this gateway). Apps send their
+ *   strings as variables, which never enter the generated code;
+ * - a `__proto__` alias: an object literal's `"__proto__": value` sets the prototype, so the
+ *   generated code dropped that field from the result;
+ * - more than MAX_COMPILED_FIELDS fields once fragments are expanded: compiling grows with the
+ *   expanded selection (each spread compiled again, times the possible types), and a 2.7 KB
+ *   document within the limits took over 100 ms to compile, blocking the event loop.
+ */
+function uncompilable(document: DocumentNode): string | null {
+  let why: string | null = null;
   visit(document, {
     Directive(node) {
-      if (node.name.value === 'defer' || node.name.value === 'stream') found = true;
+      if (node.name.value === 'defer' || node.name.value === 'stream') why ??= '@defer or @stream';
+    },
+    StringValue() {
+      why ??= 'a string literal';
+    },
+    Field(node) {
+      if (node.alias?.value === '__proto__') why ??= 'a __proto__ alias';
     },
   });
-  return found;
+  if (why) return why;
+  return expandedFields(document) > MAX_COMPILED_FIELDS ? `more than ${MAX_COMPILED_FIELDS} fields` : null;
+}
+
+/** Fields of the document with every fragment spread expanded where it is used (bounded count). */
+function expandedFields(document: DocumentNode): number {
+  const fragments = new Map<string, SelectionSetNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION)
+      fragments.set(definition.name.value, definition.selectionSet);
+  }
+  let count = 0;
+  const walk = (set: SelectionSetNode, depth: number): void => {
+    // Fragment cycles are refused by validation; the depth bound keeps this walk finite regardless.
+    if (depth > 64) return;
+    for (const selection of set.selections) {
+      if (count > MAX_COMPILED_FIELDS) return;
+      if (selection.kind === Kind.FIELD) {
+        count++;
+        if (selection.selectionSet) walk(selection.selectionSet, depth + 1);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        walk(selection.selectionSet, depth + 1);
+      } else {
+        const fragment = fragments.get(selection.name.value);
+        if (fragment) walk(fragment, depth + 1);
+      }
+    }
+  };
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.OPERATION_DEFINITION) walk(definition.selectionSet, 0);
+  }
+  return count;
 }
 
 function finish(result: ExecutionResult, args: ExecutionArgs, usual: Execute): unknown {
@@ -127,11 +196,14 @@ function finish(result: ExecutionResult, args: ExecutionArgs, usual: Execute): u
  * (from which graphql-js computes the same locations), path, original error and its extensions.
  */
 function asGraphQLJSError(error: GraphQLError, source: Source | undefined): GraphQLError {
-  const original = error.originalError ?? undefined;
+  // graphql-jit's own errors (a value a scalar cannot serialise, null in a non-null field) have no
+  // original error; graphql-js makes those from a plain Error, which Yoga masks ("Unexpected
+  // error.", logged): the same here.
+  const original = error.originalError ?? new Error(error.message);
   return new GraphQLError(error.message, {
     ...(source && error.locations && { source, positions: error.locations.map((l) => offsetOf(source, l)) }),
     ...(error.path && { path: error.path }),
-    ...(original && { originalError: original }),
+    originalError: original,
     ...(error.extensions && { extensions: error.extensions }),
   });
 }

@@ -193,4 +193,26 @@ describe('what is compiled, and when', () => {
     await compiled.request(query, {}, { key });
     expect(compiledLog('Counted')).toBe(true);
   });
+
+  it('documents with string literals, __proto__ aliases or too many fields run on the usual executor', async () => {
+    // One fragment spread 30 times: 8 fields each once expanded, 240 in all; cheap for the limits.
+    const big = `query Big { wallets(first: 1) { nodes { ${'...W '.repeat(30)}} } } fragment W on Wallet { id address restId assets { currencyCode nickname balance { availableAmount lockedAmount } } }`;
+    for (const [name, query] of [
+      ['Literal', 'query Literal { wallet(id: "V2FsbGV0Om5vcGU=") { id } }'],
+      ['Proto', 'query Proto { wallets(first: 1) { nodes { __proto__: address } } }'],
+      ['Big', big],
+    ] as const) {
+      for (let use = 0; use < COMPILE_AFTER_USES; use++) await compiled.request(query, {}, { key });
+      expect(compiledLog(name), name).toBe(false);
+    }
+  });
+
+  it('a key the REST API has not accepted never gets a document compiled', async () => {
+    const query = 'query Stranger { wallets(first: 1) { totalCount } }';
+    for (let use = 0; use < 2 * COMPILE_AFTER_USES; use++) {
+      const answer = await compiled.request(query, {}, { key: 'mw_made_up_key_0123456789' });
+      expect(answer.status).toBe(401);
+    }
+    expect(compiledLog('Stranger')).toBeUndefined();
+  });
 });
