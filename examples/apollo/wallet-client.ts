@@ -1,7 +1,7 @@
 /**
  * A wallet app's data layer with Apollo Client 4: the client, and what each screen asks of it.
  * examples/apollo/main.ts drives it (`npm run example:apollo`); tests run it against a gateway with
- * and without a manifest, and the README shows this file whole.
+ * and without a manifest, and docs/clients.md shows this file whole.
  *
  * The typed documents are this app's own operations (examples/apollo/operations/*.graphql), turned
  * by `npm run codegen` (codegen.ts, target examples/apollo/generated/) into typed documents with the

@@ -1,7 +1,7 @@
 /**
  * A wallet app's data layer with urql: @urql/core, @urql/exchange-graphcache (a normalised cache)
  * and graphql-sse for subscriptions. examples/urql/main.ts drives it (`npm run example:urql`);
- * tests run it against a gateway, and the README shows this file whole.
+ * tests run it against a gateway, and docs/clients.md shows this file whole.
  *
  * The typed documents are this app's own operations (examples/urql/operations/*.graphql), generated
  * by `npm run codegen` (codegen.ts, target examples/urql/generated/).

@@ -4,7 +4,7 @@ import { startProcess } from '../support/process.ts';
 import { captureProcessOutput } from '../support/suite-logs.ts';
 
 /**
- * The README's "Use it from your app", as a new frontend developer follows it: `npm start` with its
+ * docs/clients.md ("Use it from your app"), as a new frontend developer follows it: `npm start` with its
  * defaults (no manifest, the embedded sandbox), then each example app run by its documented
  * command, `GATEWAY_URL=… npm run example:apollo` and `… example:urql`, with the demo key they
  * default to. The sandbox moves each new withdrawal to a final status on its own clock (about 8 s

@@ -7,10 +7,10 @@ import { schema } from '../../src/schema/index.ts';
 import { DEFAULT_WINDOW, MAX_PAGE_SIZE } from '../../src/schema/pagination.ts';
 
 /**
- * The frontend quick start states facts a frontend developer builds on; these tests fail when the
+ * The quick start states facts a frontend developer builds on; these tests fail when the
  * code moves away from what it says.
  */
-const guide = readFileSync(new URL('../../docs/frontend-quick-start.md', import.meta.url), 'utf8');
+const guide = readFileSync(new URL('../../docs/quick-start.md', import.meta.url), 'utf8');
 const section = (title: string) => {
   const start = guide.indexOf(`## ${title}`);
   expect(start, `section "${title}"`).toBeGreaterThanOrEqual(0);
@@ -18,7 +18,7 @@ const section = (title: string) => {
   return guide.slice(start, end === -1 ? undefined : end);
 };
 
-describe('docs/frontend-quick-start.md', () => {
+describe('docs/quick-start.md', () => {
   it('names every GraphiQL tab (one per example operation)', () => {
     const tabs = readdirSync(new URL('../../schema/operations/', import.meta.url))
       .filter((file) => file.endsWith('.graphql'))

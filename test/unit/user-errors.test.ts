@@ -25,14 +25,12 @@ describe('the table of withdrawal user errors', () => {
   });
 });
 
-describe('the README', () => {
+describe('docs/errors.md', () => {
   it('lists every row of the table with its REST code', async () => {
     const { readFile } = await import('node:fs/promises');
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const page = await readFile(new URL('../../docs/errors.md', import.meta.url), 'utf8');
     for (const row of USER_ERRORS) {
-      expect(readme).toMatch(
-        new RegExp(`\\| \`${row.type}\`[^|]*\\| \`${row.code.replace('.', '\\.')}\` \\|`),
-      );
+      expect(page).toMatch(new RegExp(`\\| \`${row.type}\`[^|]*\\| \`${row.code.replace('.', '\\.')}\` \\|`));
     }
   });
 });

@@ -15,7 +15,7 @@ import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
 import { recordSuiteKey, suiteLogDestination } from '../../support/suite-logs.ts';
 
 /**
- * The README's Apollo Client example (examples/apollo/wallet-client.ts) over real HTTP and
+ * The Apollo Client example of docs/clients.md (examples/apollo/wallet-client.ts) over real HTTP and
  * WebSocket, against a listening gateway in the two ways an app meets one: without a manifest (as
  * `npm start` runs: APQ asks for each text once, sent with codegen's hash) and with the app's own
  * manifest in `enforce` mode (production: the hashes alone).

@@ -8,9 +8,9 @@ import { type RunningRedis, startRedis } from '../../support/redis.ts';
 import { withdrawalInput } from '../../support/sandbox.ts';
 
 /**
- * One error contract: every row of the README's error table has a path that produces it here, and
- * every error any of these paths answers carries an `extensions.code`. A README row without a
- * path here, or a path here whose code the README does not list, fails the first test.
+ * One error contract: every row of the error table in docs/errors.md has a path that produces it
+ * here, and every error any of these paths answers carries an `extensions.code`. A row of that table
+ * without a path here, or a path here whose code the table does not list, fails the first test.
  */
 
 let gw: TestGateway;
@@ -98,7 +98,7 @@ const fault = (body: Record<string, unknown>) => gw.sandbox.admin('POST', '/faul
 const CREATE = `mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }`;
 const withdrawal = () => withdrawalInput(walletId);
 
-/** One path per code of the README's table, each answering at least one error with that code. */
+/** One path per code of docs/errors.md's table, each answering at least one error with that code. */
 const PATHS: Record<string, () => Promise<Answer>> = {
   UNAUTHENTICATED: () =>
     raw('/graphql', {
@@ -215,16 +215,16 @@ const PATHS: Record<string, () => Promise<Answer>> = {
   },
 };
 
-function readmeCodes(): string[] {
-  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-  const table = readme.slice(readme.indexOf('| `extensions.code` |'));
+function documentedCodes(): string[] {
+  const page = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
+  const table = page.slice(page.indexOf('| `extensions.code` |'));
   const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
   return rows.map((row) => /^\| `([A-Z_]+)` \|/.exec(row)?.[1] ?? `unparsed row: ${row}`);
 }
 
 describe('the error contract', () => {
-  it('has a path here for every code of the README table, and no code the table lacks', () => {
-    expect(Object.keys(PATHS).sort()).toEqual(readmeCodes().sort());
+  it('has a path here for every code of the docs/errors.md table, and no code the table lacks', () => {
+    expect(Object.keys(PATHS).sort()).toEqual(documentedCodes().sort());
   });
 
   it.each(Object.keys(PATHS))('%s: the path answers it, and every error has a code', async (code) => {

@@ -14,7 +14,7 @@ import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
 import { recordSuiteKey, suiteLogDestination } from '../../support/suite-logs.ts';
 
 /**
- * The README's urql example (examples/urql/wallet-client.ts: @urql/core, graphcache with the
+ * The urql example of docs/clients.md (examples/urql/wallet-client.ts: @urql/core, graphcache with the
  * schema and keys, graphql-sse) over real HTTP against a listening gateway at its defaults, with
  * urql's default transport: queries as GET, which pass the CSRF check on their Authorization header.
  */
