@@ -463,7 +463,7 @@ async function main() {
   };
   const outDir = new URL('./results/', import.meta.url);
   await mkdir(outDir, { recursive: true });
-  // A run of some scenarios or latencies only does not replace the full table the README quotes.
+  // A run of some scenarios or latencies only does not replace the full table docs/benchmark.md quotes.
   const name = values.only || values.latency || values.baseline ? 'partial' : 'latest';
   await writeFile(new URL(`${name}.json`, outDir), `${JSON.stringify(report, null, 2)}\n`);
   const markdown = toMarkdown(report);
