@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { DOCUMENT_ID, sha256 } from './document-hashes.ts';
 import type { TracingConfig } from './observability/tracing.ts';
-import type { QueryLimits } from './plugins/limits.ts';
 import type { HostPort, RedisSettings, RedisTopology } from './redis/connection.ts';
 import type { EdgeLimits } from './server.ts';
 import type { UpstreamClientOptions } from './upstream/client.ts';
@@ -10,8 +11,9 @@ import type { UpstreamClientOptions } from './upstream/client.ts';
  * All of the gateway's configuration, parsed once from the environment, and the one place its
  * defaults are written: every other module takes its settings as required arguments, and tests
  * start from `parseConfig({})`. Every problem is reported at once and the process does not start.
- * No other gateway file reads process.env (the sandbox has its own, src/sandbox/config.ts). The
- * README's table mirrors this one.
+ * No other gateway file reads process.env (the sandbox has its own, src/sandbox/config.ts), and
+ * the persisted-documents manifest is read here too, so a bad one is one more listed problem.
+ * docs/configuration.md's table mirrors this one.
  */
 
 const integer = (fallback: number, min: number, max: number) =>
@@ -153,6 +155,19 @@ const schema = z.object({
   SANDBOX_DEPOSIT_EVERY_MS: integer(25_000, 0, 3_600_000),
 });
 
+/** What documents outside the persisted-documents manifest may do (src/plugins/trusted-documents.ts). */
+export type TrustedDocumentsMode = 'off' | 'audit' | 'enforce';
+
+/** The static bounds every document is checked against before it runs (src/plugins/limits.ts). */
+export interface QueryLimitSettings {
+  maxDepth: number;
+  maxAliases: number;
+  maxTokens: number;
+  maxDirectives: number;
+  /** Sum over fields of 1, with a connection's subtree counted first/last (default 20) times. */
+  maxCost: number;
+}
+
 export interface Config {
   env: 'development' | 'production' | 'test';
   port: number;
@@ -164,7 +179,7 @@ export interface Config {
   graphiql: boolean;
   introspection: boolean;
   maxRequestBytes: number;
-  queryLimits: Omit<QueryLimits, 'blockFieldSuggestions'>;
+  queryLimits: QueryLimitSettings;
   shutdownTimeoutMs: number;
   /** How connections are bounded and reaped at the edge (server.ts). */
   edge: EdgeLimits;
@@ -191,8 +206,12 @@ export interface Config {
   rateLimitPerKey: { points: number; durationSeconds: number } | undefined;
   /** The fleet's shared Redis (idempotency, leases, notices, limits); undefined: in-process stores. */
   redis: RedisSettings | undefined;
-  /** The persisted-documents manifest to load, and what documents outside it may do. */
-  trustedDocuments: { manifestPath: string | undefined; mode: 'off' | 'audit' | 'enforce' };
+  /** The persisted-documents manifest (hash → text; empty without PERSISTED_DOCUMENTS), and what documents outside it may do. */
+  trustedDocuments: {
+    manifestPath: string | undefined;
+    manifest: ReadonlyMap<string, string>;
+    mode: TrustedDocumentsMode;
+  };
   /** Prometheus metrics; `port` undefined: GET /metrics on the gateway's port. */
   metrics: { port: number | undefined; maxOperationNames: number } | undefined;
   /** OpenTelemetry tracing; undefined: off (no OTLP endpoint, OTEL_SDK_DISABLED, or exporter none). */
@@ -220,47 +239,58 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   }
   const c = result.data;
   const workers = c.WORKERS === 'auto' ? availableParallelism() : c.WORKERS;
-  const redis = redisOf(c);
-  if (workers > 1 && !redis) {
-    throw new ConfigError([
+  // Each variable is valid on its own; now what they mean together. Every problem is listed.
+  const problems: string[] = [];
+  const redis = redisOf(c, problems);
+  if (workers > 1 && !redis && !namedRedis(c).length) {
+    problems.push(
       `WORKERS: ${workers} processes need a Redis (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES): without a shared store, one idempotency key could create a withdrawal per process, and a read on one process would not see a withdrawal made on another`,
-    ]);
+    );
   }
-  if (redis && redis.timeoutMs * 4 > c.REQUEST_DEADLINE_MS) {
-    throw new ConfigError([
-      `REDIS_TIMEOUT_MS: ${redis.timeoutMs} must be at most a quarter of REQUEST_DEADLINE_MS (${c.REQUEST_DEADLINE_MS}), so that a request that meets a Redis that hangs still has time to answer`,
-    ]);
+  if (c.REDIS_TIMEOUT_MS * 4 > c.REQUEST_DEADLINE_MS && namedRedis(c).length > 0) {
+    problems.push(
+      `REDIS_TIMEOUT_MS: ${c.REDIS_TIMEOUT_MS} must be at most a quarter of REQUEST_DEADLINE_MS (${c.REQUEST_DEADLINE_MS}), so that a request that meets a Redis that hangs still has time to answer`,
+    );
   }
   if (c.IDEMPOTENCY_LEASE_MS <= c.REQUEST_DEADLINE_MS) {
-    throw new ConfigError([
+    problems.push(
       `IDEMPOTENCY_LEASE_MS: must be longer than REQUEST_DEADLINE_MS (${c.REQUEST_DEADLINE_MS}), so that no attempt can take over a key whose POST may still be in flight`,
-    ]);
+    );
   }
   if (c.SUBSCRIPTION_POLL_MAX_MS < c.SUBSCRIPTION_POLL_MS) {
-    throw new ConfigError([
+    problems.push(
       `SUBSCRIPTION_POLL_MAX_MS: must be at least SUBSCRIPTION_POLL_MS (${c.SUBSCRIPTION_POLL_MS}), the interval it backs off from`,
-    ]);
+    );
   }
   if (c.HEADERS_TIMEOUT_MS > c.REQUEST_TIMEOUT_MS) {
-    throw new ConfigError([
+    problems.push(
       `HEADERS_TIMEOUT_MS: must be at most REQUEST_TIMEOUT_MS (${c.REQUEST_TIMEOUT_MS}): the headers are part of the request`,
-    ]);
+    );
   }
   if (c.METRICS !== false && metricsPortOf(c) === c.PORT) {
-    throw new ConfigError([
+    problems.push(
       `METRICS_PORT: must differ from PORT (${c.PORT}); set it to same to serve /metrics on PORT`,
-    ]);
+    );
   }
   if (c.PERSISTED_DOCUMENTS_MODE && c.PERSISTED_DOCUMENTS_MODE !== 'off' && !c.PERSISTED_DOCUMENTS) {
-    throw new ConfigError([
+    problems.push(
       `PERSISTED_DOCUMENTS_MODE: ${c.PERSISTED_DOCUMENTS_MODE} needs PERSISTED_DOCUMENTS, the manifest of the apps' documents`,
-    ]);
+    );
   }
   if (c.NODE_ENV === 'production' && !c.UPSTREAM_URL) {
-    throw new ConfigError([
+    problems.push(
       'UPSTREAM_URL: required when NODE_ENV=production (the embedded sandbox is for development)',
-    ]);
+    );
   }
+  let manifest: ReadonlyMap<string, string> = new Map();
+  if (c.PERSISTED_DOCUMENTS) {
+    try {
+      manifest = loadManifest(c.PERSISTED_DOCUMENTS);
+    } catch (error) {
+      problems.push(`PERSISTED_DOCUMENTS: ${(error as Error).message}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
   return {
     env: c.NODE_ENV,
     port: c.PORT,
@@ -331,6 +361,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     tracing: tracingOf(c),
     trustedDocuments: {
       manifestPath: c.PERSISTED_DOCUMENTS,
+      manifest,
       // With a manifest, production runs only its documents unless told otherwise.
       mode:
         c.PERSISTED_DOCUMENTS_MODE ??
@@ -352,13 +383,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
  * server (it has no failover), 1 with Sentinel and with a Cluster (a promoted replica has every
  * claim a POST was sent on).
  */
-function redisOf(c: z.infer<typeof schema>): RedisSettings | undefined {
-  const named = [
-    c.REDIS_URL && 'REDIS_URL',
-    c.REDIS_SENTINELS && 'REDIS_SENTINELS',
-    c.REDIS_CLUSTER_NODES && 'REDIS_CLUSTER_NODES',
-  ].filter((name): name is string => Boolean(name));
-  const problems: string[] = [];
+function redisOf(c: z.infer<typeof schema>, problems: string[]): RedisSettings | undefined {
+  const before = problems.length;
+  const named = namedRedis(c);
   if (named.length > 1) {
     problems.push(
       `${named.join(', ')}: set exactly one (REDIS_URL for one server, REDIS_SENTINELS for Sentinel, REDIS_CLUSTER_NODES for a Cluster)`,
@@ -382,7 +409,7 @@ function redisOf(c: z.infer<typeof schema>): RedisSettings | undefined {
   if (c.REDIS_MIN_REPLICA_ACKS !== undefined && named.length === 0) {
     problems.push('REDIS_MIN_REPLICA_ACKS: only means something with a Redis');
   }
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > before) return undefined;
   const credentials = { username: c.REDIS_USERNAME, password: c.REDIS_PASSWORD };
   let topology: RedisTopology;
   if (c.REDIS_URL) topology = { kind: 'single', url: c.REDIS_URL };
@@ -404,7 +431,15 @@ function redisOf(c: z.infer<typeof schema>): RedisSettings | undefined {
   };
 }
 
-/** Traces go where the standard variables say: the traces endpoint as given, or the base one + /v1/traces. */
+/** The variables that name a Redis, of the three that may. */
+function namedRedis(c: z.infer<typeof schema>): string[] {
+  return [
+    c.REDIS_URL && 'REDIS_URL',
+    c.REDIS_SENTINELS && 'REDIS_SENTINELS',
+    c.REDIS_CLUSTER_NODES && 'REDIS_CLUSTER_NODES',
+  ].filter((name): name is string => Boolean(name));
+}
+
 /**
  * Where /metrics is served: PORT (undefined) or a port of its own. In production it defaults to
  * 9464 (Prometheus exporters' customary port), so that the public port, the one a load balancer
@@ -415,6 +450,7 @@ function metricsPortOf(c: z.infer<typeof schema>): number | undefined {
   return c.METRICS_PORT ?? (c.NODE_ENV === 'production' ? 9464 : undefined);
 }
 
+/** Traces go where the standard variables say: the traces endpoint as given, or the base one + /v1/traces. */
 function tracingOf(c: z.infer<typeof schema>): TracingConfig | undefined {
   if (c.OTEL_SDK_DISABLED || c.OTEL_TRACES_EXPORTER === 'none') return undefined;
   const url =
@@ -432,6 +468,30 @@ function tracingOf(c: z.infer<typeof schema>): TracingConfig | undefined {
 function parseRate(value: string): { points: number; durationSeconds: number } {
   const [points = '0', unit = 's'] = value.split('/');
   return { points: Number(points), durationSeconds: { s: 1, m: 60, h: 3_600 }[unit] ?? 1 };
+}
+
+/** The manifest as hash → text; each document's hash is checked against its text. */
+export function loadManifest(path: string): Map<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`${path}: ${(error as Error).message}`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new Error(
+      `${path}: a persisted-documents manifest is a JSON object of "sha256:<hex>": "<document>"`,
+    );
+  }
+  const manifest = new Map<string, string>();
+  for (const [id, text] of Object.entries(parsed)) {
+    const hash = DOCUMENT_ID.exec(id)?.[1];
+    if (!hash || typeof text !== 'string')
+      throw new Error(`${path}: "${id.slice(0, 80)}" is not a sha256 id of a document`);
+    if (sha256(text) !== hash) throw new Error(`${path}: the document of ${id} does not hash to its id`);
+    manifest.set(hash, text);
+  }
+  return manifest;
 }
 
 export function loadConfig(): Config {

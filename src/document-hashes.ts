@@ -22,6 +22,9 @@ import {
 
 export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
+/** A document id as manifests and requests write it: `sha256:<hex>`, or the bare hex. */
+export const DOCUMENT_ID = /^(?:sha256:)?([0-9a-f]{64})$/;
+
 const named =
   (name: string) =>
   (node: { readonly directives?: readonly DirectiveNode[] }): boolean =>

@@ -21,78 +21,44 @@ import { type RateLimiter, useRateLimit } from './plugins/rate-limit.ts';
 import { requestIdOf, useRequestId } from './plugins/request-id.ts';
 import { useRequestTelemetry } from './plugins/request-telemetry.ts';
 import { useTracing } from './plugins/tracing.ts';
-import {
-  operationNamesOf,
-  type TrustedDocumentsMode,
-  useTrustedDocuments,
-} from './plugins/trusted-documents.ts';
+import { operationNamesOf, useTrustedDocuments } from './plugins/trusted-documents.ts';
 import { schema } from './schema/index.ts';
 import type { LivePolling } from './subscriptions/live.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
 import type { IdempotencyStore } from './withdrawals/idempotency-store.ts';
-import { WithdrawalService, type WithdrawalSettings } from './withdrawals/service.ts';
+import type { WithdrawalService } from './withdrawals/service.ts';
 
-/** Everything the gateway takes; defaults live in config.ts only (tests start from parseConfig({})). */
-export interface GatewayDeps {
+/** GraphiQL's first screen: the example operations, and in sandbox mode the demo key and one tab per example. */
+export interface GraphiQLDefaults {
+  defaultQuery?: string;
+  defaultAuthorization?: string | undefined;
+  /** One tab per example with working variables (sandbox mode); replaces defaultQuery. */
+  tabs?: { query: string; variables: string | null; headers: string | null }[];
+}
+
+/**
+ * The parts the gateway runs on, built by createGatewayRuntime (src/runtime.ts); its settings come
+ * from the configuration.
+ */
+export interface GatewayParts {
   client: MerchantWalletClient;
   logger: Logger;
   /** The pollers behind subscriptions (subscriptions/live.ts); made with the same client. */
   live: LivePolling;
-  /** Where idempotency keys of createWithdrawalIntent are kept. */
+  /** createWithdrawalIntent's exactly-once service, over `idempotencyStore`. */
+  withdrawals: WithdrawalService;
+  /** Where idempotency keys of createWithdrawalIntent are kept (its health is /readyz's). */
   idempotencyStore: IdempotencyStore;
-  /** The idempotency lease and reconciliation's allowances (IDEMPOTENCY_LEASE_MS, WITHDRAWAL_*). */
-  withdrawals: WithdrawalSettings;
-  /** GraphiQL at /graphql for browsers; false turns it off. */
-  graphiql:
-    | false
-    | {
-        defaultQuery?: string;
-        defaultAuthorization?: string;
-        /** One tab per example with working variables (sandbox mode); replaces defaultQuery. */
-        tabs?: { query: string; variables: string | null; headers: string | null }[];
-      };
-  /** Schema introspection; off also hides field suggestions. */
-  introspection: boolean;
-  limits: Omit<QueryLimits, 'blockFieldSuggestions'>;
-  maxRequestBytes: number;
-  /** Time budget of one GraphQL request for all its upstream calls, retries included. */
-  requestDeadlineMs: number;
-  /** Upstream calls one GraphQL request may make (MAX_UPSTREAM_CALLS_PER_REQUEST). */
-  maxUpstreamCallsPerRequest: number;
-  /** Identical concurrent queries of one caller share one execution (useQueryDeduplication). */
-  queryDeduplication: boolean;
-  /** Queries and mutations run as code compiled once per document (useCompiledExecution). */
-  compiledExecution: boolean;
+  /** GraphiQL at /graphql for browsers; false: off (GRAPHIQL). */
+  graphiql: false | GraphiQLDefaults;
   /** The per-key inbound rate limit (RATE_LIMIT_PER_KEY); null: none. */
   rateLimiter: RateLimiter | null;
-  /** Prometheus metrics (METRICS); null: none. Give the same object to the client's telemetry. */
+  /** Prometheus metrics (METRICS); null: none. The same object is the client's telemetry. */
   metrics: GatewayMetrics | null;
   /** What GET /metrics on the gateway's port answers; null: not served here (METRICS_PORT, or metrics off). */
   metricsEndpoint: Scrape | null;
   /** OpenTelemetry spans (OTEL_EXPORTER_OTLP_ENDPOINT); null: no tracing, at no cost. */
   tracer: Tracer | null;
-  /** Trusted documents (PERSISTED_DOCUMENTS, PERSISTED_DOCUMENTS_MODE); the manifest may be empty. */
-  trustedDocuments: { mode: TrustedDocumentsMode; manifest: ReadonlyMap<string, string> };
-}
-
-/** Intents read per page when reconciling: enough for most windows in one call, small enough to stay cheap. */
-const RECONCILE_PAGE_SIZE = 100;
-
-/** createGateway's settings as the configuration gives them; the caller adds the live parts. */
-export function gatewaySettings(config: Config) {
-  return {
-    introspection: config.introspection,
-    limits: config.queryLimits,
-    maxRequestBytes: config.maxRequestBytes,
-    requestDeadlineMs: config.requestDeadlineMs,
-    withdrawals: {
-      leaseMs: config.idempotencyLeaseMs,
-      reconcile: { ...config.reconcile, pageSize: RECONCILE_PAGE_SIZE },
-    },
-    maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
-    queryDeduplication: config.queryDeduplication,
-    compiledExecution: config.compiledExecution,
-  } satisfies Partial<GatewayDeps>;
 }
 
 /**
@@ -100,9 +66,12 @@ export function gatewaySettings(config: Config) {
  * names; otherwise the names sent with a key the REST API has accepted lately. Either way an
  * outsider cannot fill the label's slots (METRICS_MAX_OPERATION_NAMES) with made-up names.
  */
-function countsOperationName(deps: GatewayDeps): (context: GatewayContext, name: string) => boolean {
-  if (deps.trustedDocuments.mode !== 'off') {
-    const names = operationNamesOf(deps.trustedDocuments.manifest);
+function countsOperationName(
+  config: Config,
+  deps: GatewayParts,
+): (context: GatewayContext, name: string) => boolean {
+  if (config.trustedDocuments.mode !== 'off') {
+    const names = operationNamesOf(config.trustedDocuments.manifest);
     return (_context, name) => names.has(name);
   }
   return (context) => deps.client.accepted(context.caller);
@@ -111,15 +80,15 @@ function countsOperationName(deps: GatewayDeps): (context: GatewayContext, name:
 export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext>;
 
 /** The whole GraphQL gateway as one fetch-style handler; tests call `gateway.fetch` directly. */
-export function createGateway(deps: GatewayDeps): Gateway {
-  const { metrics, tracer } = deps;
-  const withdrawals = new WithdrawalService(deps.client, deps.idempotencyStore, deps.withdrawals, {
-    ...(metrics && { metrics }),
-    ...(tracer && { tracer }),
+export function createGateway(config: Config, deps: GatewayParts): Gateway {
+  const { metrics, tracer, graphiql } = deps;
+  const createContext = createContextFactory({
+    ...deps,
+    requestDeadlineMs: config.requestDeadlineMs,
+    maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
   });
-  const createContext = createContextFactory({ ...deps, withdrawals, live: deps.live });
-  const { graphiql, introspection } = deps;
-  const limits: QueryLimits = { ...deps.limits, blockFieldSuggestions: !introspection };
+  const { introspection } = config;
+  const limits: QueryLimits = { ...config.queryLimits, blockFieldSuggestions: !introspection };
   return createYoga<Record<string, unknown>, GatewayContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -145,11 +114,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
         logger: deps.logger,
         metrics,
         graphqlEndpoint: '/graphql',
-        countsName: countsOperationName(deps),
+        countsName: countsOperationName(config, deps),
       }),
       ...(deps.metricsEndpoint ? [useMetricsEndpoint(deps.metricsEndpoint)] : []),
       useRefuseKeyInURL(),
-      useMaxRequestBytes(deps.maxRequestBytes),
+      useMaxRequestBytes(config.maxRequestBytes),
       useRequestId(),
       ...(deps.rateLimiter ? [useRateLimit(deps.rateLimiter, (auth) => deps.client.scopeOf(auth))] : []),
       ...(graphiql
@@ -173,9 +142,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // without a Bearer key those must carry a custom header. JSON POSTs are preflighted and pass.
       useCSRFHeaderRequired(['x-graphql-csrf', 'x-graphql-yoga-csrf']),
       useErrorContract(),
-      // @defer and @stream over multipart/mixed and SSE (see README, Incremental delivery).
+      // @defer and @stream over multipart/mixed and SSE (docs/schema.md, Incremental delivery).
       useIncrementalDelivery(),
-      ...useTrustedDocuments({ ...deps.trustedDocuments, logger: deps.logger, metrics }),
+      ...useTrustedDocuments({ ...config.trustedDocuments, logger: deps.logger, metrics }),
       ...(introspection ? [] : [useDisableIntrospection()]),
       ...useQueryLimits(limits),
       useAuthentication(),
@@ -184,7 +153,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // After the plugins that may change a result: it serialises the result they have finished with.
       useEagerStringify(),
       // After the plugins that look at or change a result, before deduplication, which wraps the executor it finds.
-      ...(deps.compiledExecution
+      ...(config.compiledExecution
         ? [
             useCompiledExecution({
               logger: deps.logger,
@@ -193,7 +162,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
           ]
         : []),
       // Last: a request joins another's execution only once every check above has passed for it.
-      ...(deps.queryDeduplication
+      ...(config.queryDeduplication
         ? [
             useQueryDeduplication({
               sharingScope: (context) =>

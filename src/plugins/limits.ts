@@ -17,7 +17,9 @@ import {
   type ValueNode,
   valueFromASTUntyped,
 } from 'graphql';
-import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import type { Plugin } from 'graphql-yoga';
+import type { QueryLimitSettings } from '../config.ts';
+import { ERROR_CODES, type ErrorCode, requestError } from '../error-codes.ts';
 import { INPUT_LIMITS, isNestedDeeper } from '../input-limits.ts';
 import { DEFAULT_WINDOW } from '../schema/pagination.ts';
 import { refusal } from './refusal.ts';
@@ -29,23 +31,17 @@ import { refusal } from './refusal.ts';
  * nested deeper than any input of the schema are refused before anything walks them.
  */
 
-export interface QueryLimits {
-  maxDepth: number;
-  maxAliases: number;
-  maxTokens: number;
-  maxDirectives: number;
-  /** Sum over fields of 1, with a connection's subtree counted first/last (default 20) times. */
-  maxCost: number;
+export interface QueryLimits extends QueryLimitSettings {
   /** Hide "Did you mean …?" suggestions (they leak the schema when introspection is off). */
   blockFieldSuggestions: boolean;
 }
 
-const CODE = 'QUERY_LIMIT_EXCEEDED';
+const CODE = 'QUERY_LIMIT_EXCEEDED' satisfies ErrorCode;
 
 function tag(error: GraphQLError): void {
   const extensions = error.extensions as Record<string, unknown>;
   extensions.code = CODE;
-  extensions.http = { status: 400 };
+  extensions.http = { status: ERROR_CODES[CODE].status };
 }
 
 export function useQueryLimits(limits: QueryLimits): Plugin[] {
@@ -95,9 +91,10 @@ export function nestingError(
     isNestedDeeper(params[name], maxDepth),
   );
   if (!tooDeep) return null;
-  return createGraphQLError(
+  return requestError(
+    'BAD_USER_INPUT',
     `The request's ${tooDeep} nest objects and lists more than ${maxDepth} levels deep; no input of this API does.`,
-    { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } },
+    { status: 400 },
   );
 }
 
@@ -143,9 +140,10 @@ function useCostLimit(maxCost: number): Plugin {
   }) => {
     const cost = costOf(args);
     if (cost <= maxCost) return;
-    const error = new GraphQLError(
+    const error = requestError(
+      CODE,
       `The operation's cost ${cost} exceeds the limit of ${maxCost}: ask for fewer items per connection or nest fewer connections.`,
-      { extensions: { code: CODE, cost, maxCost, http: { status: 400 } } },
+      { extensions: { cost, maxCost } },
     );
     setResultAndStopExecution({ data: null, errors: [error] });
   };
@@ -221,14 +219,16 @@ export function operationCost(
  * pipes every body through a counting stream, Content-Length or not; turning it off raised S1
  * throughput by 42 % in a side-by-side benchmark (README, Benchmark).
  */
+const TOO_LARGE = 'REQUEST_TOO_LARGE' satisfies ErrorCode;
+
 export function useMaxRequestBytes(maxBytes: number): Plugin {
   const message = (detail: string) => `Request bodies are limited to ${maxBytes} bytes; ${detail}.`;
   return {
     onRequest({ request, endResponse }) {
       const header = request.headers.get('content-length');
       if (header === null || Number(header) <= maxBytes) return;
-      const error = { message: message(`received ${header}`), extensions: { code: 'REQUEST_TOO_LARGE' } };
-      endResponse(refusal(request, 413, error, { connection: 'close' }));
+      const error = { message: message(`received ${header}`), extensions: { code: TOO_LARGE } };
+      endResponse(refusal(request, ERROR_CODES[TOO_LARGE].status, error, { connection: 'close' }));
     },
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       if (request.headers.has('content-length') || !request.body || !requestParser) return;
@@ -240,8 +240,8 @@ export function useMaxRequestBytes(maxBytes: number): Plugin {
           () =>
             new GraphQLError(message('the chunked body went past it'), {
               extensions: {
-                code: 'REQUEST_TOO_LARGE',
-                http: { status: 413, headers: { connection: 'close' } },
+                code: TOO_LARGE,
+                http: { status: ERROR_CODES[TOO_LARGE].status, headers: { connection: 'close' } },
               },
             }),
         );

@@ -1,10 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { Kind, parse } from 'graphql';
-import { createGraphQLError, type GraphQLParams, type Plugin } from 'graphql-yoga';
+import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { codegenRegistration, sha256 } from '../document-hashes.ts';
+import type { TrustedDocumentsMode } from '../config.ts';
+import { codegenRegistration, DOCUMENT_ID, sha256 } from '../document-hashes.ts';
+import { ERROR_CODES, type ErrorCode, requestError } from '../error-codes.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 
 /**
@@ -28,34 +29,11 @@ import type { GatewayMetrics } from '../observability/metrics.ts';
  * any other: the plugin only supplies its text.
  */
 
-export type TrustedDocumentsMode = 'off' | 'audit' | 'enforce';
-
-const ID = /^(?:sha256:)?([0-9a-f]{64})$/;
-
 /**
  * Tokens a registration's text may have for the gateway to re-print it as codegen would; more than
  * the default QUERY_MAX_TOKENS (3000), which would refuse such a document anyway.
  */
 const MAX_NORMALISED_TOKENS = 10_000;
-
-/** The manifest as hash → text; each document's hash is checked against its text. */
-export function loadManifest(path: string): Map<string, string> {
-  const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new Error(
-      `${path}: a persisted-documents manifest is a JSON object of "sha256:<hex>": "<document>"`,
-    );
-  }
-  const manifest = new Map<string, string>();
-  for (const [id, text] of Object.entries(parsed)) {
-    const hash = ID.exec(id)?.[1];
-    if (!hash || typeof text !== 'string')
-      throw new Error(`${path}: "${id.slice(0, 80)}" is not a sha256 id of a document`);
-    if (sha256(text) !== hash) throw new Error(`${path}: the document of ${id} does not hash to its id`);
-    manifest.set(hash, text);
-  }
-  return manifest;
-}
 
 function requestedId(params: GraphQLParams & { documentId?: unknown }): string | null {
   if (typeof params.documentId === 'string') return params.documentId;
@@ -66,9 +44,9 @@ function requestedId(params: GraphQLParams & { documentId?: unknown }): string |
 }
 
 const required = (detail: string) =>
-  createGraphQLError(
+  requestError(
+    'PERSISTED_DOCUMENT_REQUIRED',
     `This gateway runs trusted documents only: send the documentId of an operation of the app's persisted-documents manifest. ${detail}`,
-    { extensions: { code: 'PERSISTED_DOCUMENT_REQUIRED', http: { status: 400 } } },
   );
 
 export function useTrustedDocuments(options: {
@@ -111,7 +89,7 @@ export function useTrustedDocuments(options: {
         if (typeof params.query !== 'string') return;
         const id = requestedId(params);
         if (id === null && plainQueriesFree) return;
-        const hash = id === null ? null : (ID.exec(id)?.[1] ?? null);
+        const hash = id === null ? null : (DOCUMENT_ID.exec(id)?.[1] ?? null);
         if (hash !== null && manifest.has(hash)) {
           // A manifest id with a text, as Apollo's WebSocket link sends it (its own print of the
           // document): the id decides, and the manifest's text runs.
@@ -138,9 +116,9 @@ export function useTrustedDocuments(options: {
           const text =
             hash === textHash ? params.query : hash === null ? null : codegenText(params.query, hash);
           if (hash === null || text === null) {
-            throw createGraphQLError(
+            throw requestError(
+              'BAD_REQUEST',
               "The persisted-query hash does not match the query it came with: it is neither the query's sha256 nor codegen's hash of that document.",
-              { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } },
             );
           }
           registered.set(hash, text);
@@ -160,7 +138,7 @@ export function useTrustedDocuments(options: {
       allowArbitraryOperations: mode !== 'enforce',
       extractPersistedOperationId: (params) => {
         const id = requestedId(params);
-        return id === null ? null : (ID.exec(id)?.[1] ?? id);
+        return id === null ? null : (DOCUMENT_ID.exec(id)?.[1] ?? id);
       },
       getPersistedOperation: (hash) => {
         const text = manifest.get(hash) ?? (mode === 'enforce' ? undefined : registered.get(hash));
@@ -175,7 +153,10 @@ export function useTrustedDocuments(options: {
             ? () => required('This documentId is not in the manifest.')
             : {
                 message: 'PersistedQueryNotFound',
-                extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 400 } },
+                extensions: {
+                  code: 'PERSISTED_QUERY_NOT_FOUND' satisfies ErrorCode,
+                  http: { status: ERROR_CODES.PERSISTED_QUERY_NOT_FOUND.status },
+                },
               },
         keyNotFound: () => required('The request has neither a query nor a documentId.'),
         persistedQueryOnly: () => required('A document sent as `query` is refused.'),

@@ -1,5 +1,5 @@
 /**
- * The gateway as `npm run soak` runs it: the same wiring as src/main.ts in front of UPSTREAM_URL,
+ * The gateway as `npm run soak` runs it: started by createGatewayRuntime as src/main.ts starts it, in front of UPSTREAM_URL,
  * plus a memory sample sent to the parent over IPC every second (after a forced GC when the
  * process runs with --expose-gc, so heap figures are live data, not garbage).
  *
@@ -10,53 +10,25 @@
  */
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { listen } from '../../src/server.ts';
-import { processLeases } from '../../src/subscriptions/leases.ts';
-import { LivePolling, liveSettings } from '../../src/subscriptions/live.ts';
-import { MerchantWalletClient } from '../../src/upstream/client.ts';
+import { createGatewayRuntime } from '../../src/runtime.ts';
 import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
-import { createGateway, gatewaySettings } from '../../src/yoga.ts';
 
 const config = loadConfig();
 const upstreamURL = config.upstreamURL;
 if (!upstreamURL) throw new Error('UPSTREAM_URL is required');
-const client = new MerchantWalletClient({
-  ...config.upstream,
-  baseURL: upstreamURL,
-  headersTimeoutMs: 2_000,
-});
-const idempotencyStore = new MemoryIdempotencyStore({
-  maxKeys: Number(process.env.SOAK_IDEMPOTENCY_KEYS ?? 2_000),
-  maxKeysPerCaller: Number(process.env.SOAK_IDEMPOTENCY_KEYS ?? 2_000),
-});
-const gateway = createGateway({
-  client,
-  logger: pino({ level: 'silent' }),
-  graphiql: false,
-  idempotencyStore,
-  live: new LivePolling({
-    client,
+const runtime = await createGatewayRuntime(
+  { ...config, graphiql: false, metrics: undefined, tracing: undefined },
+  {
     logger: pino({ level: 'silent' }),
-    events: new EventTarget(),
-    leases: processLeases,
-    ...liveSettings(config),
-    metrics: null,
-  }),
-  ...gatewaySettings(config),
-  rateLimiter: null,
-  metrics: null,
-  metricsEndpoint: null,
-  tracer: null,
-  trustedDocuments: { mode: 'off', manifest: new Map() },
-});
-const running = await listen(gateway, {
-  port: 0,
-  host: '127.0.0.1',
-  logger: pino({ level: 'silent' }),
-  maxRequestBytes: config.maxRequestBytes,
-  edge: config.edge,
-  scopeOf: (authorization) => client.scopeOf(authorization),
-});
+    upstreamURL,
+    upstream: { headersTimeoutMs: 2_000 },
+    idempotencyStore: new MemoryIdempotencyStore({
+      maxKeys: Number(process.env.SOAK_IDEMPOTENCY_KEYS ?? 2_000),
+      maxKeysPerCaller: Number(process.env.SOAK_IDEMPOTENCY_KEYS ?? 2_000),
+    }),
+  },
+);
+const running = await runtime.listen({ port: 0, host: '127.0.0.1' });
 process.send?.({ type: 'ready', url: running.url });
 const timer = setInterval(() => {
   (globalThis as { gc?: () => void }).gc?.();
@@ -65,8 +37,5 @@ const timer = setInterval(() => {
 }, 1_000);
 process.once('SIGTERM', () => {
   clearInterval(timer);
-  running
-    .close(5_000)
-    .then(() => client.close())
-    .then(() => process.exit(0));
+  Promise.resolve(runtime[Symbol.asyncDispose]()).then(() => process.exit(0));
 });

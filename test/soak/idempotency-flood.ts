@@ -8,15 +8,11 @@
  */
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { parseConfig } from '../../src/config.ts';
-import { connectRedis } from '../../src/redis/connection.ts';
-import { fleetScopeSecret } from '../../src/redis/fleet.ts';
-import { processLeases } from '../../src/subscriptions/leases.ts';
-import { LivePolling, liveSettings } from '../../src/subscriptions/live.ts';
-import { MerchantWalletClient } from '../../src/upstream/client.ts';
+import { connectRedis, type RedisClient, singleRedis } from '../../src/redis/connection.ts';
+import { createGatewayRuntime } from '../../src/runtime.ts';
 import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
-import { RedisIdempotencyStore } from '../../src/withdrawals/redis-idempotency-store.ts';
-import { createGateway, type Gateway, gatewaySettings } from '../../src/yoga.ts';
+import type { Gateway } from '../../src/yoga.ts';
+import { DEFAULTS, testConfig } from '../support/gateway.ts';
 import { startRedis } from '../support/redis.ts';
 import { startTestSandbox, withdrawalInput } from '../support/sandbox.ts';
 
@@ -24,43 +20,30 @@ const { values } = parseArgs({ options: { attempts: { type: 'string', default: '
 const attempts = Number(values.attempts);
 const CONCURRENCY = 64;
 const silent = pino({ level: 'silent' });
-const DEFAULTS = parseConfig({});
 
 const sandbox = await startTestSandbox();
 const merchant = await sandbox.world.merchant();
 const wallet = await sandbox.world.wallet(merchant.id);
 const input = withdrawalInput(wallet.id);
 
-function gatewayWith(store: MemoryIdempotencyStore | RedisIdempotencyStore, scopeSecret?: Buffer): Gateway {
-  const client = new MerchantWalletClient({
-    ...DEFAULTS.upstream,
-    baseURL: sandbox.url,
-    cacheTtlMs: 0,
-    // Every attempt is refused by the REST API; the breaker would otherwise refuse them unsent.
-    circuitBreaker: { ...DEFAULTS.upstream.circuitBreaker, failures: 0 },
-    ...(scopeSecret && { scopeSecret }),
-  });
-  // Wired as src/main.ts wires it, without metrics or tracing.
-  return createGateway({
-    client,
-    logger: silent,
+/** A gateway started by createGatewayRuntime, as src/main.ts starts it; with `redis`, a fleet's replica. */
+async function gatewayWith(store: { memory: MemoryIdempotencyStore } | { redis: RedisClient; url: string }) {
+  const config = testConfig({
     graphiql: false,
-    idempotencyStore: store,
-    live: new LivePolling({
-      client,
-      logger: silent,
-      events: new EventTarget(),
-      leases: processLeases,
-      ...liveSettings(DEFAULTS),
-      metrics: null,
-    }),
-    ...gatewaySettings(DEFAULTS),
-    rateLimiter: null,
-    metrics: null,
-    metricsEndpoint: null,
-    tracer: null,
-    trustedDocuments: { mode: 'off', manifest: new Map() },
+    metrics: undefined,
+    ...('redis' in store && { redis: singleRedis(store.url) }),
   });
+  const runtime = await createGatewayRuntime(config, {
+    logger: silent,
+    upstreamURL: sandbox.url,
+    upstream: {
+      cacheTtlMs: 0,
+      // Every attempt is refused by the REST API; the breaker would otherwise refuse them unsent.
+      circuitBreaker: { ...DEFAULTS.upstream.circuitBreaker, failures: 0 },
+    },
+    ...('memory' in store ? { idempotencyStore: store.memory } : { redis: store.redis }),
+  });
+  return runtime;
 }
 
 async function flood(gateway: Gateway): Promise<Map<string, number>> {
@@ -100,10 +83,10 @@ const memory = new MemoryIdempotencyStore({
   maxKeys: DEFAULTS.idempotencyMaxKeys,
   maxKeysPerCaller: DEFAULTS.idempotencyMaxKeysPerCaller,
 });
-const inProcess = gatewayWith(memory);
+const inProcess = await gatewayWith({ memory });
 const heapBefore = heapMB();
 let started = Date.now();
-const memoryCodes = await flood(inProcess);
+const memoryCodes = await flood(inProcess.gateway);
 const memorySeconds = (Date.now() - started) / 1000;
 const heapAfter = heapMB();
 console.log(
@@ -114,14 +97,11 @@ console.log(
 // Redis.
 const redis = await startRedis();
 const connection = await connectRedis(redis.url, silent);
-const fleet = gatewayWith(
-  new RedisIdempotencyStore(connection, { maxKeysPerCaller: DEFAULTS.idempotencyMaxKeysPerCaller }),
-  await fleetScopeSecret(connection),
-);
+const fleet = await gatewayWith({ redis: connection, url: redis.url });
 const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await connection.info('memory'))?.[1] ?? 0);
 const [keysBefore, bytesBefore] = [await connection.dbsize(), await usedMemory()];
 started = Date.now();
-const redisCodes = await flood(fleet);
+const redisCodes = await flood(fleet.gateway);
 const redisSeconds = (Date.now() - started) / 1000;
 const [keysAfter, bytesAfter] = [await connection.dbsize(), await usedMemory()];
 console.log(
@@ -129,6 +109,8 @@ console.log(
     `keys ${keysBefore} → ${keysAfter}; used_memory ${(bytesBefore / 1048576).toFixed(2)} MB → ${(bytesAfter / 1048576).toFixed(2)} MB`,
 );
 
+await inProcess[Symbol.asyncDispose]();
+await fleet[Symbol.asyncDispose]();
 connection.disconnect();
 await redis.close();
 await sandbox.close();

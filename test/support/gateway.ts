@@ -1,14 +1,17 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
-import { parseConfig } from '../../src/config.ts';
-import { GatewayMetrics } from '../../src/observability/metrics.ts';
+import type { Logger } from 'pino';
+import { type Config, parseConfig } from '../../src/config.ts';
+import type { GatewayMetrics } from '../../src/observability/metrics.ts';
+import { createGatewayRuntime, type GatewayInfrastructure } from '../../src/runtime.ts';
 import { SandboxStore } from '../../src/sandbox/store/store.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { processLeases } from '../../src/subscriptions/leases.ts';
-import { type LiveOptions, LivePolling, liveSettings } from '../../src/subscriptions/live.ts';
-import { MerchantWalletClient, type UpstreamClientOptions } from '../../src/upstream/client.ts';
+import { type LiveOptions, LivePolling } from '../../src/subscriptions/live.ts';
+import type { MerchantWalletClient, UpstreamClientOptions } from '../../src/upstream/client.ts';
 import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
-import { createGateway, type GatewayDeps, gatewaySettings } from '../../src/yoga.ts';
+import { WithdrawalService } from '../../src/withdrawals/service.ts';
+import { createGateway, type Gateway, type GatewayParts } from '../../src/yoga.ts';
 import { startTestSandbox } from './sandbox.ts';
 import { recordSuiteKey, suiteLogDestination } from './suite-logs.ts';
 
@@ -22,38 +25,82 @@ export interface GraphQLResponse<T = Record<string, unknown>> {
 /** The configuration's defaults (src/config.ts), as tests start from them. */
 export const DEFAULTS = parseConfig({});
 
-/** createGateway's settings at their defaults, for a gateway in front of `client`. */
-export function defaultGatewayDeps(client: MerchantWalletClient, logger: GatewayDeps['logger']): GatewayDeps {
-  return {
+/**
+ * Settings to change from the defaults; an object setting (`subscriptions`, `upstream`, …) is
+ * merged with its default, so `{ subscriptions: { pollMs: 20 } }` keeps the other limits.
+ */
+export type ConfigChanges = {
+  [K in keyof Config]?: NonNullable<Config[K]> extends ReadonlyMap<unknown, unknown> | unknown[]
+    ? Config[K]
+    : NonNullable<Config[K]> extends object
+      ? Partial<NonNullable<Config[K]>>
+      : Config[K];
+};
+
+/** The defaults with `changes`; what createGatewayRuntime gets in a test. */
+export function testConfig(changes: ConfigChanges = {}, base: Config = DEFAULTS): Config {
+  const config: Record<string, unknown> = { ...base };
+  for (const [name, value] of Object.entries(changes)) {
+    const current = config[name];
+    config[name] =
+      value && current && typeof value === 'object' && typeof current === 'object' && !(value instanceof Map)
+        ? { ...current, ...value }
+        : value;
+  }
+  return config as unknown as Config;
+}
+
+/**
+ * The parts of a gateway built around a client a test wired itself (a fleet test's Redis pieces,
+ * say), at the defaults unless `config` or `parts` say otherwise. Everything else starts the
+ * gateway through createGatewayRuntime, as src/main.ts does.
+ */
+export function gatewayAround(
+  client: MerchantWalletClient,
+  logger: Logger,
+  options: { config?: Config; parts?: Partial<GatewayParts> } = {},
+): Gateway {
+  const config = options.config ?? DEFAULTS;
+  const idempotencyStore =
+    options.parts?.idempotencyStore ??
+    new MemoryIdempotencyStore({
+      maxKeys: config.idempotencyMaxKeys,
+      maxKeysPerCaller: config.idempotencyMaxKeysPerCaller,
+    });
+  const withdrawals = new WithdrawalService(client, idempotencyStore, {
+    leaseMs: config.idempotencyLeaseMs,
+    reconcile: { ...config.reconcile, pageSize: 100 },
+  });
+  return createGateway(config, {
     client,
     logger,
-    live: livePolling(client, logger),
-    idempotencyStore: new MemoryIdempotencyStore({
-      maxKeys: DEFAULTS.idempotencyMaxKeys,
-      maxKeysPerCaller: DEFAULTS.idempotencyMaxKeysPerCaller,
-    }),
+    live: livePolling(client, logger, {}, config),
+    idempotencyStore,
+    withdrawals,
     graphiql: false,
-    ...gatewaySettings(DEFAULTS),
     rateLimiter: null,
     metrics: null,
     metricsEndpoint: null,
     tracer: null,
-    trustedDocuments: { mode: 'off', manifest: new Map() },
-  };
+    ...options.parts,
+  });
 }
 
-/** Subscriptions' pollers in one process, at the configuration's defaults unless overridden. */
+/** Subscriptions' pollers in one process, with `config`'s settings unless overridden. */
 export function livePolling(
   client: MerchantWalletClient,
-  logger: GatewayDeps['logger'],
+  logger: Logger,
   overrides: Partial<LiveOptions> = {},
+  config: Config = DEFAULTS,
 ): LivePolling {
   return new LivePolling({
     client,
     logger,
     events: new EventTarget(),
     leases: processLeases,
-    ...liveSettings(DEFAULTS),
+    ...config.subscriptions,
+    requestDeadlineMs: config.requestDeadlineMs,
+    maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
     metrics: null,
     ...overrides,
   });
@@ -61,50 +108,46 @@ export function livePolling(
 
 /**
  * A gateway (through `yoga.fetch`, no socket) in front of a real sandbox on port 0, with helpers
- * to run operations as a merchant and to count the upstream calls they made.
+ * to run operations as a merchant and to count the upstream calls they made. It is started by
+ * createGatewayRuntime, as src/main.ts starts it.
  */
 export async function startTestGateway(
   options: {
     store?: SandboxStore;
+    /** Settings to change from the defaults (see ConfigChanges). */
+    config?: ConfigChanges;
     upstream?: Partial<UpstreamClientOptions>;
     clock?: () => number;
-    gateway?: Partial<Omit<GatewayDeps, 'client' | 'logger'>>;
-    /** Subscriptions' pollers: the defaults, with these settings. */
-    live?: Partial<LiveOptions>;
+    /** Pieces built by the test (a recording idempotency store, a tracer, its own metrics). */
+    infrastructure?: Pick<GatewayInfrastructure, 'idempotencyStore' | 'tracer' | 'metrics' | 'graphiql'>;
   } = {},
 ) {
   const sandbox = await startTestSandbox(options.store ?? new SandboxStore());
-  // Metrics on, as in production by default: every test exercises their counting.
-  const metrics = new GatewayMetrics({
-    maxOperationNames: DEFAULTS.metrics?.maxOperationNames ?? 100,
-    processMetrics: false,
-  });
-  const client = new MerchantWalletClient(
-    {
-      ...DEFAULTS.upstream,
+  const config = testConfig({
+    ...options.config,
+    upstream: {
       retryBaseDelayMs: 1,
       // Fault tests fail the same routes again and again; the breaker has its own tests.
       circuitBreaker: { ...DEFAULTS.upstream.circuitBreaker, failures: 0 },
       // Tests change the sandbox between reads; the micro-cache has its own tests with TTL on.
       cacheTtlMs: 0,
-      telemetry: { observer: metrics },
+      ...options.config?.upstream,
       ...options.upstream,
-      baseURL: sandbox.url,
     },
-    options.clock,
-  );
-  metrics.watchCircuits(() => client.circuits());
+  });
   const logs: string[] = [];
   const logger = createLogger('debug', suiteLogDestination(logs));
-  const live = livePolling(client, logger, { metrics, ...options.live });
-  const gateway = createGateway({
-    ...defaultGatewayDeps(client, logger),
+  const runtime = await createGatewayRuntime(config, {
+    logger,
+    upstreamURL: sandbox.url,
+    // Metrics on, as in production by default: every test exercises their counting.
+    processMetrics: false,
     graphiql: { defaultQuery: '{ __typename }' },
-    metrics,
-    metricsEndpoint: metrics.scrape,
-    live,
-    ...options.gateway,
+    ...(options.clock && { clock: options.clock }),
+    ...options.infrastructure,
   });
+  const { gateway, client, live } = runtime;
+  const metrics = runtime.metrics as GatewayMetrics;
 
   async function request(
     query: string,
@@ -155,9 +198,9 @@ export async function startTestGateway(
     run,
     upstreamCalls,
     resetCalls,
+    runtime,
     async close() {
-      live.close();
-      await client.close();
+      await runtime[Symbol.asyncDispose]();
       await sandbox.close();
     },
   };

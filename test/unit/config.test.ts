@@ -78,6 +78,33 @@ describe('configuration', () => {
     }
   });
 
+  it('lists every problem between variables at once, a bad manifest included', () => {
+    let problems: string[] = [];
+    try {
+      parseConfig({
+        NODE_ENV: 'production',
+        WORKERS: '2',
+        IDEMPOTENCY_LEASE_MS: '1000',
+        SUBSCRIPTION_POLL_MS: '500',
+        SUBSCRIPTION_POLL_MAX_MS: '100',
+        HEADERS_TIMEOUT_MS: '40000',
+        PERSISTED_DOCUMENTS: '/nonexistent/manifest.json',
+      });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      problems = (error as ConfigError).problems;
+    }
+    expect(problems.map((p) => p.split(':')[0])).toEqual([
+      'WORKERS',
+      'IDEMPOTENCY_LEASE_MS',
+      'SUBSCRIPTION_POLL_MAX_MS',
+      'HEADERS_TIMEOUT_MS',
+      'UPSTREAM_URL',
+      'PERSISTED_DOCUMENTS',
+    ]);
+    expect(problems.at(-1)).toMatch(/\/nonexistent\/manifest\.json: ENOENT/);
+  });
+
   describe('Redis, named by exactly one of three variables', () => {
     it('REDIS_URL: one server, no replica acknowledgements, a 500 ms bound', () => {
       expect(parseConfig({ REDIS_URL: 'redis://10.0.0.1:6379' }).redis).toEqual({

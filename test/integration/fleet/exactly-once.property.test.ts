@@ -7,8 +7,8 @@ import { fleetScopeSecret } from '../../../src/redis/fleet.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
 import { RedisIdempotencyStore } from '../../../src/withdrawals/redis-idempotency-store.ts';
-import { createGateway, type Gateway } from '../../../src/yoga.ts';
-import { DEFAULTS, defaultGatewayDeps } from '../../support/gateway.ts';
+import type { Gateway } from '../../../src/yoga.ts';
+import { DEFAULTS, gatewayAround, testConfig } from '../../support/gateway.ts';
 import { type RunningRedis, startRedis } from '../../support/redis.ts';
 import {
   startTestSandbox,
@@ -103,14 +103,9 @@ async function gatewayProcess(): Promise<Gateway> {
     scopeSecret: await fleetScopeSecret(connection),
   });
   clients.push(client);
-  const deps = defaultGatewayDeps(client, createLogger('warn', suiteLogDestination()));
-  return createGateway({
-    ...deps,
-    idempotencyStore: new RedisIdempotencyStore(connection, { maxKeysPerCaller: 10_000 }),
-    withdrawals: {
-      leaseMs: deps.withdrawals.leaseMs,
-      reconcile: { ...deps.withdrawals.reconcile, lateCommitMs: LATE_COMMIT_MS },
-    },
+  return gatewayAround(client, createLogger('warn', suiteLogDestination()), {
+    config: testConfig({ reconcile: { lateCommitMs: LATE_COMMIT_MS } }),
+    parts: { idempotencyStore: new RedisIdempotencyStore(connection, { maxKeysPerCaller: 10_000 }) },
   });
 }
 

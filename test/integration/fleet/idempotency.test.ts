@@ -10,8 +10,7 @@ import { createLogger } from '../../../src/shared/logger.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
 import { type IdempotencyStore, MemoryIdempotencyStore } from '../../../src/withdrawals/idempotency-store.ts';
 import { RedisIdempotencyStore } from '../../../src/withdrawals/redis-idempotency-store.ts';
-import { createGateway } from '../../../src/yoga.ts';
-import { DEFAULTS, defaultGatewayDeps } from '../../support/gateway.ts';
+import { DEFAULTS, gatewayAround, testConfig } from '../../support/gateway.ts';
 import { type RunningRedis, startRedis } from '../../support/redis.ts';
 import {
   EXTERNAL_TRON_ADDRESS,
@@ -104,16 +103,16 @@ async function gatewayProcess(
   }
   const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
   if (subscriber) connections.push(subscriber);
-  const deps = defaultGatewayDeps(client, createLogger('debug', suiteLogDestination()));
-  const gateway = createGateway({
-    ...deps,
-    idempotencyStore: store,
+  const gateway = gatewayAround(client, createLogger('debug', suiteLogDestination()), {
     // A short late-commit allowance: a retry after a lost answer reconciles within a test's time.
-    withdrawals: {
-      leaseMs: options.leaseMs ?? deps.withdrawals.leaseMs,
-      reconcile: { ...deps.withdrawals.reconcile, lateCommitMs: 200 },
+    config: testConfig({
+      idempotencyLeaseMs: options.leaseMs ?? DEFAULTS.idempotencyLeaseMs,
+      reconcile: { lateCommitMs: 200 },
+    }),
+    parts: {
+      idempotencyStore: store,
+      rateLimiter: options.rateLimit ? createRateLimiter(options.rateLimit, connection) : null,
     },
-    rateLimiter: options.rateLimit ? createRateLimiter(options.rateLimit, connection) : null,
   });
   const withdraw = async (idempotencyKey: string | null, amount = '1.00', as = key) => {
     const response = await gateway.fetch('http://gateway.test/graphql', {

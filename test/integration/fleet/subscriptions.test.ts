@@ -7,8 +7,8 @@ import { createLogger } from '../../../src/shared/logger.ts';
 import { redisLeases } from '../../../src/subscriptions/leases.ts';
 import { LivePolling } from '../../../src/subscriptions/live.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
-import { createGateway, type Gateway } from '../../../src/yoga.ts';
-import { DEFAULTS, defaultGatewayDeps } from '../../support/gateway.ts';
+import type { Gateway } from '../../../src/yoga.ts';
+import { DEFAULTS, gatewayAround } from '../../support/gateway.ts';
 import { parseMetrics, sampleSum } from '../../support/metrics.ts';
 import { type RunningRedis, startRedis } from '../../support/redis.ts';
 import { startTestSandbox, type TestSandbox, withdrawalBody } from '../../support/sandbox.ts';
@@ -78,7 +78,7 @@ async function gatewayProcess() {
     () => live.close(),
     () => client.close(),
   );
-  const gateway = createGateway({ ...defaultGatewayDeps(client, logger), live, metrics });
+  const gateway = gatewayAround(client, logger, { parts: { live, metrics } });
   const polls = async (feed?: string) =>
     sampleSum(
       parseMetrics((await metrics.scrape()).body),

@@ -7,7 +7,7 @@ import {
   watchWithdrawal,
   withdraw,
 } from '../../../examples/apollo/wallet-client.ts';
-import { loadManifest, type TrustedDocumentsMode } from '../../../src/plugins/trusted-documents.ts';
+import { loadManifest, type TrustedDocumentsMode } from '../../../src/config.ts';
 import { listen, type RunningServer } from '../../../src/server.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
@@ -35,8 +35,7 @@ describe.each([
 
   beforeAll(async () => {
     t = await startTestGateway({
-      gateway: { trustedDocuments: { mode, manifest } },
-      live: { pollMs: 20, maxPollMs: 20 },
+      config: { trustedDocuments: { mode, manifest }, subscriptions: { pollMs: 20, maxPollMs: 20 } },
     });
     server = await listen(t.gateway, {
       port: 0,

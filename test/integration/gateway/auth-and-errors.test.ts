@@ -267,18 +267,16 @@ describe('error mapping', () => {
   });
 
   it('maps an unreachable upstream to UPSTREAM_UNAVAILABLE', async () => {
-    const { MerchantWalletClient } = await import('../../../src/upstream/client.ts');
-    const { DEFAULTS, defaultGatewayDeps } = await import('../../support/gateway.ts');
-    const { createGateway } = await import('../../../src/yoga.ts');
+    const { testConfig } = await import('../../support/gateway.ts');
+    const { createGatewayRuntime } = await import('../../../src/runtime.ts');
     const { createLogger } = await import('../../../src/shared/logger.ts');
     const { suiteLogDestination } = await import('../../support/suite-logs.ts');
-    const client = new MerchantWalletClient({
-      ...DEFAULTS.upstream,
-      retryBaseDelayMs: 1,
-      baseURL: 'http://127.0.0.1:1',
+    await using runtime = await createGatewayRuntime(testConfig({ upstream: { retryBaseDelayMs: 1 } }), {
+      logger: createLogger('debug', suiteLogDestination()),
+      upstreamURL: 'http://127.0.0.1:1',
+      processMetrics: false,
     });
-    const gateway = createGateway(defaultGatewayDeps(client, createLogger('debug', suiteLogDestination())));
-    const response = await gateway.fetch('http://gateway.test/graphql', {
+    const response = await runtime.gateway.fetch('http://gateway.test/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${acme.key}` },
       body: JSON.stringify({ query: WALLETS }),
@@ -288,7 +286,6 @@ describe('error mapping', () => {
       message: 'The REST API could not be reached.',
       extensions: { code: 'UPSTREAM_UNAVAILABLE' },
     });
-    await client.close();
   });
 
   it('masks an unexpected error as "Unexpected error." and logs it with the request id', async () => {

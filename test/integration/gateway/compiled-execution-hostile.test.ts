@@ -16,8 +16,8 @@ let walletId: string;
 
 beforeAll(async () => {
   const store = new SandboxStore();
-  compiled = await startTestGateway({ store, gateway: { compiledExecution: true } });
-  usual = await startTestGateway({ store, gateway: { compiledExecution: false } });
+  compiled = await startTestGateway({ store, config: { compiledExecution: true } });
+  usual = await startTestGateway({ store, config: { compiledExecution: false } });
   const merchant = await compiled.sandbox.world.merchant();
   key = merchant.key;
   const wallet = await compiled.sandbox.world.wallet(merchant.id);

@@ -23,8 +23,8 @@ const operation = (file: string) => readFileSync(new URL(file, operations), 'utf
 
 beforeAll(async () => {
   const store = new SandboxStore();
-  compiled = await startTestGateway({ store, gateway: { compiledExecution: true } });
-  usual = await startTestGateway({ store, gateway: { compiledExecution: false } });
+  compiled = await startTestGateway({ store, config: { compiledExecution: true } });
+  usual = await startTestGateway({ store, config: { compiledExecution: false } });
   const merchant = await compiled.sandbox.world.merchant();
   key = merchant.key;
   const wallets = [];

@@ -34,15 +34,10 @@ let metrics: GatewayMetrics;
 beforeAll(async () => {
   metrics = new GatewayMetrics({ maxOperationNames: 100, processMetrics: true });
   gw = await startTestGateway({
-    upstream: {
-      telemetry: { observer: metrics },
-      cacheTtlMs: 60_000,
-      circuitBreaker: DEFAULTS.upstream.circuitBreaker,
-    },
-    gateway: { metrics, metricsEndpoint: metrics.scrape, maxUpstreamCallsPerRequest: 2 },
-    live: { metrics, pollMs: 20, maxPollMs: 20 },
+    upstream: { cacheTtlMs: 60_000, circuitBreaker: DEFAULTS.upstream.circuitBreaker },
+    config: { maxUpstreamCallsPerRequest: 2, subscriptions: { pollMs: 20, maxPollMs: 20 } },
+    infrastructure: { metrics },
   });
-  metrics.watchCircuits(() => gw.client.circuits());
 });
 afterAll(() => gw.close());
 

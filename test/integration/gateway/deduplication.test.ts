@@ -81,7 +81,7 @@ describe('query deduplication', () => {
   });
 
   it('executes every request when turned off', async () => {
-    const off = await startTestGateway({ gateway: { queryDeduplication: false } });
+    const off = await startTestGateway({ config: { queryDeduplication: false } });
     const spy = vi.spyOn(off.client, 'listWallets');
     try {
       const m = await off.sandbox.world.merchant();

@@ -134,7 +134,7 @@ describe('@defer', () => {
   });
 
   it('spends the same upstream-call budget: a deferred field past it fails in its own payload', async () => {
-    const budgeted = await startTestGateway({ gateway: { maxUpstreamCallsPerRequest: 2 } });
+    const budgeted = await startTestGateway({ config: { maxUpstreamCallsPerRequest: 2 } });
     try {
       const m = await budgeted.sandbox.world.merchant();
       const wallet = await budgeted.sandbox.world.wallet(m.id);

@@ -319,7 +319,7 @@ describe('readiness', () => {
     // One pooled connection: were the probe on it, the query would wait behind the hung probe.
     const gw = await startTestGateway({
       upstream: { connections: 1, headersTimeoutMs: 60_000 },
-      gateway: { requestDeadlineMs: 2_000 },
+      config: { requestDeadlineMs: 2_000 },
     });
     try {
       const merchant = await gw.sandbox.world.merchant();

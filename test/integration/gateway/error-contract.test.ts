@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { ERROR_CODES } from '../../../src/error-codes.ts';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connectRedis } from '../../../src/redis/connection.ts';
@@ -34,10 +35,10 @@ beforeAll(async () => {
       circuitBreaker: { failures: 1, halfOpenAfterMs: 60_000 },
     },
   });
-  budgeted = await startTestGateway({ gateway: { maxUpstreamCallsPerRequest: 1 } });
-  noSubscriptions = await startTestGateway({ live: { perKey: 0 } });
+  budgeted = await startTestGateway({ config: { maxUpstreamCallsPerRequest: 1 } });
+  noSubscriptions = await startTestGateway({ config: { subscriptions: { perKey: 0 } } });
   trustedOnly = await startTestGateway({
-    gateway: { trustedDocuments: { mode: 'enforce', manifest: new Map() } },
+    config: { trustedDocuments: { mode: 'enforce', manifest: new Map() } },
   });
   const merchant = await gw.sandbox.world.merchant();
   key = merchant.key;
@@ -50,7 +51,7 @@ beforeAll(async () => {
   redis = await startRedis();
   const connection = await connectRedis(redis.url, pino({ level: 'silent' }));
   fleet = await startTestGateway({
-    gateway: { idempotencyStore: new RedisIdempotencyStore(connection, { maxKeysPerCaller: 1000 }) },
+    infrastructure: { idempotencyStore: new RedisIdempotencyStore(connection, { maxKeysPerCaller: 1000 }) },
   });
   const third = await fleet.sandbox.world.merchant();
   fleetKey = third.key;
@@ -215,16 +216,34 @@ const PATHS: Record<string, () => Promise<Answer>> = {
   },
 };
 
-function documentedCodes(): string[] {
+/** The docs/errors.md table's rows: code → its HTTP status column. */
+function documentedRows(): Map<string, string> {
   const page = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
   const table = page.slice(page.indexOf('| `extensions.code` |'));
   const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
-  return rows.map((row) => /^\| `([A-Z_]+)` \|/.exec(row)?.[1] ?? `unparsed row: ${row}`);
+  return new Map(
+    rows.map((row) => {
+      const [code, , status] = row.slice(1, -1).split(' | ');
+      return [/^ ?`([A-Z_]+)`$/.exec(code ?? '')?.[1] ?? `unparsed row: ${row}`, status ?? ''];
+    }),
+  );
+}
+
+function documentedCodes(): string[] {
+  return [...documentedRows().keys()];
 }
 
 describe('the error contract', () => {
   it('has a path here for every code of the docs/errors.md table, and no code the table lacks', () => {
     expect(Object.keys(PATHS).sort()).toEqual(documentedCodes().sort());
+  });
+
+  it("the docs/errors.md table is ERROR_CODES, the gateway's own table: the same codes, each with its status", () => {
+    const rows = documentedRows();
+    expect([...rows.keys()].sort()).toEqual(Object.keys(ERROR_CODES).sort());
+    for (const [code, row] of Object.entries(ERROR_CODES)) {
+      expect(rows.get(code), code).toMatch(new RegExp(`^${row.status}\\b`));
+    }
   });
 
   it.each(Object.keys(PATHS))('%s: the path answers it, and every error has a code', async (code) => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { globalIdOf } from '../../../src/global-ids.ts';
 import { MemoryIdempotencyStore } from '../../../src/withdrawals/idempotency-store.ts';
-import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { withdrawalBody, withdrawalInput } from '../../support/sandbox.ts';
 import { recordSuiteKey } from '../../support/suite-logs.ts';
 
@@ -26,10 +26,8 @@ async function gatewayWithAllowances(
 ): Promise<TestGateway> {
   const started = await startTestGateway({
     upstream: { headersTimeoutMs: 400 },
-    gateway: {
-      ...(idempotencyStore && { idempotencyStore }),
-      withdrawals: { leaseMs: DEFAULTS.idempotencyLeaseMs, reconcile: { ...allowances, pageSize: 100 } },
-    },
+    config: { reconcile: allowances },
+    ...(idempotencyStore && { infrastructure: { idempotencyStore } }),
   });
   started.sandbox.sandbox.idempotencyExtension = false;
   return started;

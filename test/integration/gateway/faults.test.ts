@@ -118,7 +118,7 @@ describe('fault matrix (GETs)', () => {
 describe('request deadline', () => {
   it('bounds the whole GraphQL request, retries included', async () => {
     const tight = await startTestGateway({
-      gateway: { requestDeadlineMs: 600 },
+      config: { requestDeadlineMs: 600 },
       upstream: { headersTimeoutMs: 10_000, retryBaseDelayMs: 100, maxRetries: 10 },
     });
     try {

@@ -7,13 +7,13 @@ import { globalIdOf, restIdOf } from '../../../src/global-ids.ts';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
 import { exampleTabs } from '../../../src/operations.ts';
 import { useGraphiQLDelivery } from '../../../src/plugins/graphiql-delivery.ts';
+import { createGatewayRuntime, type GatewayRuntime } from '../../../src/runtime.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../../src/sandbox/config.ts';
 import { schema } from '../../../src/schema/index.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import type { LivePolling } from '../../../src/subscriptions/live.ts';
-import { MerchantWalletClient } from '../../../src/upstream/client.ts';
-import { createGateway } from '../../../src/yoga.ts';
-import { DEFAULTS, defaultGatewayDeps, livePolling } from '../../support/gateway.ts';
+import type { Gateway } from '../../../src/yoga.ts';
+import { testConfig } from '../../support/gateway.ts';
 import { nextPoll, subscribeSSE } from '../../support/subscriptions.ts';
 import { suiteLogDestination } from '../../support/suite-logs.ts';
 
@@ -21,8 +21,8 @@ import { suiteLogDestination } from '../../support/suite-logs.ts';
 // the embedded sandbox's demo world, and a 9 MB page sent compressed and revalidated with an ETag.
 
 let sandbox: Awaited<ReturnType<typeof startEmbeddedSandbox>>;
-let client: MerchantWalletClient;
-let gateway: ReturnType<typeof createGateway>;
+let runtime: GatewayRuntime;
+let gateway: Gateway;
 let tabs: ReturnType<typeof exampleTabs>;
 let live: LivePolling;
 const metrics = new GatewayMetrics({ maxOperationNames: 10, processMetrics: false });
@@ -33,20 +33,20 @@ beforeAll(async () => {
     parseConfig({ SANDBOX_AUTO_ADVANCE_MS: '0', SANDBOX_DEPOSIT_EVERY_MS: '0' }),
     logger,
   );
-  client = new MerchantWalletClient({ ...DEFAULTS.upstream, baseURL: sandbox.url });
   const headers = JSON.stringify({ Authorization: `Bearer ${sandbox.demoKey}` });
   tabs = exampleTabs(sandbox.demo, headers);
   // Polls every 20 ms rather than every second, so that the subscription tabs' news comes at once.
-  live = livePolling(client, logger, { pollMs: 20, maxPollMs: 20, metrics });
-  gateway = createGateway({
-    ...defaultGatewayDeps(client, logger),
-    live,
+  runtime = await createGatewayRuntime(testConfig({ subscriptions: { pollMs: 20, maxPollMs: 20 } }), {
+    logger,
+    upstreamURL: sandbox.url,
+    processMetrics: false,
+    metrics,
     graphiql: { defaultAuthorization: `Bearer ${sandbox.demoKey}`, tabs },
   });
+  ({ gateway, live } = runtime);
 });
 afterAll(async () => {
-  live.close();
-  await client.close();
+  await runtime[Symbol.asyncDispose]();
   await sandbox.stop();
 });
 

@@ -47,7 +47,8 @@ beforeAll(async () => {
   storeCalls = [];
   gw = await startTestGateway({
     // Room for 100 000 levels of nesting in one body; the depth limit must refuse them, not the size.
-    gateway: { maxRequestBytes: 2_000_000, idempotencyStore: recordingStore() },
+    config: { maxRequestBytes: 2_000_000 },
+    infrastructure: { idempotencyStore: recordingStore() },
   });
   const merchant = await gw.sandbox.world.merchant();
   key = merchant.key;

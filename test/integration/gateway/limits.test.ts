@@ -263,7 +263,7 @@ describe('browsers and production', () => {
   });
 
   it('turns introspection and field suggestions off when configured', async () => {
-    const closed = await startTestGateway({ gateway: { introspection: false, graphiql: false } });
+    const closed = await startTestGateway({ config: { introspection: false, graphiql: false } });
     try {
       const merchant = await closed.sandbox.world.merchant();
       const introspection = await closed.request(

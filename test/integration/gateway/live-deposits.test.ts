@@ -2,13 +2,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { globalIdOf } from '../../../src/global-ids.ts';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
-import { createGateway } from '../../../src/yoga.ts';
-import {
-  defaultGatewayDeps,
-  livePolling,
-  startTestGateway,
-  type TestGateway,
-} from '../../support/gateway.ts';
+import { gatewayAround, livePolling, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { parseMetrics, sampleSum } from '../../support/metrics.ts';
 import { nextPoll, type ResultStream, subscribeSSE } from '../../support/subscriptions.ts';
 import { recordSuiteKey } from '../../support/suite-logs.ts';
@@ -33,7 +27,7 @@ let wallet1: string;
 let wallet2: string;
 
 beforeAll(async () => {
-  t = await startTestGateway({ live: { pollMs: 20, maxPollMs: 20, perKey: 150 } });
+  t = await startTestGateway({ config: { subscriptions: { pollMs: 20, maxPollMs: 20, perKey: 150 } } });
   merchant = await t.sandbox.world.merchant();
   recordSuiteKey(merchant.key);
   wallet1 = (await t.sandbox.world.wallet(merchant.id)).id;
@@ -331,8 +325,7 @@ describe('each event as a request of its own', () => {
   it("reads an event's nested fields then, past the subscribing request's deadline: the wallet's balance after each payment", async () => {
     // A deadline of 150 ms for every request, the subscribing one included.
     const short = await startTestGateway({
-      live: { pollMs: 20, maxPollMs: 20 },
-      gateway: { requestDeadlineMs: 150 },
+      config: { requestDeadlineMs: 150, subscriptions: { pollMs: 20, maxPollMs: 20 } },
     });
     try {
       const owner = await short.sandbox.world.merchant();
@@ -366,7 +359,9 @@ describe('each event as a request of its own', () => {
 
 describe('limits', () => {
   it('counts deposit subscriptions against SUBSCRIPTIONS_PER_KEY and MAX_SUBSCRIPTIONS; a refused wallet holds no place', async () => {
-    const limited = await startTestGateway({ live: { pollMs: 20, maxPollMs: 20, perKey: 2, max: 3 } });
+    const limited = await startTestGateway({
+      config: { subscriptions: { pollMs: 20, maxPollMs: 20, perKey: 2, max: 3 } },
+    });
     try {
       const owner = await limited.sandbox.world.merchant();
       recordSuiteKey(owner.key);
@@ -439,7 +434,7 @@ describe('catch-up after lost news', () => {
       maxPollMs: 20,
       metrics,
     });
-    const gateway = createGateway({ ...defaultGatewayDeps(t.client, pino({ level: 'silent' })), live });
+    const gateway = gatewayAround(t.client, pino({ level: 'silent' }), { parts: { live } });
     try {
       const stream = await subscribeSSE(gateway, DEPOSITS, { walletId: wallet1 }, merchant.key);
       await nextPoll(metrics, 'deposits');

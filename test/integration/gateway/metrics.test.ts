@@ -1,7 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config.ts';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
-import { listenMetrics } from '../../../src/observability/metrics-server.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { parseMetrics, type Sample, sampleSum } from '../../support/metrics.ts';
 import { WITHDRAW, withdrawalInput } from '../../support/sandbox.ts';
@@ -11,7 +10,7 @@ let acme: { id: string; key: string };
 let walletId: string;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ gateway: { queryDeduplication: true } });
+  gw = await startTestGateway({ config: { queryDeduplication: true } });
   acme = await gw.sandbox.world.merchant();
   walletId = (await gw.sandbox.world.wallet(acme.id, { USDT: '1000', TRX: '0' })).id;
 });
@@ -295,7 +294,7 @@ describe('GET /metrics', () => {
 
   it('with trusted documents on, counts only the manifest’s names, whoever sends them', async () => {
     const manifest = new Map([['abc', 'query Listed { __typename }']]);
-    const audit = await startTestGateway({ gateway: { trustedDocuments: { mode: 'audit', manifest } } });
+    const audit = await startTestGateway({ config: { trustedDocuments: { mode: 'audit', manifest } } });
     try {
       await audit.request('query Listed { __typename }', {}, {});
       await audit.request('query Unlisted { wallets(first: 1) { totalCount } }', {}, { key: acme.key });
@@ -350,8 +349,8 @@ describe('GET /metrics', () => {
 
 describe('where /metrics is served', () => {
   it('METRICS_PORT: on a port of its own, and not on the gateway port', async () => {
-    const apart = await startTestGateway({ gateway: { metricsEndpoint: null } });
-    const server = await listenMetrics(apart.metrics.scrape, { port: 0, host: '127.0.0.1' });
+    const apart = await startTestGateway({ config: { metrics: { port: 0 } } });
+    const server = { url: String(apart.runtime.metricsURL) };
     try {
       expect((await apart.gateway.fetch('http://gateway.test/metrics')).status).toBe(404);
       const response = await fetch(server.url);
@@ -360,7 +359,6 @@ describe('where /metrics is served', () => {
       expect((await fetch(server.url.replace('/metrics', '/graphql'))).status).toBe(404);
       expect((await fetch(server.url, { method: 'POST' })).status).toBe(405);
     } finally {
-      await server.close();
       await apart.close();
     }
   });

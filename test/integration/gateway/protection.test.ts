@@ -19,7 +19,7 @@ closeWithoutLeaks(() => gw);
 beforeAll(async () => {
   gw = await startTestGateway({
     upstream: { circuitBreaker: { failures: 3, halfOpenAfterMs: HALF_OPEN_AFTER_MS }, headersTimeoutMs: 150 },
-    gateway: { maxUpstreamCallsPerRequest: 3 },
+    config: { maxUpstreamCallsPerRequest: 3 },
   });
   const merchant = await gw.sandbox.world.merchant();
   key = merchant.key;

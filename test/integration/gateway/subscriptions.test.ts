@@ -25,7 +25,7 @@ let merchant: { id: string; key: string; readOnlyKey: string };
 let walletId: string;
 
 beforeAll(async () => {
-  t = await startTestGateway({ live: { pollMs: 20, maxPollMs: 20, perKey: 150 } });
+  t = await startTestGateway({ config: { subscriptions: { pollMs: 20, maxPollMs: 20, perKey: 150 } } });
   merchant = await t.sandbox.world.merchant();
   recordSuiteKey(merchant.key);
   walletId = (await t.sandbox.world.wallet(merchant.id, { USDT: '100000', TRX: '100' })).id;
@@ -219,7 +219,9 @@ describe('withdrawalIntentsUpdated', () => {
 
 describe('limits', () => {
   it('refuses a subscription past SUBSCRIPTIONS_PER_KEY with SUBSCRIPTION_LIMIT_EXCEEDED, and admits one again when another ends', async () => {
-    const limited = await startTestGateway({ live: { pollMs: 20, maxPollMs: 20, perKey: 2 } });
+    const limited = await startTestGateway({
+      config: { subscriptions: { pollMs: 20, maxPollMs: 20, perKey: 2 } },
+    });
     try {
       const owner = await limited.sandbox.world.merchant();
       const wallet = await limited.sandbox.world.wallet(owner.id);

@@ -23,7 +23,7 @@ beforeAll(async () => {
   );
   gw = await startTestGateway({
     upstream: { telemetry: { tracer: tracing.tracer } },
-    gateway: { tracer: tracing.tracer },
+    infrastructure: { tracer: tracing.tracer },
   });
   acme = await gw.sandbox.world.merchant();
   walletId = (await gw.sandbox.world.wallet(acme.id, { USDT: '1000', TRX: '0' })).id;

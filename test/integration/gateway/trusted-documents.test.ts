@@ -7,8 +7,7 @@ import {
   DashboardScreenDocument,
   WithdrawScreenDocument,
 } from '../../../examples/apollo/generated/graphql.ts';
-import { parseConfig } from '../../../src/config.ts';
-import { loadManifest } from '../../../src/plugins/trusted-documents.ts';
+import { loadManifest, parseConfig } from '../../../src/config.ts';
 import { DashboardDocument, WalletScreenDocument } from '../../generated/graphql.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { parseMetrics, sampleSum } from '../../support/metrics.ts';
@@ -33,9 +32,9 @@ let off: TestGateway;
 let key: string;
 
 beforeAll(async () => {
-  enforce = await startTestGateway({ gateway: { trustedDocuments: { mode: 'enforce', manifest } } });
-  audit = await startTestGateway({ gateway: { trustedDocuments: { mode: 'audit', manifest } } });
-  off = await startTestGateway({ gateway: { trustedDocuments: { mode: 'off', manifest: new Map() } } });
+  enforce = await startTestGateway({ config: { trustedDocuments: { mode: 'enforce', manifest } } });
+  audit = await startTestGateway({ config: { trustedDocuments: { mode: 'audit', manifest } } });
+  off = await startTestGateway({ config: { trustedDocuments: { mode: 'off', manifest: new Map() } } });
   for (const gw of [enforce, audit, off]) {
     const m = await gw.sandbox.world.merchant();
     await gw.sandbox.world.wallet(m.id);
@@ -127,7 +126,7 @@ describe('PERSISTED_DOCUMENTS_MODE=enforce', () => {
     const costly =
       'query Costly { deposits(first: 1000) { nodes { wallet { deposits(first: 1000) { nodes { id } } } } } }';
     const own = await startTestGateway({
-      gateway: { trustedDocuments: { mode: 'enforce', manifest: new Map([[sha256(costly), costly]]) } },
+      config: { trustedDocuments: { mode: 'enforce', manifest: new Map([[sha256(costly), costly]]) } },
     });
     try {
       const m = await own.sandbox.world.merchant();
@@ -284,8 +283,14 @@ describe('automatic persisted queries (APQ), where arbitrary documents may run',
 
 describe('configuration', () => {
   it('reads PERSISTED_DOCUMENTS and PERSISTED_DOCUMENTS_MODE', () => {
-    expect(parseConfig({}).trustedDocuments).toEqual({ manifestPath: undefined, mode: 'off' });
-    expect(parseConfig({ PERSISTED_DOCUMENTS: MANIFEST_PATH }).trustedDocuments.mode).toBe('off');
+    expect(parseConfig({}).trustedDocuments).toEqual({
+      manifestPath: undefined,
+      manifest: new Map(),
+      mode: 'off',
+    });
+    const read = parseConfig({ PERSISTED_DOCUMENTS: MANIFEST_PATH }).trustedDocuments;
+    expect(read.mode).toBe('off');
+    expect(read.manifest).toEqual(manifest);
     expect(
       parseConfig({
         PERSISTED_DOCUMENTS: MANIFEST_PATH,
@@ -303,6 +308,10 @@ describe('configuration', () => {
     const path = `${mkdtempSync(`${tmpdir()}/manifest-`)}/m.json`;
     writeFileSync(path, JSON.stringify({ [`sha256:${'a'.repeat(64)}`]: '{ __typename }' }));
     expect(() => loadManifest(path)).toThrow(/does not hash to its id/);
+    // As configuration: one more problem listed, and the gateway does not start.
+    expect(() => parseConfig({ PERSISTED_DOCUMENTS: path })).toThrow(
+      /PERSISTED_DOCUMENTS: .*does not hash to its id/,
+    );
     expect(key).not.toBe('');
   });
 });

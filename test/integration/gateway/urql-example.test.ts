@@ -26,7 +26,7 @@ let walletId: string;
 const fetchSpy = vi.spyOn(globalThis, 'fetch');
 
 beforeAll(async () => {
-  t = await startTestGateway({ live: { pollMs: 20, maxPollMs: 20 } });
+  t = await startTestGateway({ config: { subscriptions: { pollMs: 20, maxPollMs: 20 } } });
   server = await listen(t.gateway, {
     port: 0,
     host: '127.0.0.1',

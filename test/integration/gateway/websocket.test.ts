@@ -23,7 +23,7 @@ const clients: Client[] = [];
 const WATCH = 'subscription Watch($id: ID!) { withdrawalIntentUpdated(id: $id) { restId status } }';
 
 beforeAll(async () => {
-  t = await startTestGateway({ live: { pollMs: 20, maxPollMs: 20 } });
+  t = await startTestGateway({ config: { subscriptions: { pollMs: 20, maxPollMs: 20 } } });
   server = await listen(t.gateway, {
     port: 0,
     host: '127.0.0.1',
@@ -164,7 +164,7 @@ describe('live deposits over WebSocket', () => {
 describe('GraphQL over WebSocket with trusted documents enforced', () => {
   it('refuses an ad-hoc document with PERSISTED_DOCUMENT_REQUIRED, as a POST is refused', async () => {
     const enforced = await startTestGateway({
-      gateway: { trustedDocuments: { mode: 'enforce', manifest: new Map() } },
+      config: { trustedDocuments: { mode: 'enforce', manifest: new Map() } },
     });
     const running = await listen(enforced.gateway, {
       port: 0,

@@ -1,0 +1,247 @@
+import cluster from 'node:cluster';
+import { readFileSync } from 'node:fs';
+import type { Tracer } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { workerMetrics } from './observability/cluster-metrics.ts';
+import { GatewayMetrics, type Scrape } from './observability/metrics.ts';
+import { listenMetrics } from './observability/metrics-server.ts';
+import { startTracing } from './observability/tracing.ts';
+import { createRateLimiter } from './plugins/rate-limit.ts';
+import { duplicateClient, type RedisClient, replicaAckTimeoutMs } from './redis/connection.ts';
+import { fleetEvents, fleetInvalidation, fleetScopeSecret, keepFleetScopeSecret } from './redis/fleet.ts';
+import { RedisHealth } from './redis/health.ts';
+import { listen, type RunningServer } from './server.ts';
+import { processLeases, redisLeases } from './subscriptions/leases.ts';
+import { LivePolling } from './subscriptions/live.ts';
+import { MerchantWalletClient, type UpstreamClientOptions } from './upstream/client.ts';
+import { type IdempotencyStore, MemoryIdempotencyStore } from './withdrawals/idempotency-store.ts';
+import { RedisIdempotencyStore } from './withdrawals/redis-idempotency-store.ts';
+import { WithdrawalService } from './withdrawals/service.ts';
+import { createGateway, type Gateway, type GraphiQLDefaults } from './yoga.ts';
+
+/**
+ * The composition root: everything a gateway process runs, built from the configuration in one
+ * place, and taken down in the reverse order by disposing of it. `src/main.ts` (a process alone
+ * or one worker of a fleet), the test support and the soak child all start the gateway here, so
+ * what the tests run is what production runs.
+ *
+ * What is outside the gateway comes in as `infrastructure`: where the REST API is (UPSTREAM_URL,
+ * or the embedded sandbox `npm start` started), the fleet's Redis once connected, the logger. A
+ * test may hand in a piece it built itself (a recording idempotency store, a tracer with an
+ * in-memory exporter); the rest is what the configuration says.
+ */
+export interface GatewayInfrastructure {
+  logger: Logger;
+  /** The REST API's base URL: UPSTREAM_URL, or the embedded sandbox's. */
+  upstreamURL: string;
+  /** The fleet's Redis, connected (connectRedis); absent: every store in this process. */
+  redis?: RedisClient | undefined;
+  /** GraphiQL's first screen (example operations, the sandbox's demo key and tabs), when GRAPHIQL is on. */
+  graphiql?: GraphiQLDefaults;
+  /** Event loop, memory and GC metrics; off where several gateways share one process (tests). */
+  processMetrics?: boolean;
+  /** The upstream client's clock (tests move time for the circuit breaker and the micro-cache). */
+  clock?: () => number;
+  /** Settings of the upstream client past the configuration's (tests: faster retries, say). */
+  upstream?: Partial<UpstreamClientOptions>;
+  /** Pieces built elsewhere (tests). */
+  idempotencyStore?: IdempotencyStore;
+  tracer?: Tracer;
+  metrics?: GatewayMetrics;
+}
+
+export interface GatewayRuntime extends AsyncDisposable {
+  /** The GraphQL gateway as a fetch-style handler (tests call `gateway.fetch`). */
+  readonly gateway: Gateway;
+  readonly client: MerchantWalletClient;
+  readonly live: LivePolling;
+  readonly withdrawals: WithdrawalService;
+  readonly idempotencyStore: IdempotencyStore;
+  /** Prometheus metrics; null when METRICS=false. */
+  readonly metrics: GatewayMetrics | null;
+  /** Where METRICS_PORT serves /metrics, when it does (in a fleet: the supervisor's, not a worker's). */
+  readonly metricsURL: string | undefined;
+  /** Serves the gateway over HTTP and WebSocket; disposing of the runtime drains it first. */
+  listen(options: { port: number; host: string }): Promise<RunningServer>;
+}
+
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+/**
+ * Builds the gateway's parts in dependency order, registering each one's shutdown as it goes:
+ * disposal runs them backwards, so nothing is closed while something built after it still uses
+ * it. Should a step fail, what was built before it is taken down before the error is thrown.
+ */
+export async function createGatewayRuntime(
+  config: Config,
+  infrastructure: GatewayInfrastructure,
+): Promise<GatewayRuntime> {
+  const { logger, redis } = infrastructure;
+  const stack = new AsyncDisposableStack();
+  try {
+    // Whether Redis answers, watched in the background: requests never wait on a Redis that hangs.
+    const redisHealth = redis && new RedisHealth(redis, logger);
+    const stopWatchingRedis = redisHealth?.start();
+    if (stopWatchingRedis) stack.defer(stopWatchingRedis);
+    const invalidation = redis && fleetInvalidation(redis, logger, redisHealth);
+
+    const metrics =
+      infrastructure.metrics ??
+      (config.metrics
+        ? new GatewayMetrics({
+            maxOperationNames: config.metrics.maxOperationNames,
+            processMetrics: infrastructure.processMetrics ?? true,
+          })
+        : null);
+    const tracing =
+      !infrastructure.tracer && config.tracing ? startTracing(config.tracing, { version: VERSION }) : null;
+    if (tracing) stack.defer(() => tracing.shutdown());
+    const tracer = infrastructure.tracer ?? tracing?.tracer ?? null;
+
+    const scopeSecret = redis && (await fleetScopeSecret(redis));
+    const client = new MerchantWalletClient(
+      {
+        ...config.upstream,
+        ...infrastructure.upstream,
+        baseURL: infrastructure.upstreamURL,
+        ...(scopeSecret && { scopeSecret }),
+        ...(invalidation && { onWithdrawal: invalidation.publish }),
+        telemetry: { ...(metrics && { observer: metrics }), ...(tracer && { tracer }) },
+      },
+      infrastructure.clock,
+    );
+    stack.defer(() => client.close());
+    metrics?.watchCircuits(() => client.circuits());
+    if (redisHealth) metrics?.watchRedis(() => redisHealth.responsive);
+
+    // The store's own connections, used in turn: a WAIT holds its connection until the replicas answer.
+    const storeConnections =
+      redis && config.redis && !infrastructure.idempotencyStore
+        ? Array.from({ length: 4 }, () => duplicateClient(redis))
+        : [];
+    stack.defer(() => Promise.all(storeConnections.map((connection) => connection.quit())).then(() => {}));
+    await Promise.all(storeConnections.map((connection) => connection.connect()));
+    const fleetStore =
+      config.redis && storeConnections.length > 0
+        ? new RedisIdempotencyStore(storeConnections, {
+            maxKeysPerCaller: config.idempotencyMaxKeysPerCaller,
+            minReplicaAcks: config.redis.minReplicaAcks,
+            ackTimeoutMs: replicaAckTimeoutMs(config.redis),
+            ...(redisHealth && { health: redisHealth }),
+          })
+        : undefined;
+    const idempotencyStore =
+      infrastructure.idempotencyStore ??
+      fleetStore ??
+      new MemoryIdempotencyStore({
+        maxKeys: config.idempotencyMaxKeys,
+        maxKeysPerCaller: config.idempotencyMaxKeysPerCaller,
+      });
+    // Should Redis lose the scope secret, every replica ends up on one secret again.
+    // Should Redis lose its data, the store learns when (reconciliation will not vouch for older intents).
+    if (redis && scopeSecret && fleetStore) {
+      stack.defer(
+        keepFleetScopeSecret(
+          redis,
+          scopeSecret,
+          (secret) => client.useScopeSecret(secret),
+          logger,
+          undefined,
+          () => fleetStore.markDataLoss(),
+        ),
+      );
+    }
+
+    // A worker's scrape is the fleet's, summed by the supervisor (which serves METRICS_PORT itself).
+    const scrape: Scrape | null =
+      metrics && (cluster.isWorker ? workerMetrics(metrics.registry) : metrics.scrape);
+    const metricsServer =
+      scrape && cluster.isPrimary && config.metrics?.port !== undefined
+        ? await listenMetrics(scrape, { port: config.metrics.port, host: config.host })
+        : undefined;
+    if (metricsServer) stack.defer(() => metricsServer.close());
+
+    const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
+    if (subscriber) stack.defer(() => subscriber.quit().then(() => {}));
+
+    // Subscriptions: in a fleet one replica polls each feed and Redis carries its news to the others.
+    const liveEvents = redis && fleetEvents(redis, logger);
+    if (liveEvents) stack.defer(() => liveEvents.subscriber.quit().then(() => {}));
+    const live = new LivePolling({
+      client,
+      events: liveEvents?.events ?? new EventTarget(),
+      leases: redis ? redisLeases(redis, redisHealth) : processLeases,
+      ...config.subscriptions,
+      requestDeadlineMs: config.requestDeadlineMs,
+      maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
+      logger,
+      metrics,
+    });
+    stack.defer(() => live.close());
+    // News published while this process's Redis subscriber connection was down is read again.
+    const stopWatchingDelivery = liveEvents?.watchDelivery(
+      { lost: () => live.deliveryLost(), restored: () => void live.catchUp() },
+      config.redis?.timeoutMs ?? 500,
+    );
+    if (stopWatchingDelivery) stack.defer(stopWatchingDelivery);
+
+    const withdrawals = new WithdrawalService(
+      client,
+      idempotencyStore,
+      {
+        leaseMs: config.idempotencyLeaseMs,
+        reconcile: { ...config.reconcile, pageSize: RECONCILE_PAGE_SIZE },
+      },
+      { ...(metrics && { metrics }), ...(tracer && { tracer }) },
+    );
+
+    const gateway = createGateway(config, {
+      client,
+      logger,
+      live,
+      withdrawals,
+      idempotencyStore,
+      rateLimiter: config.rateLimitPerKey
+        ? createRateLimiter(config.rateLimitPerKey, redis, redisHealth)
+        : null,
+      metrics,
+      metricsEndpoint: config.metrics?.port === undefined ? scrape : null,
+      tracer,
+      graphiql: config.graphiql && (infrastructure.graphiql ?? {}),
+    });
+
+    const owned = stack.move();
+    return {
+      gateway,
+      client,
+      live,
+      withdrawals,
+      idempotencyStore,
+      metrics,
+      metricsURL: metricsServer?.url,
+      async listen(options) {
+        const running = await listen(gateway, {
+          ...options,
+          logger,
+          maxRequestBytes: config.maxRequestBytes,
+          edge: config.edge,
+          scopeOf: (authorization) => client.scopeOf(authorization),
+        });
+        owned.defer(() => running.close(config.shutdownTimeoutMs));
+        // Subscriptions end first (their streams complete), so they do not hold the drain open.
+        owned.defer(() => live.close());
+        return running;
+      },
+      [Symbol.asyncDispose]: () => owned.disposeAsync(),
+    };
+  } catch (error) {
+    await stack.disposeAsync();
+    throw error;
+  }
+}
+
+/** Intents read per page when reconciling: enough for most windows in one call, small enough to stay cheap. */
+const RECONCILE_PAGE_SIZE = 100;
