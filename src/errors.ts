@@ -1,4 +1,5 @@
 import { GraphQLError } from 'graphql';
+import { ERROR_CODES, type ErrorCode } from './error-codes.ts';
 
 /**
  * Every error the gateway shows a client as a GraphQL error. Each has a stable `extensions.code`;
@@ -15,36 +16,22 @@ export interface UpstreamInfo {
   code: string | null;
 }
 
-export type GatewayErrorCode =
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'BAD_USER_INPUT'
-  | 'NOT_FOUND'
-  | 'RATE_LIMITED'
-  | 'UPSTREAM_TIMEOUT'
-  | 'UPSTREAM_UNAVAILABLE'
-  | 'UPSTREAM_ERROR'
-  | 'OUTCOME_UNKNOWN'
-  | 'API_KEY_IN_URL'
-  | 'QUERY_LIMIT_EXCEEDED'
-  | 'IDEMPOTENCY_UNAVAILABLE'
-  | 'SUBSCRIPTION_LIMIT_EXCEEDED';
+/** The codes of ERROR_CODES (error-codes.ts), the one table of codes, statuses and meanings. */
+export type GatewayErrorCode = ErrorCode;
 
 /**
  * The HTTP status of a response whose every root field failed with this code (useOperationStatus),
- * the one table of it. `always`: whatever media type the client accepts (the key was refused).
+ * from ERROR_CODES. `always`: whatever media type the client accepts (the key was refused).
  * Otherwise only for `application/graphql-response+json`, and only when every error has a code of
  * this kind, as GraphQL over HTTP allows; `application/json` keeps 200 and the client reads
  * `extensions.code`. Codes not listed keep 200.
  */
-export const OPERATION_HTTP_STATUS: Partial<Record<GatewayErrorCode, { status: number; always: boolean }>> = {
-  UNAUTHENTICATED: { status: 401, always: true },
-  FORBIDDEN: { status: 403, always: true },
-  RATE_LIMITED: { status: 429, always: false },
-  UPSTREAM_UNAVAILABLE: { status: 503, always: false },
-  UPSTREAM_TIMEOUT: { status: 504, always: false },
-  IDEMPOTENCY_UNAVAILABLE: { status: 503, always: false },
-};
+export const OPERATION_HTTP_STATUS: Partial<Record<GatewayErrorCode, { status: number; always: boolean }>> =
+  Object.fromEntries(
+    Object.entries(ERROR_CODES)
+      .filter(([, row]) => row.when === 'always' || row.when === 'operation')
+      .map(([code, row]) => [code, { status: row.status, always: row.when === 'always' }]),
+  );
 
 /** What the REST API answered that the client is not shown (its code and message), for the log only. */
 export interface WithheldAnswer {

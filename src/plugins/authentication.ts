@@ -7,6 +7,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
+import { ERROR_CODES } from '../error-codes.ts';
 import { GatewayError, unauthenticated } from '../errors.ts';
 import { refusal } from './refusal.ts';
 
@@ -40,7 +41,9 @@ export function useRefuseKeyInURL(): Plugin {
         'API_KEY_IN_URL',
         'API keys must not be sent in URLs. Send Authorization: Bearer <API key> as a header, and revoke a key that was sent in a URL.',
       );
-      endResponse(refusal(request, 400, error.toJSON() as Parameters<typeof refusal>[2]));
+      endResponse(
+        refusal(request, ERROR_CODES[error.code].status, error.toJSON() as Parameters<typeof refusal>[2]),
+      );
     },
   };
 }

@@ -15,6 +15,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { quoted } from '../echoes.ts';
+import type { ErrorCode } from '../error-codes.ts';
 import { INPUT_LIMITS } from '../input-limits.ts';
 
 /**
@@ -146,6 +147,6 @@ function directiveError(
 function badArgument(message: string, node: DirectiveNode): GraphQLError {
   return new GraphQLError(message, {
     nodes: node,
-    extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+    extensions: { code: 'BAD_USER_INPUT' satisfies ErrorCode, http: { status: 400 } },
   });
 }

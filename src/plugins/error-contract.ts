@@ -1,8 +1,9 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { ExecutionResult, GraphQLError } from 'graphql';
-import { createGraphQLError, handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
+import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
 import { isBearer } from '../context.ts';
 import { shortenErrorEchoes } from '../echoes.ts';
+import { type ErrorCode, requestError } from '../error-codes.ts';
 
 /**
  * One error contract: every error a client sees has an `extensions.code` from the README's table,
@@ -23,9 +24,9 @@ export function useErrorContract(): Plugin {
   return {
     onRequestParse({ request, requestParser }) {
       if (requestParser || request.method !== 'POST') return;
-      throw createGraphQLError(
+      throw requestError(
+        'UNSUPPORTED_MEDIA_TYPE',
         'Send the request as application/json (or application/graphql-response+json for the answer).',
-        { extensions: { code: 'UNSUPPORTED_MEDIA_TYPE', http: { status: 415 } } },
       );
     },
     onExecute() {
@@ -102,7 +103,7 @@ export function useCSRFHeaderRequired(requestHeaders: string[]): Plugin {
         return csrf.onRequestParse?.(payload);
       } catch (error) {
         const extensions = (error as { extensions?: Record<string, unknown> }).extensions;
-        if (extensions) extensions.code = 'CSRF_HEADER_REQUIRED';
+        if (extensions) extensions.code = 'CSRF_HEADER_REQUIRED' satisfies ErrorCode;
         // Most who meet this forgot the key: say so first.
         (error as { message: string }).message =
           'Send Authorization: Bearer <API key>. A request without a key that a browser could send cross-site (a GET, a form or text/plain POST) must also carry an x-graphql-csrf header.';

@@ -1,6 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { authorizationOf } from '../context.ts';
+import { ERROR_CODES, type ErrorCode } from '../error-codes.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { RedisHealth } from '../redis/health.ts';
 import { refusal } from './refusal.ts';
@@ -70,9 +71,11 @@ export function useRateLimit(limiter: RateLimiter, scopeOf: (authorization: stri
           const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
           const error = {
             message: `Too many requests for this API key: at most ${limiter.points} every ${limiter.duration} s. Retry after ${seconds} s.`,
-            extensions: { code: 'RATE_LIMITED', retryAfterSeconds: seconds },
+            extensions: { code: 'RATE_LIMITED' satisfies ErrorCode, retryAfterSeconds: seconds },
           };
-          endResponse(refusal(request, 429, error, { 'retry-after': String(seconds) }));
+          endResponse(
+            refusal(request, ERROR_CODES.RATE_LIMITED.status, error, { 'retry-after': String(seconds) }),
+          );
         },
       );
     },
