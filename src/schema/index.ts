@@ -12,7 +12,7 @@ import './types/withdrawal-intent.ts';
 
 /**
  * The gateway's schema, built once per process and sorted like the checked-in SDL, with the
- * @defer and @stream directives that useDeferStream executes, so that the SDL clients generate
+ * @defer and @stream directives that useIncrementalDelivery (plugins/defer-stream.ts) executes, so that the SDL clients generate
  * their types from declares them too.
  */
 const built = builder.toSchema();
