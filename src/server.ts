@@ -207,11 +207,15 @@ export async function listen(
           server.closeAllConnections();
         }, timeoutMs);
         timer.unref();
+        // Idle keep-alive sockets would hold close() open; busy ones finish their request first,
+        // and are closed as soon as they go idle (not KEEP_ALIVE_TIMEOUT_MS later).
+        const reaper = setInterval(() => server.closeIdleConnections(), 50);
+        reaper.unref();
         server.close(() => {
           clearTimeout(timer);
+          clearInterval(reaper);
           resolve();
         });
-        // Idle keep-alive sockets would hold close() open; busy ones finish their request first.
         server.closeIdleConnections();
       });
     },

@@ -16,8 +16,16 @@ describe('npm start: the gateway in front of the embedded sandbox', () => {
     app = await startProcess(
       'src/main.ts',
       [],
-      // debug: every log line the process writes goes to the suite's key scan.
-      { PORT: '0', LOG_LEVEL: 'debug', NODE_ENV: 'development' },
+      // debug: every log line the process writes goes to the suite's key scan. Keep-alive and drain
+      // bounds of 10 minutes: the drain must close a connection once its request is answered,
+      // not wait for the client to let go of it.
+      {
+        PORT: '0',
+        LOG_LEVEL: 'debug',
+        NODE_ENV: 'development',
+        KEEP_ALIVE_TIMEOUT_MS: '600000',
+        SHUTDOWN_TIMEOUT_MS: '600000',
+      },
       /gateway: (http:\/\/\S+)\/graphql/,
     );
     sandboxURL = /embedded sandbox at (http:\/\/\S+)\/external\/v1/.exec(app.output())?.[1] ?? '';
@@ -152,7 +160,7 @@ describe('npm start: the gateway in front of the embedded sandbox', () => {
     expect(JSON.parse(line ?? '{}')).toMatchObject({ msg: 'request', status: 200, upstreamCalls: 1 });
   });
 
-  it('drains an in-flight request on SIGTERM, then exits 0', async () => {
+  it('drains an in-flight request on SIGTERM, then exits 0 without waiting for the keep-alive connection', async () => {
     const fault = await fetch(`${sandboxURL}/sandbox/v1/faults`, {
       method: 'POST',
       headers: { authorization: `Bearer ${DEFAULT_ADMIN_TOKEN}`, 'content-type': 'application/json' },
