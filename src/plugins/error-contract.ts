@@ -6,7 +6,7 @@ import { shortenErrorEchoes } from '../echoes.ts';
 import { type ErrorCode, requestError } from '../error-codes.ts';
 
 /**
- * One error contract: every error a client sees has an `extensions.code` from the README's table,
+ * One error contract: every error a client sees has an `extensions.code` from ERROR_CODES (error-codes.ts, documented in docs/errors.md),
  * and no error echoes what the client sent. Yoga and its plugins leave four gaps, closed here:
  *
  * - variables that are missing or of the wrong type fail before execution without a code: they

@@ -8,7 +8,7 @@ import { SandboxStore } from './store/store.ts';
  * amounts and timestamps on every machine, so demos, docs and screenshots agree.
  */
 
-/** Fixed demo keys, printed at start-up and documented in the README. Sandbox-only values. */
+/** Fixed demo keys, printed at start-up and documented in docs/sandbox.md. Sandbox-only values. */
 export const DEMO_KEYS = {
   acmeReadWrite: 'mw_sandbox_demo_acme_read_write',
   acmeReadOnly: 'mw_sandbox_demo_acme_read_only',

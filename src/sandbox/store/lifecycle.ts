@@ -11,7 +11,7 @@ import {
 } from './records.ts';
 
 /**
- * Status lifecycles (the spec says "not shown"; these are the sandbox's, documented in the README):
+ * Status lifecycles (the spec says "not shown"; these are the sandbox's, documented in docs/sandbox.md):
  *
  *   deposit:           pending → processing → completed | failed (pending may skip processing)
  *   withdrawal intent: preparing → reviewing → pending → completed;
