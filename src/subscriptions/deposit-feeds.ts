@@ -1,7 +1,15 @@
+import { GatewayError } from '../errors.ts';
+import { loadById, restIdOf } from '../global-ids.ts';
 import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { DepositDTO } from '../upstream/types.ts';
-import type { Feed } from './live.ts';
+import type { Feed, Watcher } from './feed.ts';
+
+/**
+ * The deposit subscription, Subscription.depositsUpdated: its feed (what a poller reads, feed.ts)
+ * and the Watcher the resolver hands to LivePolling.watch (live.ts), which filters it per
+ * subscriber and checks the wallet first.
+ */
 
 /** Statuses after which a deposit never changes (see DepositStatus). */
 const FINAL = new Set(['completed', 'failed']);
@@ -96,4 +104,36 @@ export function depositsFeed(client: MerchantWalletClient, scope: string): Feed<
     version: versionOf,
     isLast: () => false,
   };
+}
+
+/**
+ * Subscription.depositsUpdated: the merchant's deposits as they appear and change status, only
+ * those into wallet `walletId` (a global or REST id, as the client gave it) and with these REST
+ * statuses when given. One feed per caller scope serves every wallet and filter. The wallet is
+ * checked as `wallet(id:)` checks it: a malformed id is BAD_USER_INPUT before anything else (this
+ * function throws it), and a wallet the REST API does not show this key (unknown, or another
+ * merchant's: one answer) is NOT_FOUND before anything is polled.
+ */
+export function depositsUpdated(filter: {
+  walletId?: string | undefined;
+  statuses?: readonly string[] | undefined;
+}): Watcher<DepositDTO, Seen> {
+  const { walletId: given, statuses } = filter;
+  const field = ['walletId'];
+  const walletId = given === undefined ? undefined : restIdOf(given, 'Wallet', field);
+  return (client, caller) => ({
+    feed: depositsFeed(client, caller.cacheScope),
+    accept: (deposit: DepositDTO) =>
+      (walletId === undefined || deposit.wallet.id === walletId) &&
+      (statuses === undefined || statuses.includes(deposit.status)),
+    check:
+      given === undefined
+        ? undefined
+        : async () => {
+            if (await loadById((restId) => client.getWallet(caller, restId), given, 'Wallet', field)) return;
+            throw new GatewayError('NOT_FOUND', `No wallet ${walletId} exists for this merchant.`, {
+              extensions: { id: walletId },
+            });
+          },
+  });
 }

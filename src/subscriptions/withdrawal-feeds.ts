@@ -1,7 +1,13 @@
 import { GatewayError } from '../errors.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { WithdrawalIntentDTO } from '../upstream/types.ts';
-import type { Feed } from './live.ts';
+import type { Feed, Watcher } from './feed.ts';
+
+/**
+ * The withdrawal subscriptions: Subscription.withdrawalIntentUpdated watches one intent,
+ * Subscription.withdrawalIntentsUpdated the merchant's list. Each is a feed (what a poller reads,
+ * feed.ts) and a Watcher the resolver hands to LivePolling.watch (live.ts), which polls it.
+ */
 
 /** Statuses after which an intent never changes (see WithdrawalIntentStatus). */
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
@@ -104,4 +110,19 @@ export function withdrawalIntentsFeed(
     version: versionOf,
     isLast: () => false,
   };
+}
+
+/** Subscription.withdrawalIntentUpdated: the intent now, then its changes, until a final status. */
+export function withdrawalIntentUpdated(id: string): Watcher<WithdrawalIntentDTO, WithdrawalIntentDTO> {
+  return (client, caller) => ({ feed: withdrawalIntentFeed(client, caller.cacheScope, id) });
+}
+
+/** Subscription.withdrawalIntentsUpdated: the merchant's intents as they change, with these REST statuses if given. */
+export function withdrawalIntentsUpdated(
+  statuses: readonly string[] | undefined,
+): Watcher<WithdrawalIntentDTO, Seen> {
+  return (client, caller) => ({
+    feed: withdrawalIntentsFeed(client, caller.cacheScope),
+    accept: statuses && ((intent: WithdrawalIntentDTO) => statuses.includes(intent.status)),
+  });
 }

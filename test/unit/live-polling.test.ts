@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../src/errors.ts';
-import type { Feed } from '../../src/subscriptions/live.ts';
+import type { Feed } from '../../src/subscriptions/feed.ts';
 import { MerchantWalletClient } from '../../src/upstream/client.ts';
 import { DEFAULTS, livePolling } from '../support/gateway.ts';
 

@@ -1,5 +1,6 @@
 import { loadById } from '../../global-ids.ts';
-import { liveValue } from '../../subscriptions/live.ts';
+import { depositsUpdated } from '../../subscriptions/deposit-feeds.ts';
+import { liveValue } from '../../subscriptions/feed.ts';
 import type { DepositDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection, resolveScanConnection } from '../connections.ts';
@@ -135,10 +136,13 @@ builder.subscriptionField('depositsUpdated', (t) =>
       }),
     },
     subscribe: (_root, args, ctx) =>
-      ctx.live.deposits(ctx.caller, {
-        walletId: args.walletId == null ? undefined : String(args.walletId),
-        statuses: statusFilter(args.status),
-      }),
+      ctx.live.watch(
+        ctx.caller,
+        depositsUpdated({
+          walletId: args.walletId == null ? undefined : String(args.walletId),
+          statuses: statusFilter(args.status),
+        }),
+      ),
     resolve: liveValue,
   }),
 );

@@ -1,6 +1,7 @@
 import { loadById, restIdOf } from '../../global-ids.ts';
 import { INPUT_LIMITS } from '../../input-limits.ts';
-import { liveValue } from '../../subscriptions/live.ts';
+import { liveValue } from '../../subscriptions/feed.ts';
+import { withdrawalIntentsUpdated, withdrawalIntentUpdated } from '../../subscriptions/withdrawal-feeds.ts';
 import type { WithdrawalIntentDTO } from '../../upstream/types.ts';
 import {
   DataInvalidError,
@@ -270,7 +271,7 @@ builder.subscriptionFields((t) => ({
     },
     subscribe: (_root, { id }, ctx) => {
       const restId = restIdOf(String(id), 'WithdrawalIntent');
-      return ctx.live.withdrawalIntent(ctx.caller, restId);
+      return ctx.live.watch(ctx.caller, withdrawalIntentUpdated(restId));
     },
     resolve: liveValue,
   }),
@@ -287,7 +288,7 @@ builder.subscriptionFields((t) => ({
     },
     subscribe: (_root, args, ctx) => {
       const statuses = statusFilter(args.status);
-      return ctx.live.withdrawalIntents(ctx.caller, statuses);
+      return ctx.live.watch(ctx.caller, withdrawalIntentsUpdated(statuses));
     },
     resolve: liveValue,
   }),

@@ -1,0 +1,103 @@
+import { GatewayError, isGatewayError } from '../errors.ts';
+import type { Caller } from '../upstream/caller.ts';
+import type { MerchantWalletClient } from '../upstream/client.ts';
+
+/**
+ * The feed contract: what the live-polling engine (live.ts) asks of a feed module
+ * (withdrawal-feeds.ts, deposit-feeds.ts), what travels on a feed's topic, and what a subscription
+ * field resolves an event to. Both sides import this file and not each other, so the engine knows
+ * no feed: a new feed kind adds its name to FeedKind (a metrics label) and nothing to the engine.
+ */
+
+export type FeedKind = 'withdrawal_intent' | 'withdrawal_intents' | 'deposits';
+
+/** Why a feed ended for all its subscribers: the REST API's answer to its poll, as a gateway code. */
+export type EndCode = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND';
+
+/** What the poller publishes on the feed's topic (JSON, as it may travel through Redis). */
+export type LiveEvent<T> = { kind: 'update'; value: T } | { kind: 'end'; code: EndCode };
+
+/** What a poller watches for one caller scope. Values carry an id and a version to tell repeats. */
+export interface Feed<T extends { id: string }, S> {
+  /** Topic and lease name: kind, caller scope and subject. */
+  readonly name: string;
+  readonly kind: FeedKind;
+  /** The first state, read with the subscribing request's own caller: its key is proven now. */
+  begin(caller: Caller): Promise<S>;
+  /** What a subscriber is shown first, from the state its poller has. */
+  initial(state: S): T[];
+  /** One fresh read: the new state and the values that changed since `state`. */
+  poll(caller: Caller, state: S): Promise<{ state: S; changed: T[] }>;
+  /** Two values of one id with the same version are the same news. */
+  version(value: T): string;
+  /** Nothing can follow this value: the subscriber's stream ends after it, the poller stops. */
+  isLast(value: T): boolean;
+}
+
+/** What one subscriber asks for: the feed it watches, and what of it it is shown. */
+export interface Watch<T extends { id: string }, S> {
+  feed: Feed<T, S>;
+  /** Filters what this subscriber is shown; everything when absent. */
+  accept?: ((value: T) => boolean) | undefined;
+  /**
+   * Runs once the subscription is admitted and before anything else: a subscriber's own
+   * precondition (e.g. that a wallet is the caller's). What it throws refuses the subscription.
+   */
+  check?: (() => Promise<void>) | undefined;
+}
+
+/**
+ * How a feed module offers a subscription field: the Watch of one subscribing caller, built with
+ * the engine's client (resolvers have no client; see GatewayContext). What it throws refuses the
+ * subscription before it is admitted.
+ */
+export type Watcher<T extends { id: string }, S> = (
+  client: MerchantWalletClient,
+  caller: Caller,
+) => Watch<T, S>;
+
+/** The end of a feed an error of its poll means, if it does: the key refused, the intent gone. */
+export function endCodeOf(error: unknown): EndCode | undefined {
+  const code = isGatewayError(error) ? error.code : undefined;
+  return code === 'UNAUTHENTICATED' || code === 'FORBIDDEN' || code === 'NOT_FOUND' ? code : undefined;
+}
+
+/** Puts `event` on the topic `name` of `target`: how pollers publish and relays hand on. */
+export function deliver(
+  target: Pick<EventTarget, 'dispatchEvent'>,
+  name: string,
+  event: LiveEvent<unknown>,
+): void {
+  target.dispatchEvent(new CustomEvent(name, { detail: event }));
+}
+
+/**
+ * A subscription field's resolve: the event's value, or the error its feed ended with. Each event
+ * is resolved as a request of its own (GatewayContext.renew): its nested fields read now, with
+ * their own deadline, not through what an earlier event of the stream loaded.
+ */
+export function liveValue<T>(event: LiveEvent<T>, _args: unknown, context: { renew(): void }): T {
+  if (event.kind === 'end') throw endError(event.code);
+  context.renew();
+  return event.value;
+}
+
+/**
+ * The GraphQL error a subscriber's stream ends with when its feed ended (LiveEvent `end`). Only
+ * the one-intent feed can end with NOT_FOUND (the list feeds read pages), hence its wording.
+ */
+function endError(code: EndCode): GatewayError {
+  switch (code) {
+    case 'UNAUTHENTICATED':
+      return new GatewayError('UNAUTHENTICATED', 'The REST API no longer accepts this API key.', {
+        extensions: { http: { status: 401 } },
+      });
+    case 'FORBIDDEN':
+      return new GatewayError('FORBIDDEN', 'This API key may no longer read this data.');
+    case 'NOT_FOUND':
+      return new GatewayError(
+        'NOT_FOUND',
+        'The watched withdrawal intent no longer exists for this merchant.',
+      );
+  }
+}

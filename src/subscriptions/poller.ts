@@ -1,0 +1,181 @@
+import type { Logger } from 'pino';
+import { isGatewayError } from '../errors.ts';
+import type { GatewayMetrics } from '../observability/metrics.ts';
+import type { Caller } from '../upstream/caller.ts';
+import type { MerchantWalletClient } from '../upstream/client.ts';
+import { deliver, endCodeOf, type Feed, type LiveEvent } from './feed.ts';
+import type { PollLeases } from './leases.ts';
+
+/**
+ * One poll loop: the poller of one feed (a caller scope and what it watches), shared by all of
+ * that feed's subscribers in this process.
+ *
+ * - Each tick it takes or renews the feed's lease (leases.ts); only the holder polls and
+ *   publishes on `events`, so in a fleet one replica polls per feed and the others relay.
+ * - It reads fresh (no micro-cache) every `pollMs`, doubling the interval up to `maxPollMs` while
+ *   nothing changes and dropping back at a change. It stops at a final value, when its last
+ *   subscriber leaves, or when the REST API refuses the key (it publishes an `end` first).
+ * - It keeps the key its subscribers sent (they share one caller scope, the HMAC of one key) in
+ *   memory while it runs and nowhere else: events, Redis channels and lease names carry the scope.
+ */
+
+export interface PollSettings {
+  client: MerchantWalletClient;
+  /** Where pollers publish and subscribers listen: in-process, or Redis (redis-event-target). */
+  events: Pick<EventTarget, 'addEventListener' | 'removeEventListener' | 'dispatchEvent'>;
+  leases: PollLeases;
+  pollMs: number;
+  maxPollMs: number;
+  /** Each poll is one request of its own: this deadline and call budget. */
+  requestDeadlineMs: number;
+  maxUpstreamCallsPerRequest: number;
+  logger: Logger;
+  metrics: GatewayMetrics | null;
+}
+
+export class Poller {
+  readonly feed: Feed<{ id: string }, unknown>;
+  /** The key its subscribers sent; '' once stopped. */
+  authorization: string;
+  subscribers = 0;
+  /** The feed's state as last read; undefined until the first read. */
+  state: unknown;
+  stopped = false;
+  /** The first read while it runs. */
+  private beginning: Promise<unknown> | undefined;
+  private interval: number;
+  private leading = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly settings: PollSettings;
+  /** This process as a lease holder. */
+  private readonly owner: string;
+  private readonly onStop: (poller: Poller) => void;
+
+  /** Starts the loop: the first tick comes after `pollMs`. `onStop` hears once that it stopped. */
+  constructor(options: {
+    feed: Feed<{ id: string }, unknown>;
+    authorization: string;
+    owner: string;
+    settings: PollSettings;
+    onStop: (poller: Poller) => void;
+  }) {
+    this.feed = options.feed;
+    this.authorization = options.authorization;
+    this.owner = options.owner;
+    this.settings = options.settings;
+    this.onStop = options.onStop;
+    this.interval = options.settings.pollMs;
+    this.schedule();
+  }
+
+  /**
+   * The feed's state, read first with the subscribing request's own caller when there is none
+   * yet. Throws what that read throws.
+   */
+  async ready(caller: Caller): Promise<unknown> {
+    if (this.state === undefined) {
+      // Subscribers arriving together share the first read.
+      this.beginning ??= this.feed.begin(caller).finally(() => {
+        this.beginning = undefined;
+      });
+      const state = await this.beginning;
+      this.state ??= state;
+      // A feed that starts at its last value is over already.
+      if (this.feed.initial(this.state).some((value) => this.feed.isLast(value))) this.stop();
+    }
+    return this.state;
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearTimeout(this.timer);
+    // Forget the key with the poller.
+    this.authorization = '';
+    this.onStop(this);
+    if (this.leading) {
+      this.settings.leases.release(this.feed.name, this.owner).catch((error: unknown) => {
+        this.settings.logger.debug({ err: (error as Error).message }, 'poll lease release failed');
+      });
+    }
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => void this.tick(), this.interval);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return;
+    const { feed, settings } = this;
+    let changed = false;
+    try {
+      // The lease outlives two waits of the slowest interval, so a live holder never loses it.
+      const leading = await settings.leases.hold(
+        feed.name,
+        this.owner,
+        2 * settings.maxPollMs + settings.requestDeadlineMs,
+      );
+      if (leading && !this.leading) this.interval = settings.pollMs;
+      this.leading = leading;
+      if (leading && !this.stopped && this.state !== undefined) {
+        changed = await this.poll();
+      }
+    } catch (error) {
+      // Redis unreachable: nobody can be sure to lead; try again at the next tick.
+      settings.logger.warn({ err: (error as Error).message, feed: feed.kind }, 'poll lease unavailable');
+    }
+    if (this.stopped) return;
+    this.interval = changed ? settings.pollMs : Math.min(this.interval * 2, settings.maxPollMs);
+    this.schedule();
+  }
+
+  /** One poll and what it publishes; whether anything changed. */
+  private async poll(): Promise<boolean> {
+    const { feed } = this;
+    const { metrics, logger } = this.settings;
+    const caller = pollCaller(this.settings, this.authorization);
+    try {
+      const { state, changed } = await feed.poll(caller, this.state);
+      const last = changed.some((value) => feed.isLast(value));
+      metrics?.livePoll(feed.kind, last ? 'ended' : changed.length > 0 ? 'changed' : 'unchanged');
+      // Its last subscriber left while it read: nobody to tell.
+      if (this.stopped) return false;
+      this.state = state;
+      for (const value of changed) this.publish({ kind: 'update', value });
+      if (last) this.stop();
+      return changed.length > 0;
+    } catch (error) {
+      const end = endCodeOf(error);
+      if (end) {
+        metrics?.livePoll(feed.kind, 'ended');
+        this.publish({ kind: 'end', code: end });
+        this.stop();
+        return false;
+      }
+      // Timeouts, an open circuit, a 5xx: the subscribers wait for the next poll.
+      metrics?.livePoll(feed.kind, 'error');
+      logger.warn(
+        { feed: feed.kind, code: isGatewayError(error) ? error.code : 'INTERNAL' },
+        'subscription poll failed',
+      );
+      return false;
+    }
+  }
+
+  private publish(event: LiveEvent<unknown>): void {
+    deliver(this.settings.events, this.feed.name, event);
+  }
+}
+
+/** A poll is a request of its own: this deadline and call budget. */
+export function pollCaller(
+  settings: Pick<PollSettings, 'client' | 'requestDeadlineMs' | 'maxUpstreamCallsPerRequest'>,
+  authorization: string,
+): Caller {
+  return settings.client.caller(
+    authorization,
+    Date.now() + settings.requestDeadlineMs,
+    settings.maxUpstreamCallsPerRequest,
+  );
+}

@@ -1,0 +1,67 @@
+import type { Feed, LiveEvent } from './feed.ts';
+
+/**
+ * One subscriber's stream: what it is shown first, then the events relayed to it (relay.ts),
+ * repeats dropped (a new leader re-reading, a catch-up) and filtered by `accept`. It ends after a
+ * last value or an `end` event, or when `events` aborts. `release` frees what the subscription
+ * holds; it runs when the stream ends, however it ends, even if it was never read, and may run
+ * more than once.
+ */
+
+/** Versions remembered per subscriber to drop repeats (a new leader re-reading, say); oldest go first. */
+const MAX_SEEN = 1_000;
+
+export function subscriberStream<T extends { id: string }>(options: {
+  feed: Feed<T, unknown>;
+  initial: T[];
+  events: AsyncIterable<unknown[]>;
+  accept: (value: T) => boolean;
+  release: () => void;
+}): AsyncIterableIterator<LiveEvent<T>> {
+  const { feed, initial, events, accept, release } = options;
+  const seen = new Map<string, string>();
+  async function* stream(): AsyncGenerator<LiveEvent<T>> {
+    try {
+      for (const value of initial) {
+        seen.set(value.id, feed.version(value));
+        if (accept(value)) yield { kind: 'update', value };
+        if (feed.isLast(value)) return;
+      }
+      for await (const [message] of events) {
+        const event = (message as CustomEvent<LiveEvent<T>>).detail;
+        if (event.kind === 'end') {
+          yield event;
+          return;
+        }
+        const { value } = event;
+        const version = feed.version(value);
+        if (seen.get(value.id) === version) continue;
+        seen.delete(value.id);
+        seen.set(value.id, version);
+        if (seen.size > MAX_SEEN) seen.delete(seen.keys().next().value as string);
+        if (accept(value)) yield event;
+        if (feed.isLast(value)) return;
+      }
+    } catch (error) {
+      // Aborted: the consumer left or the gateway is closing; the stream just ends.
+      if ((error as Error).name !== 'AbortError') throw error;
+    } finally {
+      release();
+    }
+  }
+  const generator = stream();
+  // A generator that was never started skips its `finally` on return(): release here too.
+  const iterator: AsyncIterableIterator<LiveEvent<T>> = {
+    [Symbol.asyncIterator]: () => iterator,
+    next: () => generator.next(),
+    return: (value?: unknown) => {
+      release();
+      return generator.return(value as undefined);
+    },
+    throw: (error?: unknown) => {
+      release();
+      return generator.throw(error);
+    },
+  };
+  return iterator;
+}
