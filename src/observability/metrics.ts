@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { CircuitStateName } from '../upstream/circuit-breakers.ts';
+import { routeLabels } from '../upstream/routes.ts';
 import type { UpstreamObserver } from '../upstream/telemetry.ts';
 
 /**
@@ -195,11 +196,8 @@ export class GatewayMetrics implements UpstreamObserver {
       collect() {
         this.reset();
         for (const [route, state] of Object.entries(circuits())) {
-          const [method = 'GET', template = route] = route.split(' ');
-          this.set(
-            { method, route: `/external/v1${template}` },
-            state === 'open' ? 2 : state === 'half-open' ? 1 : 0,
-          );
+          const { method, template } = routeLabels(route);
+          this.set({ method, route: template }, state === 'open' ? 2 : state === 'half-open' ? 1 : 0);
         }
       },
     });

@@ -1,9 +1,10 @@
 import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
+import type { UpstreamResponse } from './call.ts';
 import { isOkEnvelope } from './envelope.ts';
 import type { UpstreamObserver } from './telemetry.ts';
-import { deepFreeze, type UpstreamResponse } from './transport.ts';
+import { deepFreeze } from './wire.ts';
 
 /**
  * The upstream client's shared memory across requests: a per-merchant micro-cache of successful GET
@@ -90,7 +91,7 @@ export class ResponseCache {
    * Answers kept parsed: every hit hands out the same objects, as coalescing hands one answer to
    * every joiner, without a `JSON.parse` per hit (that parse made the defaults slower than no
    * cache at all: 12 % of a cached dashboard's CPU). They are frozen from the moment they are
-   * parsed (transport.ts), so no request can change another's answer.
+   * parsed (wire.ts), so no request can change another's answer.
    */
   private readonly entries: LRUCache<string, UpstreamResponse> | null;
   private readonly inFlight = new Map<string, InFlight>();

@@ -6,7 +6,10 @@ import {
   handleWhen,
 } from 'cockatiel';
 import { GatewayError } from '../errors.ts';
-import { errorCodeOf, RETRYABLE_STATUS } from './error-mapping.ts';
+import type { Attempt } from './call.ts';
+import { RETRYABLE_STATUS } from './error-mapping.ts';
+import type { UpstreamObserver } from './telemetry.ts';
+import { failureOf } from './transport-errors.ts';
 
 /**
  * Circuit breakers on the REST API, one per route template (`GET /deposits/{id}`,
@@ -31,18 +34,6 @@ export interface CircuitBreakerOptions {
 }
 
 export type CircuitStateName = 'closed' | 'open' | 'half-open';
-
-/** Transport failures that count against a circuit: the REST API did not answer in time, or at all. */
-const FAILURE_CODES: ReadonlySet<string> = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-]);
 
 interface Breaker {
   policy: CircuitBreakerPolicy;
@@ -96,7 +87,8 @@ export class CircuitBreakers {
     let breaker = this.breakers.get(route);
     if (!breaker) {
       const policy = circuitBreaker(
-        handleWhen((error) => FAILURE_CODES.has(errorCodeOf(error))).orWhenResult((result) =>
+        // Transport failures count when transport-errors.ts says so: no answer in time, or at all.
+        handleWhen((error) => failureOf(error)?.circuit === true).orWhenResult((result) =>
           RETRYABLE_STATUS.has((result as { status: number }).status),
         ),
         {
@@ -115,6 +107,30 @@ export class CircuitBreakers {
   }
 }
 
+/**
+ * The transport's stage after the call budget's check: each attempt through its route's breaker.
+ * An attempt the circuit refuses never leaves the gateway: `next` is not called (so the attempt is
+ * not spent from the budget), and it is reported as refused ('circuit_open').
+ */
+export function circuit(
+  breakers: CircuitBreakers,
+  observer: UpstreamObserver | undefined,
+  next: Attempt,
+): Attempt {
+  return async (call, attempt) => {
+    let sent = false;
+    try {
+      return await breakers.run(call.route.route, () => {
+        sent = true;
+        return next(call, attempt);
+      });
+    } catch (error) {
+      if (!sent) observer?.refused(call.route.method, call.route.template, 'circuit_open');
+      throw error;
+    }
+  };
+}
+
 function stateName(state: CircuitState): CircuitStateName {
   if (state === CircuitState.Closed) return 'closed';
   if (state === CircuitState.HalfOpen) return 'half-open';
@@ -128,9 +144,4 @@ function circuitOpen(route: string, retryAfterMs: number): GatewayError {
     `The REST API is failing on ${route}; the gateway is not calling it for now. Retry later.`,
     { extensions: { circuit: 'open', retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) } },
   );
-}
-
-/** Whether an error is a refusal by an open circuit: the call never left the gateway. */
-export function isCircuitOpen(error: unknown): error is GatewayError {
-  return error instanceof GatewayError && error.extensions.circuit === 'open';
 }

@@ -1,10 +1,11 @@
 import { LRUCache } from 'lru-cache';
 import { GatewayError, outcomeUnknown } from '../errors.ts';
 import { ResponseCache } from './cache.ts';
+import type { UpstreamResponse } from './call.ts';
 import type { Caller } from './caller.ts';
 import { type Decoder, decodeOne, decodePage, decodeResponse, envelopeCode } from './envelope.ts';
 import type { UpstreamTelemetry } from './telemetry.ts';
-import { Transport, type TransportOptions, type UpstreamResponse } from './transport.ts';
+import { Transport, type TransportOptions } from './transport.ts';
 import type {
   CreateWithdrawalIntentBody,
   DepositDTO,

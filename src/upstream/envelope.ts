@@ -1,6 +1,6 @@
 import { upstreamMalformed } from '../errors.ts';
+import type { UpstreamResponse } from './call.ts';
 import { fromUpstreamStatus } from './error-mapping.ts';
-import type { UpstreamResponse } from './transport.ts';
 import type { Page, PagingDTO } from './types.ts';
 
 /**

@@ -1,34 +1,13 @@
 import { shortenEchoes } from '../echoes.ts';
-import { GatewayError, upstreamMalformed, upstreamTimeout, upstreamUnavailable } from '../errors.ts';
+import { GatewayError } from '../errors.ts';
 
 /**
  * What went wrong upstream, in the gateway's codes: a REST error answer by its status (and the
- * spec's code), a transport failure by undici's error code. The transport decides what to retry
- * from the same sets.
+ * spec's code). A call that got no answer is mapped by undici's error code, in transport-errors.ts.
  */
 
-/** Answers worth another attempt of an idempotent GET. */
+/** Answers worth another attempt of an idempotent GET; the same count against a route's circuit. */
 export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([502, 503, 504]);
-
-/** Failures to reach the REST API or to keep the connection: a GET may be retried after these. */
-export const CONNECTION_ERRORS: ReadonlySet<string> = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-
-const TIMEOUT_ERRORS: ReadonlySet<string> = new Set([
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CONNECT_TIMEOUT',
-  // The GraphQL request's own deadline (see Caller.deadline).
-  'DEADLINE',
-]);
 
 /**
  * The codes whose `message` the spec writes for the caller (its error table: validation messages
@@ -98,32 +77,4 @@ export function fromUpstreamStatus(
   }
   if (status === 504) return new GatewayError('UPSTREAM_TIMEOUT', 'The REST API timed out.', { upstream });
   return new GatewayError('UPSTREAM_ERROR', 'The REST API failed to answer the request.', { upstream });
-}
-
-/** undici's (or our deadline's) code for a failed call; '' when it has none. */
-export function errorCodeOf(error: unknown): string {
-  // The request's deadline aborts with a DOMException named TimeoutError (see Transport.send).
-  if ((error as { name?: unknown })?.name === 'TimeoutError') return 'DEADLINE';
-  const code = (error as { code?: unknown })?.code ?? (error as { cause?: { code?: unknown } })?.cause?.code;
-  return typeof code === 'string' ? code : '';
-}
-
-/** A call that got no usable answer: timeout, oversized body, or the REST API out of reach. */
-export function transportError(error: unknown): GatewayError {
-  const code = errorCodeOf(error);
-  if (TIMEOUT_ERRORS.has(code)) return upstreamTimeout(error);
-  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return upstreamMalformed(200, 'body over the size cap');
-  return upstreamUnavailable(error);
-}
-
-/** How a call that got no answer failed, in a word fit for a metric label or a span attribute. */
-export function failureKind(error: unknown): string {
-  const code = errorCodeOf(error);
-  if (code === 'DEADLINE') return 'deadline';
-  if (TIMEOUT_ERRORS.has(code)) return 'timeout';
-  if (code === 'ECONNREFUSED') return 'refused';
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
-  if (CONNECTION_ERRORS.has(code)) return 'reset';
-  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return 'too_large';
-  return 'error';
 }

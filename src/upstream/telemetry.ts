@@ -2,7 +2,7 @@ import type { Tracer } from '@opentelemetry/api';
 
 /**
  * What the upstream client reports about its calls, for metrics (src/observability/metrics.ts).
- * Routes are templates (`/external/v1/deposits/{id}`), never a path with an id in it.
+ * Routes are templates as routes.ts labels them (RouteLabels.template), never a path with an id in it.
  */
 export interface UpstreamObserver {
   /**

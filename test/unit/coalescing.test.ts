@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loopHasIdleTime, ResponseCache } from '../../src/upstream/cache.ts';
-import { deepFreeze, type UpstreamResponse } from '../../src/upstream/transport.ts';
+import type { UpstreamResponse } from '../../src/upstream/call.ts';
+import { deepFreeze } from '../../src/upstream/wire.ts';
 
 const OK: UpstreamResponse = { status: 200, json: { code: 'ok' }, text: '{"code":"ok"}' };
 const BIG_TEXT = JSON.stringify({ code: 'ok', data: 'x'.repeat(40 * 1024) });

@@ -1,0 +1,78 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { GatewayError } from '../errors.ts';
+import type { Activity, Attempt, UpstreamCall, UpstreamResponse } from './call.ts';
+import { RETRYABLE_STATUS } from './error-mapping.ts';
+import { failureOf, transportError } from './transport-errors.ts';
+
+export interface RetryOptions {
+  /** Extra attempts for an idempotent GET after a connection error or a 502/503/504. */
+  maxRetries: number;
+  /** Base of the jittered exponential backoff between GET attempts. */
+  retryBaseDelayMs: number;
+  /** A 429's Retry-After up to this long is waited out and the GET retried; longer ones are surfaced. */
+  maxRetryAfterMs: number;
+}
+
+/**
+ * A GET's attempts: again after a connection error or a 502/503/504, with full-jitter exponential
+ * backoff, while retries are left and the next one still fits before the request's deadline; and
+ * again after a 429 whose Retry-After is short and ends before the deadline. Resolves to the last
+ * answer, whatever its status. A GatewayError from an attempt (budget spent, circuit open) ends
+ * the retries at once; a call that got no answer at all rejects with its GatewayError
+ * (transport-errors.ts). `activity` counts the timers of the waits.
+ */
+export function retry(
+  options: RetryOptions,
+  activity: Activity,
+  next: Attempt,
+): (call: UpstreamCall) => Promise<UpstreamResponse> {
+  const sleep = async (ms: number): Promise<void> => {
+    activity.timers++;
+    try {
+      await delay(ms);
+    } finally {
+      activity.timers--;
+    }
+  };
+  const backoff = (attempt: number): Promise<void> => {
+    const ceiling = options.retryBaseDelayMs * 2 ** attempt;
+    return sleep(Math.random() * ceiling);
+  };
+  /** Whether another attempt still fits before the caller's deadline. */
+  const hasTimeLeft = (deadline: number | undefined, attempt: number): boolean =>
+    deadline === undefined || Date.now() + options.retryBaseDelayMs * 2 ** attempt < deadline;
+
+  return async (call) => {
+    const { deadline } = call.caller;
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt >= options.maxRetries || !hasTimeLeft(deadline, attempt);
+      let response: UpstreamResponse;
+      try {
+        response = await next(call, attempt);
+      } catch (error) {
+        if (error instanceof GatewayError) throw error;
+        if (!last && failureOf(error)?.retry) {
+          await backoff(attempt);
+          continue;
+        }
+        throw transportError(error);
+      }
+      if (!last && RETRYABLE_STATUS.has(response.status)) {
+        await backoff(attempt);
+        continue;
+      }
+      const wait = response.retryAfterMs;
+      if (
+        !last &&
+        response.status === 429 &&
+        wait !== undefined &&
+        wait <= options.maxRetryAfterMs &&
+        (deadline === undefined || Date.now() + wait < deadline)
+      ) {
+        await sleep(wait);
+        continue;
+      }
+      return response;
+    }
+  };
+}
