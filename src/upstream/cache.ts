@@ -1,4 +1,3 @@
-import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
 import type { UpstreamResponse } from './call.ts';
@@ -8,9 +7,9 @@ import { deepFreeze } from './wire.ts';
 
 /**
  * The upstream client's shared memory across requests: a per-merchant micro-cache of successful GET
- * responses, and coalescing of identical GETs in flight. Every key starts with an HMAC of the
- * caller's Authorization value under a per-process secret, so an entry can only ever answer the
- * same key that fetched it, and the key itself is never stored.
+ * responses, and coalescing of identical GETs in flight. Every key starts with the caller's scope,
+ * an HMAC of its Authorization value under a per-process (or the fleet's) secret (caller-scope.ts),
+ * so an entry can only ever answer the same key that fetched it, and the key itself is never stored.
  */
 
 /**
@@ -52,8 +51,6 @@ export interface ResponseCacheOptions {
   now?: () => number;
   /** Whether to hand a coalesced answer out one turn per waiter; default: while the loop has idle time. */
   staggerJoiners?: () => boolean;
-  /** The HMAC secret of caller scopes; a fleet shares one (see fleetScopeSecret). Default: random per process. */
-  scopeSecret?: Buffer;
   /** Counts hits, misses and coalesced waits (metrics). */
   observer?: Pick<UpstreamObserver, 'cache'>;
 }
@@ -78,15 +75,10 @@ export function loopHasIdleTime(threshold = 0.8, windowMs = 100): () => boolean 
   };
 }
 
-/** Keys whose scope is kept (about 200 bytes each). */
-const SCOPES_KEPT = 10_000;
-
 /** What a cached answer costs in memory per character of its text: the text and its parsed objects. */
 export const ENTRY_BYTES_PER_CHAR = 2.5;
 
 export class ResponseCache {
-  // A KeyObject, not a Buffer: createHmac then skips importing the key on every call (~10 µs).
-  private secret: KeyObject;
   /**
    * Answers kept parsed: every hit hands out the same objects, as coalescing hands one answer to
    * every joiner, without a `JSON.parse` per hit (that parse made the defaults slower than no
@@ -101,20 +93,12 @@ export class ResponseCache {
    * forgotten here restarts at 0, by which time its old entries are far past their TTL.
    */
   private readonly generations = new LRUCache<string, number>({ max: 100_000 });
-  /**
-   * The scopes of the keys seen lately: an HMAC costs ~15 µs under load, 4 % of a cached
-   * dashboard's CPU, and one key sends thousands of requests. Keyed by the whole Authorization
-   * value (a shorter digest could let two keys share a scope); a flood of made-up keys only
-   * churns it, each costing the HMAC it cost before.
-   */
-  private readonly scopes = new LRUCache<string, string>({ max: SCOPES_KEPT });
   private readonly staggerJoiners: () => boolean;
   private readonly observer: Pick<UpstreamObserver, 'cache'> | undefined;
 
   constructor(options: ResponseCacheOptions) {
     this.observer = options.observer;
     this.staggerJoiners = options.staggerJoiners ?? loopHasIdleTime();
-    this.secret = createSecretKey(options.scopeSecret ?? randomBytes(32));
     this.entries =
       options.ttlMs > 0
         ? new LRUCache<string, UpstreamResponse>({
@@ -130,9 +114,9 @@ export class ResponseCache {
   }
 
   /**
-   * The response for GET `path` in a caller's scope (scopeOf): from the cache, from an identical call already in
-   * flight, or from `fetch` (whose 2xx answer is then cached when it is a well-formed envelope). `served` counts the first two, for
-   * the request's access log.
+   * The response for GET `path` in a caller's scope (CallerScopes.scopeOf): from the cache, from
+   * an identical call already in flight, or from `fetch` (whose 2xx answer is then cached when it
+   * is a well-formed envelope). `served` counts the first two, for the request's access log.
    */
   async get(
     scope: string,
@@ -207,25 +191,6 @@ export class ResponseCache {
   /** Distinct GETs in flight that identical calls would join. */
   get inFlightCount(): number {
     return this.inFlight.size;
-  }
-
-  /**
-   * From now on, scopes are HMACs under this secret (the fleet's, when Redis lost it and another
-   * was agreed: keepFleetScopeSecret). Entries under the old scopes become unreachable and age out.
-   */
-  useScopeSecret(secret: Buffer): void {
-    this.secret = createSecretKey(secret);
-    this.scopes.clear();
-  }
-
-  /** The cache scope of an Authorization value; computed once per GraphQL request (see Caller). */
-  scopeOf(auth: string): string {
-    let scope = this.scopes.get(auth);
-    if (scope === undefined) {
-      scope = createHmac('sha256', this.secret).update(auth).digest('base64url');
-      this.scopes.set(auth, scope);
-    }
-    return scope;
   }
 
   private key(scope: string, path: string): string {

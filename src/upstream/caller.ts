@@ -1,7 +1,7 @@
 /**
  * Who an upstream call is made for: the caller's Authorization value, forwarded unchanged (the
- * gateway has no key of its own), and its cache scope (an HMAC of it, never the key), computed
- * once per GraphQL request by `MerchantWalletClient.caller()`.
+ * gateway has no key of its own), and its cache scope (an HMAC of it, never the key: caller-scope.ts),
+ * computed once per GraphQL request by `MerchantWalletClient.caller()`.
  */
 export interface Caller {
   readonly authorization: string;

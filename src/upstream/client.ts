@@ -3,6 +3,7 @@ import { GatewayError, outcomeUnknown } from '../errors.ts';
 import { ResponseCache } from './cache.ts';
 import type { UpstreamResponse } from './call.ts';
 import type { Caller } from './caller.ts';
+import { CallerScopes } from './caller-scope.ts';
 import { type Decoder, decodeOne, decodePage, decodeResponse, envelopeCode } from './envelope.ts';
 import type { UpstreamTelemetry } from './telemetry.ts';
 import { Transport, type TransportOptions } from './transport.ts';
@@ -20,8 +21,9 @@ import type {
  * through the per-request loaders and the withdrawal service only. Every method takes the Caller
  * and forwards its Authorization value unchanged: the gateway has no key of its own.
  *
- * GETs go through the micro-cache and coalescing (cache.ts), then the transport (transport.ts:
- * deadline, retries), then envelope decoding (envelope.ts: REST errors become GatewayErrors).
+ * GETs go through the micro-cache and coalescing (cache.ts, keyed by the caller's scope:
+ * caller-scope.ts), then the transport (transport.ts: deadline, retries), then envelope decoding
+ * (envelope.ts: REST errors become GatewayErrors).
  */
 
 export interface UpstreamClientOptions extends TransportOptions {
@@ -42,6 +44,7 @@ export interface UpstreamClientOptions extends TransportOptions {
 export class MerchantWalletClient {
   private readonly transport: Transport;
   private readonly cache: ResponseCache;
+  private readonly scopes: CallerScopes;
   private readonly onWithdrawal: ((scope: string) => Promise<void>) | undefined;
   /** Caller scopes the REST API answered with a 2xx lately: keys known to be real (`accepted`). */
   private readonly acceptedScopes = new LRUCache<string, true>({ max: 10_000, ttl: 10 * 60_000 });
@@ -54,8 +57,8 @@ export class MerchantWalletClient {
       ttlMs: options.cacheTtlMs,
       maxBytes: options.cacheMaxBytes,
       now: clock,
-      ...(options.scopeSecret && { scopeSecret: options.scopeSecret }),
     });
+    this.scopes = new CallerScopes(options.scopeSecret);
   }
 
   /** The Caller of one GraphQL request: its key, deadline and upstream call budget. */
@@ -67,7 +70,7 @@ export class MerchantWalletClient {
   ): Caller {
     return {
       authorization,
-      cacheScope: this.cache.scopeOf(authorization),
+      cacheScope: this.scopes.scopeOf(authorization),
       calls: { made: 0, max: maxCalls },
       served: { cached: 0, coalesced: 0 },
       ...(deadline !== undefined && { deadline }),
@@ -92,12 +95,12 @@ export class MerchantWalletClient {
 
   /** Scopes from now on are HMACs under this secret: the fleet's, as keepFleetScopeSecret keeps it. */
   useScopeSecret(secret: Buffer): void {
-    this.cache.useScopeSecret(secret);
+    this.scopes.useSecret(secret);
   }
 
   /** The caller scope of an Authorization value: an HMAC, the same on every replica of a fleet. */
   scopeOf(authorization: string): string {
-    return this.cache.scopeOf(authorization);
+    return this.scopes.scopeOf(authorization);
   }
 
   /**

@@ -188,23 +188,3 @@ describe('shared answers cannot be changed by one of their requests', () => {
     expect(deepFreeze(null)).toBe(null);
   });
 });
-
-describe('caller scopes', () => {
-  it('one scope per key, kept; a new scope secret gives every key a new scope at once', () => {
-    const cache = new ResponseCache({ ttlMs: 0, maxBytes: 1024, scopeSecret: Buffer.alloc(32, 1) });
-    const a = cache.scopeOf('Bearer key-a');
-    expect(cache.scopeOf('Bearer key-a')).toBe(a);
-    expect(cache.scopeOf('Bearer key-b')).not.toBe(a);
-    // The same secret in another process gives the same scope (the fleet shares it).
-    const other = new ResponseCache({ ttlMs: 0, maxBytes: 1024, scopeSecret: Buffer.alloc(32, 1) });
-    expect(other.scopeOf('Bearer key-a')).toBe(a);
-    cache.useScopeSecret(Buffer.alloc(32, 2));
-    const renewed = cache.scopeOf('Bearer key-a');
-    expect(renewed).not.toBe(a);
-    expect(renewed).toBe(
-      new ResponseCache({ ttlMs: 0, maxBytes: 1024, scopeSecret: Buffer.alloc(32, 2) }).scopeOf(
-        'Bearer key-a',
-      ),
-    );
-  });
-});
