@@ -4,7 +4,6 @@ import { z } from 'zod';
 import { DOCUMENT_ID, sha256 } from './document-hashes.ts';
 import type { TracingConfig } from './observability/tracing.ts';
 import type { HostPort, RedisSettings, RedisTopology } from './redis/connection.ts';
-import type { EdgeLimits } from './server.ts';
 import type { UpstreamClientOptions } from './upstream/client.ts';
 
 /**
@@ -166,6 +165,26 @@ export interface QueryLimitSettings {
   maxDirectives: number;
   /** Sum over fields of 1, with a connection's subtree counted first/last (default 20) times. */
   maxCost: number;
+}
+
+/** How connections are bounded and reaped at the edge (src/server.ts, src/websocket.ts). */
+export interface EdgeLimits {
+  /** From a connection's opening (or its previous response) to its request's last header. */
+  headersTimeoutMs: number;
+  /** From a request's first byte to its body's last; a response may then stream for longer. */
+  requestTimeoutMs: number;
+  /** How long a connection may wait idle between requests. */
+  keepAliveTimeoutMs: number;
+  /** How long an answer may make no progress while its client does not read; then it is closed. */
+  sendTimeoutMs: number;
+  /** Open connections of this process, WebSockets included (see capConnections). */
+  maxConnections: number;
+  /** WebSockets of this process; past it an upgrade is answered 503. */
+  maxWebSockets: number;
+  /** Acknowledged WebSockets of one API key in this process; past it connection_init is refused. */
+  webSocketsPerKey: number;
+  /** A WebSocket with no operation under way for this long is closed. */
+  webSocketIdleMs: number;
 }
 
 export interface Config {

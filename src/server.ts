@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
+import type { EdgeLimits } from './config.ts';
 import { serveGraphQLOverWebSocket } from './websocket.ts';
 import type { Gateway } from './yoga.ts';
 
@@ -11,24 +12,6 @@ import type { Gateway } from './yoga.ts';
  * connection makes room, so the process keeps file descriptors for the REST API and Redis and an
  * idle flood cannot lock real clients out.
  */
-export interface EdgeLimits {
-  /** From a connection's opening (or its previous response) to its request's last header. */
-  headersTimeoutMs: number;
-  /** From a request's first byte to its body's last; a response may then stream for longer. */
-  requestTimeoutMs: number;
-  /** How long a connection may wait idle between requests. */
-  keepAliveTimeoutMs: number;
-  /** How long an answer may make no progress while its client does not read; then it is closed. */
-  sendTimeoutMs: number;
-  /** Open connections of this process, WebSockets included (see capConnections). */
-  maxConnections: number;
-  /** WebSockets of this process; past it an upgrade is answered 503. */
-  maxWebSockets: number;
-  /** Acknowledged WebSockets of one API key in this process; past it connection_init is refused. */
-  webSocketsPerKey: number;
-  /** A WebSocket with no operation under way for this long is closed. */
-  webSocketIdleMs: number;
-}
 
 export interface RunningServer {
   server: Server;

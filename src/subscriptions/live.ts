@@ -169,20 +169,3 @@ export class LivePolling {
     if (poller.subscribers === 0) poller.stop();
   }
 }
-
-/**
- * LivePolling's settings as the configuration (config.ts's Config) gives them; the caller adds the
- * live parts. Typed by what it reads, not by Config: config.ts imports (through server.ts) the
- * modules that import this one, and a type import back would close that circle.
- */
-export function liveSettings(config: {
-  subscriptions: Pick<LiveOptions, 'pollMs' | 'maxPollMs' | 'perKey' | 'max'>;
-  requestDeadlineMs: number;
-  maxUpstreamCallsPerRequest: number;
-}) {
-  return {
-    ...config.subscriptions,
-    requestDeadlineMs: config.requestDeadlineMs,
-    maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
-  } satisfies Partial<LiveOptions>;
-}
