@@ -8,7 +8,7 @@ import type { UpstreamObserver } from '../upstream/telemetry.ts';
  * The gateway's Prometheus metrics (prom-client), one registry per gateway. Every label is
  * bounded: routes are templates, codes come from the gateway's own table, and operation names are
  * folded (`operationLabel`). No API key, merchant, wallet or intent id is ever a label value.
- * The README's "Operating it" lists them; ops/grafana/gateway.json draws them.
+ * docs/observability.md lists them; ops/grafana/gateway.json draws them.
  */
 
 /** Seconds; GraphQL requests run from a cache hit (~1 ms) to the request deadline (15 s). */

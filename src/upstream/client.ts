@@ -34,7 +34,7 @@ export interface UpstreamClientOptions extends TransportOptions {
   scopeSecret?: Buffer;
   /**
    * Called after a withdrawal succeeded and this process forgot the caller's cached reads, so the
-   * other processes of a fleet forget theirs too (fleet.ts). Awaited before the withdrawal answers.
+   * other processes of a fleet forget theirs too (redis/fleet.ts). Awaited before the withdrawal answers.
    */
   onWithdrawal?: (scope: string) => Promise<void>;
   /** Metrics and traces of upstream calls; none by default. */
