@@ -489,7 +489,7 @@ interface Row {
  */
 function goals(rows: Row[]): string[] {
   const lines = [
-    'Goals (issue 26), from this run:',
+    'Per-request CPU goals, from this run:',
     '',
     '| Goal | Screen | Gateway | Figure | Met |',
     '|---|---|---|---|---|',
