@@ -15,8 +15,10 @@ import type { UpstreamClientOptions } from './upstream/client.ts';
  * docs/configuration.md's table mirrors this one.
  */
 
-const integer = (fallback: number, min: number, max: number) =>
-  z.coerce.number().int().min(min).max(max).default(fallback);
+const integer = (fallback: number, min: number, max: number) => {
+  const error = `must be an integer from ${min} to ${max}`;
+  return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error }).default(fallback);
+};
 
 const flag = z
   .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
@@ -253,50 +255,78 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   // Empty strings count as unset, as in most shells' `VAR= npm start`.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const result = schema.safeParse(present);
-  if (!result.success) {
-    throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
-  }
-  const c = result.data;
-  const workers = c.WORKERS === 'auto' ? availableParallelism() : c.WORKERS;
-  // Each variable is valid on its own; now what they mean together. Every problem is listed.
+  // A variable with a bad value is reported, and the checks between variables still run on the
+  // others (those that involve it are skipped), so every problem is listed in one go.
   const problems: string[] = [];
+  const invalid = new Set<string>();
+  let c: z.infer<typeof schema>;
+  if (result.success) c = result.data;
+  else {
+    for (const issue of result.error.issues) {
+      invalid.add(String(issue.path[0]));
+      problems.push(`${issue.path.join('.')}: ${issue.message}`);
+    }
+    const others = schema.safeParse(
+      Object.fromEntries(Object.entries(present).filter(([k]) => !invalid.has(k))),
+    );
+    if (!others.success) throw new ConfigError(problems);
+    c = others.data;
+  }
+  const workers = c.WORKERS === 'auto' ? availableParallelism() : c.WORKERS;
+  // What the variables mean together; a check is skipped when one of its variables was invalid.
+  const among = (...names: string[]) => names.every((name) => !invalid.has(name));
   const redis = redisOf(c, problems);
-  if (workers > 1 && !redis && !namedRedis(c).length) {
+  if (among('WORKERS') && workers > 1 && !redis && !namedRedis(c).length) {
     problems.push(
       `WORKERS: ${workers} processes need a Redis (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES): without a shared store, one idempotency key could create a withdrawal per process, and a read on one process would not see a withdrawal made on another`,
     );
   }
-  if (c.REDIS_TIMEOUT_MS * 4 > c.REQUEST_DEADLINE_MS && namedRedis(c).length > 0) {
+  if (
+    among('REDIS_TIMEOUT_MS', 'REQUEST_DEADLINE_MS') &&
+    c.REDIS_TIMEOUT_MS * 4 > c.REQUEST_DEADLINE_MS &&
+    namedRedis(c).length > 0
+  ) {
     problems.push(
       `REDIS_TIMEOUT_MS: ${c.REDIS_TIMEOUT_MS} must be at most a quarter of REQUEST_DEADLINE_MS (${c.REQUEST_DEADLINE_MS}), so that a request that meets a Redis that hangs still has time to answer`,
     );
   }
-  if (c.IDEMPOTENCY_LEASE_MS <= c.REQUEST_DEADLINE_MS) {
+  if (
+    among('IDEMPOTENCY_LEASE_MS', 'REQUEST_DEADLINE_MS') &&
+    c.IDEMPOTENCY_LEASE_MS <= c.REQUEST_DEADLINE_MS
+  ) {
     problems.push(
       `IDEMPOTENCY_LEASE_MS: must be longer than REQUEST_DEADLINE_MS (${c.REQUEST_DEADLINE_MS}), so that no attempt can take over a key whose POST may still be in flight`,
     );
   }
-  if (c.SUBSCRIPTION_POLL_MAX_MS < c.SUBSCRIPTION_POLL_MS) {
+  if (
+    among('SUBSCRIPTION_POLL_MAX_MS', 'SUBSCRIPTION_POLL_MS') &&
+    c.SUBSCRIPTION_POLL_MAX_MS < c.SUBSCRIPTION_POLL_MS
+  ) {
     problems.push(
       `SUBSCRIPTION_POLL_MAX_MS: must be at least SUBSCRIPTION_POLL_MS (${c.SUBSCRIPTION_POLL_MS}), the interval it backs off from`,
     );
   }
-  if (c.HEADERS_TIMEOUT_MS > c.REQUEST_TIMEOUT_MS) {
+  if (among('HEADERS_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS') && c.HEADERS_TIMEOUT_MS > c.REQUEST_TIMEOUT_MS) {
     problems.push(
       `HEADERS_TIMEOUT_MS: must be at most REQUEST_TIMEOUT_MS (${c.REQUEST_TIMEOUT_MS}): the headers are part of the request`,
     );
   }
-  if (c.METRICS !== false && metricsPortOf(c) === c.PORT) {
+  if (among('METRICS', 'METRICS_PORT', 'PORT') && c.METRICS !== false && metricsPortOf(c) === c.PORT) {
     problems.push(
       `METRICS_PORT: must differ from PORT (${c.PORT}); set it to same to serve /metrics on PORT`,
     );
   }
-  if (c.PERSISTED_DOCUMENTS_MODE && c.PERSISTED_DOCUMENTS_MODE !== 'off' && !c.PERSISTED_DOCUMENTS) {
+  if (
+    among('PERSISTED_DOCUMENTS') &&
+    c.PERSISTED_DOCUMENTS_MODE &&
+    c.PERSISTED_DOCUMENTS_MODE !== 'off' &&
+    !c.PERSISTED_DOCUMENTS
+  ) {
     problems.push(
       `PERSISTED_DOCUMENTS_MODE: ${c.PERSISTED_DOCUMENTS_MODE} needs PERSISTED_DOCUMENTS, the manifest of the apps' documents`,
     );
   }
-  if (c.NODE_ENV === 'production' && !c.UPSTREAM_URL) {
+  if (among('NODE_ENV', 'UPSTREAM_URL') && c.NODE_ENV === 'production' && !c.UPSTREAM_URL) {
     problems.push(
       'UPSTREAM_URL: required when NODE_ENV=production (the embedded sandbox is for development)',
     );

@@ -39,6 +39,8 @@ export interface QueryLimits extends QueryLimitSettings {
 const CODE = 'QUERY_LIMIT_EXCEEDED' satisfies ErrorCode;
 
 function tag(error: GraphQLError): void {
+  // graphql-armor refuses from inside the parser, whose errors start with "Syntax Error: ".
+  error.message = error.message.replace(/^Syntax Error: /, '');
   const extensions = error.extensions as Record<string, unknown>;
   extensions.code = CODE;
   extensions.http = { status: ERROR_CODES[CODE].status };

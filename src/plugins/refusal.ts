@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+
 const codes = new WeakMap<Request, string>();
 
 /**
@@ -14,6 +16,7 @@ export function refusal(
   codes.set(request, error.extensions.code);
   return new Response(JSON.stringify({ errors: [error] }), {
     status,
+    statusText: STATUS_CODES[status] ?? '',
     headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
   });
 }

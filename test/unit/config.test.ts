@@ -105,6 +105,32 @@ describe('configuration', () => {
     expect(problems.at(-1)).toMatch(/\/nonexistent\/manifest\.json: ENOENT/);
   });
 
+  it('lists the problems between variables in the same go as the bad values, skipping checks a bad value is part of', () => {
+    let problems: string[] = [];
+    try {
+      parseConfig({
+        PORT: 'abc',
+        METRICS_PORT: '4000',
+        PERSISTED_DOCUMENTS_MODE: 'enforce',
+        RATE_LIMIT_PER_KEY: 'lots',
+        NODE_ENV: 'production',
+        REDIS_TIMEOUT_MS: '-5',
+        WORKERS: '2',
+      });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      problems = (error as ConfigError).problems;
+    }
+    expect(problems).toEqual([
+      'PORT: must be an integer from 0 to 65535',
+      expect.stringMatching(/^RATE_LIMIT_PER_KEY: must be <requests>\/<s\|m\|h>/),
+      'REDIS_TIMEOUT_MS: must be an integer from 10 to 60000',
+      expect.stringMatching(/^WORKERS: 2 processes need a Redis/),
+      expect.stringMatching(/^PERSISTED_DOCUMENTS_MODE: enforce needs PERSISTED_DOCUMENTS/),
+      expect.stringMatching(/^UPSTREAM_URL: required when NODE_ENV=production/),
+    ]);
+  });
+
   describe('Redis, named by exactly one of three variables', () => {
     it('REDIS_URL: one server, no replica acknowledgements, a 500 ms bound', () => {
       expect(parseConfig({ REDIS_URL: 'redis://10.0.0.1:6379' }).redis).toEqual({

@@ -102,6 +102,7 @@ describe('authentication passthrough', () => {
       body: JSON.stringify({ query: WALLETS }),
     });
     expect(response.status).toBe(400);
+    expect(response.statusText).toBe('Bad Request');
     const body = await response.json();
     expect(body.errors[0].extensions).toEqual({ code: 'API_KEY_IN_URL' });
     expect(gw.upstreamCalls()).toEqual([]);
