@@ -188,15 +188,10 @@ export async function createGatewayRuntime(
     );
     if (stopWatchingDelivery) stack.defer(stopWatchingDelivery);
 
-    const withdrawals = new WithdrawalService(
-      client,
-      idempotencyStore,
-      {
-        leaseMs: config.idempotencyLeaseMs,
-        reconcile: { ...config.reconcile, pageSize: RECONCILE_PAGE_SIZE },
-      },
-      { ...(metrics && { metrics }), ...(tracer && { tracer }) },
-    );
+    const withdrawals = withdrawalService(config, client, idempotencyStore, {
+      ...(metrics && { metrics }),
+      ...(tracer && { tracer }),
+    });
 
     const gateway = createGateway(config, {
       client,
@@ -245,3 +240,18 @@ export async function createGatewayRuntime(
 
 /** Intents read per page when reconciling: enough for most windows in one call, small enough to stay cheap. */
 const RECONCILE_PAGE_SIZE = 100;
+
+/** createWithdrawalIntent's service with the configuration's lease and reconciliation windows. */
+export function withdrawalService(
+  config: Config,
+  client: MerchantWalletClient,
+  store: IdempotencyStore,
+  telemetry: ConstructorParameters<typeof WithdrawalService>[3] = {},
+): WithdrawalService {
+  return new WithdrawalService(
+    client,
+    store,
+    { leaseMs: config.idempotencyLeaseMs, reconcile: { ...config.reconcile, pageSize: RECONCILE_PAGE_SIZE } },
+    telemetry,
+  );
+}

@@ -3,14 +3,13 @@ import { print } from 'graphql';
 import type { Logger } from 'pino';
 import { type Config, parseConfig } from '../../src/config.ts';
 import type { GatewayMetrics } from '../../src/observability/metrics.ts';
-import { createGatewayRuntime, type GatewayInfrastructure } from '../../src/runtime.ts';
+import { createGatewayRuntime, type GatewayInfrastructure, withdrawalService } from '../../src/runtime.ts';
 import { SandboxStore } from '../../src/sandbox/store/store.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { processLeases } from '../../src/subscriptions/leases.ts';
 import { type LiveOptions, LivePolling } from '../../src/subscriptions/live.ts';
 import type { MerchantWalletClient, UpstreamClientOptions } from '../../src/upstream/client.ts';
 import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
-import { WithdrawalService } from '../../src/withdrawals/service.ts';
 import { createGateway, type Gateway, type GatewayParts } from '../../src/yoga.ts';
 import { startTestSandbox } from './sandbox.ts';
 import { recordSuiteKey, suiteLogDestination } from './suite-logs.ts';
@@ -67,10 +66,7 @@ export function gatewayAround(
       maxKeys: config.idempotencyMaxKeys,
       maxKeysPerCaller: config.idempotencyMaxKeysPerCaller,
     });
-  const withdrawals = new WithdrawalService(client, idempotencyStore, {
-    leaseMs: config.idempotencyLeaseMs,
-    reconcile: { ...config.reconcile, pageSize: 100 },
-  });
+  const withdrawals = withdrawalService(config, client, idempotencyStore);
   return createGateway(config, {
     client,
     logger,
