@@ -167,7 +167,14 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
             useQueryDeduplication({
               sharingScope: (context) =>
                 context.authorization ? deps.client.sharingScope(context.caller) : null,
-              ...(metrics && { onJoined: () => metrics.deduplicated() }),
+              kept: {
+                get: (key) => deps.client.keptResult(key),
+                keep: (context, key, kept) => deps.client.keepResult(context.caller, key, kept),
+              },
+              onShared: (context, how) => {
+                context.caller.served.sharedResult = how;
+                metrics?.deduplicated(how);
+              },
             }),
           ]
         : []),

@@ -141,7 +141,8 @@ export class GatewayMetrics implements UpstreamObserver {
   });
   private readonly deduplicatedQueries = new Counter({
     name: 'gateway_graphql_deduplicated_total',
-    help: 'Queries answered with the result of an identical query of the same caller executing at the same time.',
+    help: 'Queries answered with the result of an identical query of the same caller: executing at the same time (in_flight), or kept while its REST answers are in the micro-cache (kept).',
+    labelNames: ['source'] as const,
     registers: [this.registry],
   });
   private readonly trustedDocuments = new Counter({
@@ -274,8 +275,8 @@ export class GatewayMetrics implements UpstreamObserver {
     this.cacheResults.inc({ result });
   }
 
-  deduplicated(): void {
-    this.deduplicatedQueries.inc();
+  deduplicated(source: 'in_flight' | 'kept'): void {
+    this.deduplicatedQueries.inc({ source });
   }
 
   trustedDocument(result: 'trusted' | 'registered' | 'untrusted' | 'refused' | 'not_found'): void {

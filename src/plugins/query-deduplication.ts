@@ -1,53 +1,93 @@
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
+import type { KeptResult } from '../upstream/cache.ts';
+import { deepFreeze } from '../upstream/wire.ts';
+
+/** How a query was answered with another's result: joined while it executed, or kept after. */
+export type SharedHow = 'in_flight' | 'kept';
+
+/** Where results outlive their execution: the upstream client's micro-cache (cache.ts). */
+export interface KeptResults {
+  get(key: string): KeptResult<ExecutionResult> | undefined;
+  /** Keeps the result the request of `context` executed, while the REST answers it read stay cached. */
+  keep(context: GatewayContext, key: string, kept: KeptResult<ExecutionResult>): void;
+}
 
 /**
- * Identical queries from the same caller that arrive while one of them is executing wait for it
- * and answer with its result, instead of executing again. The upstream client already coalesces
- * their REST calls into one; this spares the GraphQL work on top (execution and serialisation
- * are most of a request's CPU), which matters when many screens of one merchant poll the same
- * dashboard through the same key.
+ * Identical queries from the same caller share one execution, instead of executing again. The
+ * upstream client already coalesces and caches their REST calls; this spares the GraphQL work on
+ * top (execution and serialisation are most of a request's CPU), which matters when many screens
+ * of one merchant poll the same dashboard through the same key.
+ *
+ * A query is shared two ways:
+ * - **In flight**: one that arrives while an identical one executes waits for it and answers with
+ *   its result. It sees data at most as old as the moment the first query started, as with
+ *   upstream coalescing.
+ * - **Kept** (`kept`): after the execution, the result is kept for as long as every REST answer
+ *   it was built from stays in the upstream micro-cache (UPSTREAM_CACHE_TTL_MS from when each
+ *   answer arrived). Executing the query again meanwhile would read exactly those cached answers
+ *   and build the same result, so keeping it changes no answer and no freshness: it only spares
+ *   the work. A result that read anything the micro-cache does not keep (a 404, a `fresh` read,
+ *   any read with the TTL at 0) is not kept. Without this, the micro-cache made the defaults
+ *   slower than sharing off: cached reads finish executions so quickly that hardly any identical
+ *   query arrives during one (docs/benchmark.md).
  *
  * Identical means: the same parsed document (Yoga's parser cache hands out one object per query
  * text), operation name and variables, and the same `sharingScope` — the caller's key scope and
  * its cache generation, so callers never see each other's results, and a query that arrives after
- * the caller's withdrawal succeeded never joins one that started before it. A joiner sees data at
- * most as old as the moment the first query started, as with upstream coalescing.
+ * the caller's withdrawal succeeded (here or on another replica of the fleet) never joins one that
+ * started before it, nor gets a result kept from before it.
  *
  * Only queries (never mutations) with a key are shared, and only a result without errors or
  * extensions: a failed result stays with its own request (its errors name that request's
- * failure), and each joiner then executes on its own. Nothing is kept once the execution is over.
+ * failure), and each joiner then executes on its own. A kept result's data is frozen, so no
+ * request can change what another receives.
  *
- * Run it after every plugin that may refuse an operation (authentication, limits): a joiner is
- * checked like any other request before it joins.
+ * Run it after every plugin that may refuse an operation (authentication, limits, rate limits): a
+ * request is checked like any other before it is answered with a shared result. And after
+ * useEagerStringify, whose text of the result is what a kept result is measured by.
  */
 export function useQueryDeduplication(options: {
   sharingScope: (context: GatewayContext) => string | null;
-  /** Called for each query answered with another's result (metrics). */
-  onJoined?: () => void;
+  /** Where results are kept after their execution; none: shared in flight only. */
+  kept?: KeptResults;
+  /** Called for each query answered with another's result (metrics, access log). */
+  onShared?: (context: GatewayContext, how: SharedHow) => void;
 }): Plugin<GatewayContext> {
-  const inFlight = new WeakMap<DocumentNode, Map<string, Promise<ExecutionResult | null>>>();
+  const inFlight = new Map<string, Promise<ExecutionResult | null>>();
+  /** A number per parsed document, for keys: documents Yoga's parser cache dropped are forgotten. */
+  const documentIds = new WeakMap<DocumentNode, number>();
+  let nextDocumentId = 0;
+  const documentId = (document: DocumentNode): number => {
+    let id = documentIds.get(document);
+    if (id === undefined) {
+      id = nextDocumentId++;
+      documentIds.set(document, id);
+    }
+    return id;
+  };
   return {
     onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
-      const scope = options.sharingScope(args.contextValue);
+      const context = args.contextValue;
+      const scope = options.sharingScope(context);
       if (scope === null) return;
       if (getOperationAST(args.document, args.operationName)?.operation !== 'query') return;
       const variables = serialised(args.variableValues);
       if (variables === null) return;
-      let byKey = inFlight.get(args.document);
-      if (!byKey) {
-        byKey = new Map();
-        inFlight.set(args.document, byKey);
+      const key = `${scope}\n${documentId(args.document)}\n${args.operationName ?? ''}\n${variables}`;
+      const kept = options.kept?.get(key);
+      if (kept) {
+        options.onShared?.(context, 'kept');
+        setResultAndStopExecution(kept.result);
+        return;
       }
-      const sharing = byKey;
-      const key = `${scope}\n${args.operationName ?? ''}\n${variables}`;
-      const pending = sharing.get(key);
+      const pending = inFlight.get(key);
       if (pending) {
         // Envelop waits for a promise returned from onExecute before it executes.
         return pending.then((result) => {
           if (!result) return;
-          options.onJoined?.();
+          options.onShared?.(context, 'in_flight');
           setResultAndStopExecution(result);
         });
       }
@@ -57,12 +97,24 @@ export function useQueryDeduplication(options: {
           (result) => (isShareable(result) ? result : null),
           () => null,
         );
-        sharing.set(key, shared);
+        inFlight.set(key, shared);
         void shared.then(() => {
-          if (sharing.get(key) === shared) sharing.delete(key);
+          if (inFlight.get(key) === shared) inFlight.delete(key);
         });
         return execution;
       });
+      const keep = options.kept;
+      if (!keep) return;
+      return {
+        // After useEagerStringify's: the text it made is the one every request sends.
+        onExecuteDone({ result }) {
+          if (!isShareable(result) || context.caller.served.cachedUntil === Number.NEGATIVE_INFINITY) return;
+          const text =
+            typeof result.stringify === 'function' ? result.stringify(result) : JSON.stringify(result);
+          deepFreeze(result.data);
+          keep.keep(context, key, { result, text });
+        },
+      };
     },
   };
 }
@@ -79,6 +131,8 @@ function serialised(variables: unknown): string | null {
   }
 }
 
-function isShareable(result: ExecutionResult | AsyncIterable<unknown>): result is ExecutionResult {
+function isShareable(
+  result: ExecutionResult | AsyncIterable<unknown>,
+): result is ExecutionResult & { stringify?: (value: ExecutionResult) => string } {
   return !(Symbol.asyncIterator in result) && !result.errors && !result.extensions;
 }

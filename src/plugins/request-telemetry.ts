@@ -116,6 +116,7 @@ export function useRequestTelemetry(options: {
           upstreamCalls: caller?.calls.made ?? 0,
           cacheHits: caller?.served.cached ?? 0,
           coalesced: caller?.served.coalesced ?? 0,
+          sharedResult: caller?.served.sharedResult ?? null,
         }),
         client: {
           name: clientHeader(headers, 'graphql-client-name', 'apollographql-client-name'),

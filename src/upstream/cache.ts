@@ -29,6 +29,8 @@ import { deepFreeze } from './wire.ts';
  */
 interface InFlight {
   call: Promise<UpstreamResponse>;
+  /** Until when its answer stays in the micro-cache (`Served.cachedUntil`); -Infinity when it is not kept. */
+  until: number;
   turn: Promise<void>;
   startedAt: number;
   /** When the call settled, how long it had taken, and whether its answer was small. */
@@ -78,6 +80,32 @@ export function loopHasIdleTime(threshold = 0.8, windowMs = 100): () => boolean 
 /** What a cached answer costs in memory per character of its text: the text and its parsed objects. */
 export const ENTRY_BYTES_PER_CHAR = 2.5;
 
+/**
+ * What one GraphQL request's reads went through, counted by the cache (the request's Caller holds it).
+ * `cachedUntil` is the moment the first of the REST answers it read leaves the micro-cache:
+ * until then, executing the same query again would read exactly the same answers, so its result
+ * may be kept that long (`keepResult`). -Infinity once it read an answer that is not cached (a
+ * `fresh` read, an error, a 404, or any read with the TTL at 0); +Infinity before its first read.
+ */
+export interface Served {
+  cached: number;
+  coalesced: number;
+  cachedUntil: number;
+  /** Set when query deduplication answered the request with another's result instead of executing it. */
+  sharedResult?: 'in_flight' | 'kept';
+}
+
+/** A cached 2xx answer, and when it leaves the cache. */
+interface CachedResponse extends UpstreamResponse {
+  until: number;
+}
+
+/** A GraphQL result kept by query deduplication (keepResult), with its serialised text. */
+export interface KeptResult<T = unknown> {
+  result: T;
+  text: string;
+}
+
 export class ResponseCache {
   /**
    * Answers kept parsed: every hit hands out the same objects, as coalescing hands one answer to
@@ -85,7 +113,9 @@ export class ResponseCache {
    * cache at all: 12 % of a cached dashboard's CPU). They are frozen from the moment they are
    * parsed (wire.ts), so no request can change another's answer.
    */
-  private readonly entries: LRUCache<string, UpstreamResponse> | null;
+  private readonly entries: LRUCache<string, CachedResponse | KeptResult> | null;
+  private readonly ttlMs: number;
+  private readonly now: () => number;
   private readonly inFlight = new Map<string, InFlight>();
   /**
    * Invalidation bumps a scope's generation, which is part of every key: older entries (and GETs
@@ -98,13 +128,17 @@ export class ResponseCache {
 
   constructor(options: ResponseCacheOptions) {
     this.observer = options.observer;
+    this.ttlMs = options.ttlMs;
+    // The LRU's own clock by default (performance.now), so `until` and its TTLs agree.
+    this.now = options.now ?? (() => performance.now());
     this.staggerJoiners = options.staggerJoiners ?? loopHasIdleTime();
     this.entries =
       options.ttlMs > 0
-        ? new LRUCache<string, UpstreamResponse>({
+        ? new LRUCache<string, CachedResponse | KeptResult>({
             maxSize: options.maxBytes,
             // The text and its parsed objects: those take about 1.3 times the text (a page of
-            // wallets, measured with --expose-gc), so an entry counts 2.5 times its text.
+            // wallets, measured with --expose-gc), so an entry counts 2.5 times its text. A kept
+            // GraphQL result likewise: its text and its objects.
             sizeCalculation: (entry) => Math.max(1, Math.ceil(entry.text.length * ENTRY_BYTES_PER_CHAR)),
             ttl: options.ttlMs,
             // A test clock must be read on every access, not memoised between timer ticks.
@@ -122,12 +156,15 @@ export class ResponseCache {
     scope: string,
     path: string,
     fetch: () => Promise<UpstreamResponse>,
-    served?: { cached: number; coalesced: number },
+    served?: Served,
   ): Promise<UpstreamResponse> {
     const key = this.key(scope, path);
-    const cached = this.entries?.get(key);
+    const cached = this.entries?.get(key) as CachedResponse | undefined;
     if (cached) {
-      if (served) served.cached++;
+      if (served) {
+        served.cached++;
+        served.cachedUntil = Math.min(served.cachedUntil, cached.until);
+      }
       this.observer?.cache('hit');
       return cached;
     }
@@ -136,16 +173,21 @@ export class ResponseCache {
       if (served) served.coalesced++;
       this.observer?.cache('coalesced');
       pending.turn = pending.turn.then(() => (this.takesTurns(pending) ? nextTurn() : undefined));
-      return pending.turn.then(() => pending.call);
+      return pending.turn.then(() => {
+        if (served) served.cachedUntil = Math.min(served.cachedUntil, pending.until);
+        return pending.call;
+      });
     }
     this.observer?.cache('miss');
     const call = fetch()
       .then((response) => {
-        if (response.status >= 200 && response.status < 300 && isOkEnvelope(response.json)) {
-          this.entries?.set(key, {
+        if (this.entries && response.status >= 200 && response.status < 300 && isOkEnvelope(response.json)) {
+          entry.until = this.now() + this.ttlMs;
+          this.entries.set(key, {
             status: response.status,
             text: response.text,
             json: deepFreeze(response.json),
+            until: entry.until,
           });
         }
         return response;
@@ -153,6 +195,7 @@ export class ResponseCache {
       .finally(() => this.inFlight.delete(key));
     const entry: InFlight = {
       call,
+      until: Number.NEGATIVE_INFINITY,
       turn: Promise.resolve(),
       startedAt: performance.now(),
       settledAt: 0,
@@ -167,7 +210,31 @@ export class ResponseCache {
     };
     entry.turn = call.then(settled, () => settled());
     this.inFlight.set(key, entry);
-    return call;
+    if (!served) return call;
+    return call.then((response) => {
+      served.cachedUntil = Math.min(served.cachedUntil, entry.until);
+      return response;
+    });
+  }
+
+  /**
+   * A GraphQL result kept under `key` (built by query deduplication, starting with the caller's
+   * versioned scope) and not yet past `until`, or undefined.
+   */
+  keptResult<T>(key: string): KeptResult<T> | undefined {
+    return this.entries?.get(`${key}\nresult`) as KeptResult<T> | undefined;
+  }
+
+  /**
+   * Keeps a result until `until` (the `cachedUntil` of the request that executed it): as long as
+   * every REST answer it was built from is still in this cache. Kept with the cached answers,
+   * under the same byte bound, and never longer than the TTL (a result that read nothing); nothing
+   * is kept with the TTL at 0.
+   */
+  keepResult(key: string, kept: KeptResult, until: number): void {
+    const ttl = Math.floor(Math.min(until - this.now(), this.ttlMs));
+    if (!this.entries || !(ttl >= 1)) return;
+    this.entries.set(`${key}\nresult`, kept, { ttl });
   }
 
   /** Whether the next waiter of this call gets its own event-loop turn (see InFlight). */

@@ -1,3 +1,5 @@
+import type { Served } from './cache.ts';
+
 /**
  * Who an upstream call is made for: the caller's Authorization value, forwarded unchanged (the
  * gateway has no key of its own), and its cache scope (an HMAC of it, never the key: caller-scope.ts),
@@ -14,8 +16,11 @@ export interface Caller {
    * (MAX_UPSTREAM_CALLS_PER_REQUEST). Mutable: the transport counts.
    */
   readonly calls: { made: number; readonly max: number };
-  /** GETs of this request answered by the micro-cache, or by an identical call in flight: for the access log. */
-  readonly served: { cached: number; coalesced: number };
+  /**
+   * GETs of this request answered by the micro-cache, or by an identical call in flight (for the
+   * access log), and until when every answer it read stays cached (for query deduplication).
+   */
+  readonly served: Served;
   /** The GraphQL request's id, sent upstream as X-Request-Id so both sides' logs can be joined. */
   readonly requestId?: string;
 }

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { GatewayError, outcomeUnknown } from '../errors.ts';
-import { ResponseCache } from './cache.ts';
+import { type KeptResult, ResponseCache } from './cache.ts';
 import type { UpstreamResponse } from './call.ts';
 import type { Caller } from './caller.ts';
 import { CallerScopes } from './caller-scope.ts';
@@ -72,7 +72,7 @@ export class MerchantWalletClient {
       authorization,
       cacheScope: this.scopes.scopeOf(authorization),
       calls: { made: 0, max: maxCalls },
-      served: { cached: 0, coalesced: 0 },
+      served: { cached: 0, coalesced: 0, cachedUntil: Number.POSITIVE_INFINITY },
       ...(deadline !== undefined && { deadline }),
       ...(requestId !== undefined && { requestId }),
     };
@@ -109,6 +109,19 @@ export class MerchantWalletClient {
    */
   sharingScope(caller: Caller): string {
     return this.cache.versionedScope(caller.cacheScope);
+  }
+
+  /**
+   * A query result kept by query deduplication under `key` (which starts with the caller's
+   * sharingScope), while every REST answer it was built from is still in the micro-cache.
+   */
+  keptResult<T>(key: string): KeptResult<T> | undefined {
+    return this.cache.keptResult<T>(key);
+  }
+
+  /** Keeps a result `caller`'s request executed, as long as every REST answer it read stays cached. */
+  keepResult(caller: Caller, key: string, kept: KeptResult): void {
+    this.cache.keepResult(key, kept, caller.served.cachedUntil);
   }
 
   listWallets(caller: Caller, params: ListParams): Promise<Page<WalletDTO>> {
@@ -281,6 +294,7 @@ export class MerchantWalletClient {
   ): Promise<T> {
     const read = () =>
       this.transport.get(caller, route, path).then((response) => this.vouched(caller, response));
+    if (fresh) caller.served.cachedUntil = Number.NEGATIVE_INFINITY;
     const response = fresh
       ? await read()
       : await this.cache.get(caller.cacheScope, path, read, caller.served);

@@ -61,6 +61,7 @@ describe('access log', () => {
       upstreamCalls: 1,
       cacheHits: 0,
       coalesced: 0,
+      sharedResult: null,
       client: { name: 'merchant-ios', version: '4.2.0' },
     });
     expect(line.durationMs).toBeGreaterThan(0);
@@ -68,11 +69,21 @@ describe('access log', () => {
     expect(JSON.stringify(line)).not.toContain(acme.key);
   });
 
-  it('counts reads answered from the micro-cache', async () => {
+  it('counts reads answered from the micro-cache, and says when a kept result answered', async () => {
     const query = 'query Cached { wallets(first: 4) { totalCount } }';
-    await gw.request(query, {}, { key: acme.key });
+    const first = await gw.request(query, {}, { key: acme.key });
+    expect(lineOf(first)).toMatchObject({ upstreamCalls: 1, cacheHits: 0, sharedResult: null });
+    // Another query over the same REST read: executed, its read answered by the micro-cache.
+    const other = await gw.request(
+      'query Other { wallets(first: 4) { nodes { id } } }',
+      {},
+      { key: acme.key },
+    );
+    expect(lineOf(other)).toMatchObject({ upstreamCalls: 0, cacheHits: 1, sharedResult: null });
+    // The same query again: not executed at all (query deduplication kept the first one's result).
     const again = await gw.request(query, {}, { key: acme.key });
-    expect(lineOf(again)).toMatchObject({ upstreamCalls: 0, cacheHits: 1 });
+    expect(lineOf(again)).toMatchObject({ upstreamCalls: 0, cacheHits: 0, sharedResult: 'kept' });
+    expect(again.body).toEqual(first.body);
   });
 
   it('logs a 401 with its code', async () => {

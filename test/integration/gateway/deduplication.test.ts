@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
+import { EXTERNAL_TRON_ADDRESS, WITHDRAW, withdrawalBody, withdrawalInput } from '../../support/sandbox.ts';
 
 // The upstream client coalesces identical REST calls in flight whatever this plugin does, so the
 // number of upstream calls cannot tell whether a query was executed or shared: the number of
@@ -75,7 +75,8 @@ describe('query deduplication', () => {
     expect(listWallets).toHaveBeenCalledTimes(1);
     expect(gw.upstreamCalls()).toEqual(['GET /external/v1/wallets?page=1&size=5']);
 
-    // Nothing is kept once the execution is over: the next query executes again.
+    // With the micro-cache off (this gateway), nothing is kept once the execution is over: the
+    // next query executes again. Kept results: below.
     await gw.request(WALLETS, {}, { key: acme.key });
     expect(listWallets).toHaveBeenCalledTimes(2);
   });
@@ -203,5 +204,140 @@ describe('query deduplication', () => {
     // The failed first execution, then the five waiting ones (their REST calls coalesced into one).
     expect(listWallets).toHaveBeenCalledTimes(6);
     expect(gw.upstreamCalls()).toHaveLength(2);
+  });
+});
+
+describe('kept results (micro-cache on)', () => {
+  // The micro-cache's TTL is 1 s on this gateway's own clock; each test starts a minute later, so
+  // nothing cached by one test is seen by the next.
+  let now = 1_000_000;
+  let kept: TestGateway;
+  let spies: Record<'listWallets' | 'listDeposits' | 'getWallet', ReturnType<typeof vi.spyOn>>;
+
+  beforeAll(async () => {
+    kept = await startTestGateway({
+      upstream: { cacheTtlMs: 1_000, cacheMaxBytes: 1024 * 1024 },
+      clock: () => now,
+    });
+  });
+  beforeEach(() => {
+    now += 60_000;
+    kept.resetCalls();
+    spies = {
+      listWallets: vi.spyOn(kept.client, 'listWallets'),
+      listDeposits: vi.spyOn(kept.client, 'listDeposits'),
+      getWallet: vi.spyOn(kept.client, 'getWallet'),
+    };
+  });
+  afterEach(() => {
+    for (const spy of Object.values(spies)) spy.mockRestore();
+  });
+  afterAll(() => kept.close());
+
+  async function keptMerchant(usdt = '100') {
+    const m = await kept.sandbox.world.merchant();
+    const wallet = await kept.sandbox.world.wallet(m.id, { USDT: usdt, TRX: '1' });
+    return { ...m, walletId: wallet.id };
+  }
+  const balanceOf = (body: { data?: unknown }) =>
+    (body.data as Wallets).wallets.nodes[0]?.asset.balance.availableAmount;
+
+  it('answers the same query with the kept result while its REST answers are cached, as they would', async () => {
+    const acme = await keptMerchant('100');
+    const first = await kept.request(WALLETS, {}, { key: acme.key });
+    // Another writer moves money straight on the REST API: nothing here can know before the TTL.
+    const direct = await kept.sandbox.call('POST', '/external/v1/withdrawal-intents', {
+      key: acme.key,
+      body: withdrawalBody(acme.walletId),
+    });
+    expect(direct.status).toBe(201);
+    now += 999;
+    const again = await kept.request(WALLETS, {}, { key: acme.key });
+    expect(again.body).toEqual(first.body);
+    expect(balanceOf(again.body)).toBe('100.0000000000000000');
+    expect(spies.listWallets).toHaveBeenCalledTimes(1);
+    // The micro-cache alone answers the same within the TTL: another query over the same read.
+    const other = await kept.request(
+      '{ wallets(first: 5) { nodes { asset(currencyCode: "USDT") { balance { availableAmount } } } } }',
+      {},
+      { key: acme.key },
+    );
+    expect(other.body.data).toMatchObject({
+      wallets: { nodes: [{ asset: { balance: { availableAmount: '100.0000000000000000' } } }] },
+    });
+    const reads = () => kept.upstreamCalls().filter((call) => call.startsWith('GET'));
+    expect(reads()).toEqual(['GET /external/v1/wallets?page=1&size=5']);
+
+    // Once the wallet list has left the micro-cache, the query executes and reads it again.
+    now += 2;
+    const after = await kept.request(WALLETS, {}, { key: acme.key });
+    expect(balanceOf(after.body)).toBe('89.0000000000000000');
+    expect(spies.listWallets).toHaveBeenCalledTimes(3);
+    expect(reads()).toHaveLength(2);
+  });
+
+  it('keeps a result only until the first of its REST answers leaves the micro-cache', async () => {
+    const acme = await keptMerchant();
+    const both = `{ wallets(first: 5) { nodes { restId } } deposits(first: 1) { totalCount } }`;
+    await kept.request(WALLETS, {}, { key: acme.key }); // the wallet list is cached until +1000
+    now += 500;
+    await kept.request(both, {}, { key: acme.key }); // deposits cached until +1500; kept until +1000
+    expect(spies.listDeposits).toHaveBeenCalledTimes(1);
+    now += 499;
+    await kept.request(both, {}, { key: acme.key });
+    expect(spies.listDeposits).toHaveBeenCalledTimes(1);
+    now += 2;
+    const again = await kept.request(both, {}, { key: acme.key });
+    expect(again.body.errors).toBeUndefined();
+    expect(spies.listDeposits).toHaveBeenCalledTimes(2);
+    // Executed again: the wallet list from the REST API, the deposits still from the micro-cache.
+    expect(kept.upstreamCalls()).toEqual([
+      'GET /external/v1/wallets?page=1&size=5',
+      'GET /external/v1/deposits?page=1&size=1',
+      'GET /external/v1/wallets?page=1&size=5',
+    ]);
+  });
+
+  it('never keeps a result that read an answer the micro-cache does not keep (a 404)', async () => {
+    const acme = await keptMerchant();
+    const missing = `{ wallet(id: "${crypto.randomUUID()}") { restId } }`;
+    for (let i = 0; i < 2; i++) {
+      const { body } = await kept.request(missing, {}, { key: acme.key });
+      expect(body).toEqual({ data: { wallet: null } });
+    }
+    expect(spies.getWallet).toHaveBeenCalledTimes(2);
+    expect(kept.upstreamCalls()).toHaveLength(2);
+  });
+
+  it("forgets a caller's kept results when it creates a withdrawal, and only that caller's", async () => {
+    const acme = await keptMerchant('100');
+    const globex = await keptMerchant('200');
+    await kept.request(WALLETS, {}, { key: acme.key });
+    await kept.request(WALLETS, {}, { key: globex.key });
+    const created = await kept.request(
+      WITHDRAW,
+      { input: withdrawalInput(acme.walletId, { amount: '9.00' }) },
+      { key: acme.key },
+    );
+    expect(created.body.data).toEqual({
+      createWithdrawalIntent: { __typename: 'CreateWithdrawalIntentSuccess' },
+    });
+    const acmeAfter = await kept.request(WALLETS, {}, { key: acme.key });
+    expect((acmeAfter.body.data as Wallets).wallets.nodes[0]?.asset.balance).toEqual({
+      availableAmount: '90.0000000000000000',
+      lockedAmount: '10.0000000000000000',
+    });
+    const globexAfter = await kept.request(WALLETS, {}, { key: globex.key });
+    expect(balanceOf(globexAfter.body)).toBe('200.0000000000000000');
+    // acme: executed twice; globex: once, then its kept result.
+    expect(spies.listWallets).toHaveBeenCalledTimes(3);
+  });
+
+  it("never answers one key with another key's kept result, even of the same merchant", async () => {
+    const acme = await keptMerchant('100');
+    const readOnly = await kept.request(WALLETS, {}, { key: acme.readOnlyKey });
+    const readWrite = await kept.request(WALLETS, {}, { key: acme.key });
+    expect(readWrite.body).toEqual(readOnly.body);
+    expect(spies.listWallets).toHaveBeenCalledTimes(2);
   });
 });
