@@ -188,3 +188,71 @@ describe('shared answers cannot be changed by one of their requests', () => {
     expect(deepFreeze(null)).toBe(null);
   });
 });
+
+describe('what a request read, for kept results', () => {
+  const ENVELOPE = JSON.stringify({ code: 'ok', message: 'ok', data: [] });
+  const ok = (): UpstreamResponse => ({ status: 200, text: ENVELOPE, json: JSON.parse(ENVELOPE) });
+  const notFound: UpstreamResponse = { status: 404, text: '{}', json: {} };
+  const served = () => ({ cached: 0, coalesced: 0, cachedUntil: Number.POSITIVE_INFINITY });
+  let now = 0;
+  const cacheOf = (ttlMs: number, maxBytes = 1_000_000) =>
+    new ResponseCache({ ttlMs, maxBytes, now: () => now, staggerJoiners: () => false });
+
+  it('is cached until the first of its answers leaves the cache: a miss, a hit, a coalesced wait', async () => {
+    now = 1_000;
+    const cache = cacheOf(1_000);
+    const first = served();
+    await cache.get('scope', '/wallets', async () => ok(), first);
+    expect(first.cachedUntil).toBe(2_000);
+    now = 1_400;
+    const second = served();
+    await cache.get('scope', '/wallets', async () => ok(), second); // a hit, cached at 1,000
+    let answer: (response: UpstreamResponse) => void = () => {};
+    const slow = new Promise<UpstreamResponse>((resolve) => {
+      answer = resolve;
+    });
+    const originator = cache.get('scope', '/deposits', () => slow, second);
+    const joiner = served();
+    const joined = cache.get('scope', '/deposits', async () => ok(), joiner);
+    now = 1_500;
+    answer(ok());
+    await Promise.all([originator, joined]);
+    expect(second).toMatchObject({ cached: 1, cachedUntil: 2_000 });
+    expect(joiner).toMatchObject({ coalesced: 1, cachedUntil: 2_500 });
+  });
+
+  it('is not cached at all once it read an answer the cache does not keep, or with the TTL at 0', async () => {
+    const cache = cacheOf(1_000);
+    const read = served();
+    await cache.get('scope', '/wallets', async () => ok(), read);
+    await cache.get('scope', '/wallets/x', async () => notFound, read);
+    expect(read.cachedUntil).toBe(Number.NEGATIVE_INFINITY);
+    const off = served();
+    await cacheOf(0).get('scope', '/wallets', async () => ok(), off);
+    expect(off.cachedUntil).toBe(Number.NEGATIVE_INFINITY);
+  });
+
+  it('keeps a result until the moment given, never past the TTL, and within the byte bound', () => {
+    now = 10_000;
+    const cache = cacheOf(1_000, 1_000);
+    const kept = { result: { data: {} }, text: 'x'.repeat(100) };
+    cache.keepResult('a', kept, 10_600);
+    cache.keepResult('b', kept, Number.POSITIVE_INFINITY); // read nothing: at most the TTL
+    cache.keepResult('c', kept, 9_000); // already past
+    expect(cache.keptResult('a')).toBe(kept);
+    expect(cache.keptResult('c')).toBeUndefined();
+    now = 10_600;
+    expect(cache.keptResult('a')).toBe(kept);
+    now = 10_601;
+    expect(cache.keptResult('a')).toBeUndefined();
+    expect(cache.keptResult('b')).toBe(kept);
+    now = 11_001;
+    expect(cache.keptResult('b')).toBeUndefined();
+    // 401 characters count 1,003 bytes: over the bound, never kept.
+    cache.keepResult('big', { result: {}, text: 'x'.repeat(401) }, 11_500);
+    expect(cache.keptResult('big')).toBeUndefined();
+    const off = cacheOf(0);
+    off.keepResult('a', kept, 11_500);
+    expect(off.keptResult('a')).toBeUndefined();
+  });
+});
