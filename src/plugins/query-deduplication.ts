@@ -29,7 +29,7 @@ export interface KeptResults {
  *   answer arrived). Executing the query again meanwhile would read exactly those cached answers
  *   and build the same result, so keeping it changes no answer and no freshness: it only spares
  *   the work. A result that read anything the micro-cache does not keep (a 404, a `fresh` read,
- *   any read with the TTL at 0) is not kept. Without this, the micro-cache made the defaults
+ *   any read with the TTL at 0) is not kept, nor one that read nothing (ResponseCache.keepResult). Without this, the micro-cache made the defaults
  *   slower than sharing off: cached reads finish executions so quickly that hardly any identical
  *   query arrives during one (docs/benchmark.md).
  *

@@ -228,12 +228,16 @@ export class ResponseCache {
   /**
    * Keeps a result until `until` (the `cachedUntil` of the request that executed it): as long as
    * every REST answer it was built from is still in this cache. Kept with the cached answers,
-   * under the same byte bound, and never longer than the TTL (a result that read nothing); nothing
-   * is kept with the TTL at 0.
+   * under the same byte bound; nothing is kept with the TTL at 0.
+   *
+   * A result that read no REST answer at all (`{ __typename }`) is not kept: it costs nothing
+   * upstream to execute again, and any made-up key can send it. Every kept result has read a 2xx
+   * for its key, so only keys the REST API accepts take room from the cached answers.
    */
   keepResult(key: string, kept: KeptResult, until: number): void {
+    if (!this.entries || !Number.isFinite(until)) return;
     const ttl = Math.floor(Math.min(until - this.now(), this.ttlMs));
-    if (!this.entries || !(ttl >= 1)) return;
+    if (!(ttl >= 1)) return;
     this.entries.set(`${key}\nresult`, kept, { ttl });
   }
 

@@ -232,21 +232,23 @@ describe('what a request read, for kept results', () => {
     expect(off.cachedUntil).toBe(Number.NEGATIVE_INFINITY);
   });
 
-  it('keeps a result until the moment given, never past the TTL, and within the byte bound', () => {
+  it('keeps a result until the moment given, within the byte bound, and only one that read something', () => {
     now = 10_000;
     const cache = cacheOf(1_000, 1_000);
     const kept = { result: { data: {} }, text: 'x'.repeat(100) };
     cache.keepResult('a', kept, 10_600);
-    cache.keepResult('b', kept, Number.POSITIVE_INFINITY); // read nothing: at most the TTL
+    cache.keepResult('b', kept, 10_400);
+    cache.keepResult('nothing', kept, Number.POSITIVE_INFINITY); // read no REST answer
     cache.keepResult('c', kept, 9_000); // already past
     expect(cache.keptResult('a')).toBe(kept);
     expect(cache.keptResult('c')).toBeUndefined();
+    expect(cache.keptResult('nothing')).toBeUndefined();
+    now = 10_400;
+    expect(cache.keptResult('b')).toBe(kept);
     now = 10_600;
     expect(cache.keptResult('a')).toBe(kept);
     now = 10_601;
     expect(cache.keptResult('a')).toBeUndefined();
-    expect(cache.keptResult('b')).toBe(kept);
-    now = 11_001;
     expect(cache.keptResult('b')).toBeUndefined();
     // 401 characters count 1,003 bytes: over the bound, never kept.
     cache.keepResult('big', { result: {}, text: 'x'.repeat(401) }, 11_500);
