@@ -1,4 +1,10 @@
-import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
+import { createHash } from 'node:crypto';
+import {
+  type DocumentNode,
+  type ExecutionResult,
+  getOperationAST,
+  type OperationDefinitionNode,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
 import type { KeptResult } from '../upstream/cache.ts';
@@ -34,7 +40,8 @@ export interface KeptResults {
  *   query arrives during one (docs/benchmark.md).
  *
  * Identical means: the same parsed document (Yoga's parser cache hands out one object per query
- * text), operation name and variables, and the same `sharingScope` — the caller's key scope and
+ * text), operation name and values of the variables the operation declares (others are ignored
+ * by graphql-js, and so here), and the same `sharingScope` — the caller's key scope and
  * its cache generation, so callers never see each other's results, and a query that arrives after
  * the caller's withdrawal succeeded (here or on another replica of the fleet) never joins one that
  * started before it, nor gets a result kept from before it.
@@ -72,10 +79,16 @@ export function useQueryDeduplication(options: {
       const context = args.contextValue;
       const scope = options.sharingScope(context);
       if (scope === null) return;
-      if (getOperationAST(args.document, args.operationName)?.operation !== 'query') return;
-      const variables = serialised(args.variableValues);
+      const operation = getOperationAST(args.document, args.operationName);
+      if (operation?.operation !== 'query') return;
+      const variables = serialised(operation, args.variableValues);
       if (variables === null) return;
-      const key = `${scope}\n${documentId(args.document)}\n${args.operationName ?? ''}\n${variables}`;
+      // A digest, so that a key's length does not grow with the variables' (the kept results'
+      // keys take room in the cache); the scope stays in clear, first.
+      const digest = createHash('sha256')
+        .update(`${documentId(args.document)}\n${args.operationName ?? ''}\n${variables}`)
+        .digest('base64url');
+      const key = `${scope}\n${digest}`;
       const kept = options.kept?.get(key);
       if (kept) {
         options.onShared?.(context, 'kept');
@@ -120,15 +133,28 @@ export function useQueryDeduplication(options: {
 }
 
 /**
- * The variables as a key, or null when they cannot be serialised (nested past the stack, which
- * useVariableDepthLimit refuses earlier): such a query then runs on its own, unshared.
+ * The values of the variables `operation` declares, as text; null when they cannot be told apart
+ * as text: numbers JSON has no text for (`1e400` arrives as Infinity, which JSON.stringify would
+ * write as null, the text of another request's `null`), or nesting past the stack (which
+ * useVariableDepthLimit refuses earlier). Such a query then runs on its own, unshared.
  */
-function serialised(variables: unknown): string | null {
+function serialised(operation: OperationDefinitionNode, variables: unknown): string | null {
+  const declared: Record<string, unknown> = {};
+  const given = (variables ?? {}) as Record<string, unknown>;
+  for (const definition of operation.variableDefinitions ?? []) {
+    const name = definition.variable.name.value;
+    if (Object.hasOwn(given, name)) declared[name] = given[name];
+  }
   try {
-    return JSON.stringify(variables ?? null);
+    return JSON.stringify(declared, finiteNumbersOnly);
   } catch {
     return null;
   }
+}
+
+function finiteNumbersOnly(_key: string, value: unknown): unknown {
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new RangeError('not a JSON number');
+  return value;
 }
 
 function isShareable(

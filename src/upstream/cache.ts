@@ -31,6 +31,8 @@ interface InFlight {
   call: Promise<UpstreamResponse>;
   /** Until when its answer stays in the micro-cache (`Served.cachedUntil`); -Infinity when it is not kept. */
   until: number;
+  /** The cached answer's serial (CachedResponse), once it is cached. */
+  serial: number;
   turn: Promise<void>;
   startedAt: number;
   /** When the call settled, how long it had taken, and whether its answer was small. */
@@ -81,6 +83,24 @@ export function loopHasIdleTime(threshold = 0.8, windowMs = 100): () => boolean 
 export const ENTRY_BYTES_PER_CHAR = 2.5;
 
 /**
+ * What any entry costs besides its text: its key (counted on top, two bytes a character), the
+ * objects around the answer, the LRU's slots. Without it, many tiny entries (a kept `totalCount`)
+ * would hold far more memory than the bound says.
+ */
+export const ENTRY_OVERHEAD_BYTES = 1024;
+
+/** The bytes an entry counts against the bound. */
+export function entryBytes(text: string, key: string): number {
+  return Math.ceil(text.length * ENTRY_BYTES_PER_CHAR + key.length * 2 + ENTRY_OVERHEAD_BYTES);
+}
+
+/**
+ * The share of the bound one caller's kept results may take per TTL: a key that sends many
+ * variants of a large query must not push every other merchant's answers out of the cache.
+ */
+export const KEPT_SHARE_PER_CALLER = 1 / 16;
+
+/**
  * What one GraphQL request's reads went through, counted by the cache (the request's Caller holds it).
  * `cachedUntil` is the moment the first of the REST answers it read leaves the micro-cache:
  * until then, executing the same query again would read exactly the same answers, so its result
@@ -91,19 +111,38 @@ export interface Served {
   cached: number;
   coalesced: number;
   cachedUntil: number;
+  /**
+   * The cached answers it read, as pairs of key and serial: a result kept from this request
+   * answers only while each of them is still the one in the cache (not evicted, not replaced).
+   */
+  reads?: (string | number)[];
   /** Set when query deduplication answered the request with another's result instead of executing it. */
   sharedResult?: 'in_flight' | 'kept';
 }
 
-/** A cached 2xx answer, and when it leaves the cache. */
+/** A cached 2xx answer, when it leaves the cache, and a serial that tells it from a later answer. */
 interface CachedResponse extends UpstreamResponse {
   until: number;
+  serial: number;
 }
 
 /** A GraphQL result kept by query deduplication (keepResult), with its serialised text. */
 export interface KeptResult<T = unknown> {
   result: T;
   text: string;
+}
+
+/** A kept result in the cache, with the cached answers it was built from (Served.reads). */
+interface KeptEntry extends KeptResult {
+  reads: readonly (string | number)[];
+}
+
+/** Notes, for kept results, that `served`'s request read this cached answer (or one not cached). */
+function noteRead(served: Served, key: string, until: number, serial: number): void {
+  served.cachedUntil = Math.min(served.cachedUntil, until);
+  if (until === Number.NEGATIVE_INFINITY) return;
+  if (served.reads) served.reads.push(key, serial);
+  else served.reads = [key, serial];
 }
 
 export class ResponseCache {
@@ -113,9 +152,13 @@ export class ResponseCache {
    * cache at all: 12 % of a cached dashboard's CPU). They are frozen from the moment they are
    * parsed (wire.ts), so no request can change another's answer.
    */
-  private readonly entries: LRUCache<string, CachedResponse | KeptResult> | null;
+  private readonly entries: LRUCache<string, CachedResponse | KeptEntry> | null;
   private readonly ttlMs: number;
   private readonly now: () => number;
+  private serial = 0;
+  /** Bytes of results each caller scope kept in the current TTL window (KEPT_SHARE_PER_CALLER). */
+  private readonly keptBytes = new LRUCache<string, { bytes: number; since: number }>({ max: 10_000 });
+  private readonly keptBytesPerCaller: number;
   private readonly inFlight = new Map<string, InFlight>();
   /**
    * Invalidation bumps a scope's generation, which is part of every key: older entries (and GETs
@@ -132,14 +175,15 @@ export class ResponseCache {
     // The LRU's own clock by default (performance.now), so `until` and its TTLs agree.
     this.now = options.now ?? (() => performance.now());
     this.staggerJoiners = options.staggerJoiners ?? loopHasIdleTime();
+    this.keptBytesPerCaller = options.maxBytes * KEPT_SHARE_PER_CALLER;
     this.entries =
       options.ttlMs > 0
-        ? new LRUCache<string, CachedResponse | KeptResult>({
+        ? new LRUCache<string, CachedResponse | KeptEntry>({
             maxSize: options.maxBytes,
             // The text and its parsed objects: those take about 1.3 times the text (a page of
-            // wallets, measured with --expose-gc), so an entry counts 2.5 times its text. A kept
-            // GraphQL result likewise: its text and its objects.
-            sizeCalculation: (entry) => Math.max(1, Math.ceil(entry.text.length * ENTRY_BYTES_PER_CHAR)),
+            // wallets, measured with --expose-gc), so an entry counts 2.5 times its text, plus its
+            // key and a fixed overhead (entryBytes). A kept GraphQL result likewise.
+            sizeCalculation: (entry, key) => entryBytes(entry.text, key),
             ttl: options.ttlMs,
             // A test clock must be read on every access, not memoised between timer ticks.
             ...(options.now && { perf: { now: options.now }, ttlResolution: 0 }),
@@ -163,7 +207,7 @@ export class ResponseCache {
     if (cached) {
       if (served) {
         served.cached++;
-        served.cachedUntil = Math.min(served.cachedUntil, cached.until);
+        noteRead(served, key, cached.until, cached.serial);
       }
       this.observer?.cache('hit');
       return cached;
@@ -174,7 +218,7 @@ export class ResponseCache {
       this.observer?.cache('coalesced');
       pending.turn = pending.turn.then(() => (this.takesTurns(pending) ? nextTurn() : undefined));
       return pending.turn.then(() => {
-        if (served) served.cachedUntil = Math.min(served.cachedUntil, pending.until);
+        if (served) noteRead(served, key, pending.until, pending.serial);
         return pending.call;
       });
     }
@@ -182,13 +226,19 @@ export class ResponseCache {
     const call = fetch()
       .then((response) => {
         if (this.entries && response.status >= 200 && response.status < 300 && isOkEnvelope(response.json)) {
-          entry.until = this.now() + this.ttlMs;
-          this.entries.set(key, {
+          const cached: CachedResponse = {
             status: response.status,
             text: response.text,
             json: deepFreeze(response.json),
-            until: entry.until,
-          });
+            until: this.now() + this.ttlMs,
+            serial: ++this.serial,
+          };
+          this.entries.set(key, cached);
+          // An answer over the whole bound is not stored: results built from it are not kept.
+          if (this.entries.has(key)) {
+            entry.until = cached.until;
+            entry.serial = cached.serial;
+          }
         }
         return response;
       })
@@ -196,6 +246,7 @@ export class ResponseCache {
     const entry: InFlight = {
       call,
       until: Number.NEGATIVE_INFINITY,
+      serial: 0,
       turn: Promise.resolve(),
       startedAt: performance.now(),
       settledAt: 0,
@@ -212,33 +263,62 @@ export class ResponseCache {
     this.inFlight.set(key, entry);
     if (!served) return call;
     return call.then((response) => {
-      served.cachedUntil = Math.min(served.cachedUntil, entry.until);
+      noteRead(served, key, entry.until, entry.serial);
       return response;
     });
   }
 
   /**
    * A GraphQL result kept under `key` (built by query deduplication, starting with the caller's
-   * versioned scope) and not yet past `until`, or undefined.
+   * versioned scope), or undefined. Only while it is within its time and every cached answer it
+   * was built from is still the one in the cache: an answer evicted or replaced since (a refetch
+   * after its TTL) ends it, since executing the query again would not read it any more.
    */
   keptResult<T>(key: string): KeptResult<T> | undefined {
-    return this.entries?.get(`${key}\nresult`) as KeptResult<T> | undefined;
+    if (!this.entries) return undefined;
+    const resultKey = `${key}\nresult`;
+    const kept = this.entries.get(resultKey) as KeptEntry | undefined;
+    if (!kept) return undefined;
+    const { reads } = kept;
+    for (let i = 0; i < reads.length; i += 2) {
+      // A hit on the kept result is a hit on what it read: those stay as recently used as it is.
+      const read = this.entries.get(reads[i] as string) as CachedResponse | undefined;
+      if (read?.serial !== reads[i + 1]) {
+        this.entries.delete(resultKey);
+        return undefined;
+      }
+    }
+    return kept as KeptResult<T>;
   }
 
   /**
-   * Keeps a result until `until` (the `cachedUntil` of the request that executed it): as long as
-   * every REST answer it was built from is still in this cache. Kept with the cached answers,
-   * under the same byte bound; nothing is kept with the TTL at 0.
-   *
-   * A result that read no REST answer at all (`{ __typename }`) is not kept: it costs nothing
-   * upstream to execute again, and any made-up key can send it. Every kept result has read a 2xx
-   * for its key, so only keys the REST API accepts take room from the cached answers.
+   * Keeps a result that `served`'s request executed in the caller scope `scope`, until the first
+   * of the cached answers it read leaves the cache (`served.cachedUntil`), under the same byte
+   * bound as the answers. Not kept:
+   * - with the TTL at 0, or when the request read an answer the cache does not keep (a 404, a
+   *   `fresh` read);
+   * - when it read no REST answer at all (`{ __typename }`): it costs nothing upstream to execute
+   *   again, and any made-up key can send it; so every kept result has read a 2xx for its key;
+   * - past the caller's share of the bound in the current TTL (KEPT_SHARE_PER_CALLER): the query
+   *   then executes as usual.
    */
-  keepResult(key: string, kept: KeptResult, until: number): void {
-    if (!this.entries || !Number.isFinite(until)) return;
-    const ttl = Math.floor(Math.min(until - this.now(), this.ttlMs));
+  keepResult(scope: string, key: string, kept: KeptResult, served: Served): void {
+    if (!this.entries || !Number.isFinite(served.cachedUntil) || !served.reads) return;
+    const now = this.now();
+    const ttl = Math.floor(Math.min(served.cachedUntil - now, this.ttlMs));
     if (!(ttl >= 1)) return;
-    this.entries.set(`${key}\nresult`, kept, { ttl });
+    const resultKey = `${key}\nresult`;
+    const size = entryBytes(kept.text, resultKey);
+    let share = this.keptBytes.get(scope);
+    if (!share || now - share.since >= this.ttlMs) {
+      // Every result kept in an earlier window has left by the end of this one: at most two
+      // windows' shares are alive at any moment.
+      share = { bytes: 0, since: now };
+      this.keptBytes.set(scope, share);
+    }
+    if (share.bytes + size > this.keptBytesPerCaller) return;
+    share.bytes += size;
+    this.entries.set(resultKey, { ...kept, reads: served.reads }, { ttl, size });
   }
 
   /** Whether the next waiter of this call gets its own event-loop turn (see InFlight). */

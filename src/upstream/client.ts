@@ -121,7 +121,7 @@ export class MerchantWalletClient {
 
   /** Keeps a result `caller`'s request executed, as long as every REST answer it read stays cached. */
   keepResult(caller: Caller, key: string, kept: KeptResult): void {
-    this.cache.keepResult(key, kept, caller.served.cachedUntil);
+    this.cache.keepResult(caller.cacheScope, key, kept, caller.served);
   }
 
   listWallets(caller: Caller, params: ListParams): Promise<Page<WalletDTO>> {
@@ -224,18 +224,22 @@ export class MerchantWalletClient {
           code: envelopeCode(response.json),
         });
       }
-      return this.created(caller, intent);
+      return intent;
     }
     // A 4xx: decodes to the mapped GatewayError, and never to an intent.
     return decodeResponse(response, decodeOne<WithdrawalIntentDTO>);
   }
 
-  private async created(caller: Caller, intent: WithdrawalIntentDTO): Promise<WithdrawalIntentDTO> {
-    // Balances moved: this caller's next reads must not come from the micro-cache, here or on any
-    // other process of the fleet. A failure to tell the others must not hide the created intent.
+  /**
+   * Money of this caller moved, or may have: its next reads must not come from the micro-cache or
+   * a kept result, here or on any other process of the fleet (told through `onWithdrawal`, awaited).
+   * The withdrawal service calls it after every withdrawal that succeeded, however it learnt of
+   * it (sent now, replayed, reconciled), and after every unknown outcome. A failure to tell the
+   * others is not the caller's: it never hides the withdrawal's answer.
+   */
+  async forgetReads(caller: Caller): Promise<void> {
     this.cache.invalidate(caller.cacheScope);
     await this.onWithdrawal?.(caller.cacheScope).catch(() => {});
-    return intent;
   }
 
   /**

@@ -132,7 +132,7 @@ export class WithdrawalService {
     body: CreateWithdrawalIntentBody,
     key: string | null,
   ): Promise<WithdrawalIntentDTO> {
-    if (!key) return this.sendUnkeyed(caller, body);
+    if (!key) return this.forgettingReads(caller, this.sendUnkeyed(caller, body));
     const fingerprint = canonicalJson(body);
     const id = `${caller.cacheScope}\u0000${key}`;
     const running = this.inFlight.get(id);
@@ -141,9 +141,33 @@ export class WithdrawalService {
       this.metrics?.idempotency('waited');
       return running.result;
     }
-    const result = this.attempt(caller, body, key, fingerprint).finally(() => this.inFlight.delete(id));
+    const result = this.forgettingReads(caller, this.attempt(caller, body, key, fingerprint)).finally(() =>
+      this.inFlight.delete(id),
+    );
     this.inFlight.set(id, { fingerprint, result });
     return result;
+  }
+
+  /**
+   * `outcome`, once the caller's cached reads and kept results are forgotten (here and across the
+   * fleet) whenever its money moved or may have: after a success, whether the intent was created
+   * now, replayed or found by reconciling a lost answer, and after OUTCOME_UNKNOWN. Before the
+   * answer leaves, so the caller's next read shows the withdrawal. A definite refusal moved nothing.
+   */
+  private forgettingReads(
+    caller: Caller,
+    outcome: Promise<WithdrawalIntentDTO>,
+  ): Promise<WithdrawalIntentDTO> {
+    return outcome.then(
+      async (intent) => {
+        await this.client.forgetReads(caller);
+        return intent;
+      },
+      async (error: unknown) => {
+        if (isGatewayError(error) && error.code === 'OUTCOME_UNKNOWN') await this.client.forgetReads(caller);
+        throw error;
+      },
+    );
   }
 
   private async sendUnkeyed(caller: Caller, body: CreateWithdrawalIntentBody): Promise<WithdrawalIntentDTO> {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ENTRY_BYTES_PER_CHAR } from '../../../src/upstream/cache.ts';
+import { ENTRY_BYTES_PER_CHAR, ENTRY_OVERHEAD_BYTES } from '../../../src/upstream/cache.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
 
@@ -108,8 +108,11 @@ describe('per-merchant micro-cache', () => {
 describe('byte bound', () => {
   it('evicts the least recently used entries beyond the bound', async () => {
     const small = await startTestGateway({
-      // Room for two ~1 KB bodies, each counted with its parsed objects.
-      upstream: { cacheTtlMs: 60_000, cacheMaxBytes: 2_500 * ENTRY_BYTES_PER_CHAR },
+      // Room for two ~1 KB bodies, each counted with its parsed objects, key and overhead.
+      upstream: {
+        cacheTtlMs: 60_000,
+        cacheMaxBytes: 2_500 * ENTRY_BYTES_PER_CHAR + 2 * (ENTRY_OVERHEAD_BYTES + 200),
+      },
       // Every read executes, so the REST answers' recency is what the reads make it (results
       // kept by deduplication share this bound: deduplication.test.ts).
       config: { queryDeduplication: false },

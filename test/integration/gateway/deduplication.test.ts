@@ -333,6 +333,68 @@ describe('kept results (micro-cache on)', () => {
     expect(spies.listWallets).toHaveBeenCalledTimes(3);
   });
 
+  it('keys kept results by the variables the operation declares, and keeps none for a number JSON cannot write', async () => {
+    const acme = await keptMerchant();
+    const query = 'query Q($first: Int) { wallets(first: $first) { nodes { restId } } }';
+    const send = async (variables: string) => {
+      const response = await kept.gateway.fetch('http://gateway.test/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${acme.key}` },
+        body: `{"query":${JSON.stringify(query)},"variables":${variables}}`,
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    // Variables it does not declare change nothing graphql-js answers: one execution, one kept result.
+    const padded = await send(`{"first":null,"pad":"${'a'.repeat(10_000)}"}`);
+    const other = await send('{"first":null,"pad":"b"}');
+    expect(other.body).toEqual(padded.body);
+    expect(spies.listWallets).toHaveBeenCalledTimes(1);
+    // 1e400 arrives as -Infinity, which JSON.stringify writes as null: never the kept null's answer.
+    const overflow = await send('{"first":-1e400}');
+    expect(overflow.body.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
+    expect(overflow.body.data).toBeUndefined();
+  });
+
+  it('forgets kept results after a withdrawal with an unknown outcome, and after its retry finds it', async () => {
+    const lossy = await startTestGateway({
+      upstream: { cacheTtlMs: 60_000 },
+      config: { reconcile: { clockAllowanceMs: 100, lateCommitMs: 100 } },
+    });
+    lossy.sandbox.sandbox.idempotencyExtension = false;
+    try {
+      const m = await lossy.sandbox.world.merchant();
+      const wallet = await lossy.sandbox.world.wallet(m.id, { USDT: '100', TRX: '1' });
+      const read = async () => balanceOf((await lossy.request(WALLETS, {}, { key: m.key })).body);
+      expect(await read()).toBe('100.0000000000000000');
+      // The REST API creates the intent, and the connection is cut before its answer.
+      await lossy.sandbox.admin('POST', '/faults', {
+        method: 'POST',
+        path: '/external/v1/withdrawal-intents',
+        times: 1,
+        resetAfterRoute: true,
+      });
+      const input = withdrawalInput(wallet.id, { amount: '9.00', idempotencyKey: 'lost-answer' });
+      const lost = await lossy.request(WITHDRAW, { input }, { key: m.key });
+      expect(lost.body.errors?.[0]?.extensions.code).toBe('OUTCOME_UNKNOWN');
+      expect(await read()).toBe('90.0000000000000000');
+      // Another writer moves money meanwhile: cached (and kept) reads cannot know.
+      const direct = await lossy.sandbox.call('POST', '/external/v1/withdrawal-intents', {
+        key: m.key,
+        body: withdrawalBody(wallet.id, { amount: '4.00' }),
+      });
+      expect(direct.status).toBe(201);
+      expect(await read()).toBe('90.0000000000000000');
+      // The retry reconciles: it finds the intent the lost answer created. Money moved: forget.
+      const retry = await lossy.request(WITHDRAW, { input }, { key: m.key });
+      expect(retry.body.data).toEqual({
+        createWithdrawalIntent: { __typename: 'CreateWithdrawalIntentSuccess' },
+      });
+      expect(await read()).toBe('85.0000000000000000');
+    } finally {
+      await lossy.close();
+    }
+  });
+
   it("never answers one key with another key's kept result, even of the same merchant", async () => {
     const acme = await keptMerchant('100');
     const readOnly = await kept.request(WALLETS, {}, { key: acme.readOnlyKey });
