@@ -16,8 +16,11 @@ export type SharedHow = 'in_flight' | 'kept';
 /** Where results outlive their execution: the upstream client's micro-cache (cache.ts). */
 export interface KeptResults {
   get(key: string): KeptResult<ExecutionResult> | undefined;
-  /** Keeps the result the request of `context` executed, while the REST answers it read stay cached. */
-  keep(context: GatewayContext, key: string, kept: KeptResult<ExecutionResult>): void;
+  /**
+   * Keeps the result the request of `context` executed, while the REST answers it read stay
+   * cached; false when it is not kept (see ResponseCache.keepResult).
+   */
+  keep(context: GatewayContext, key: string, kept: KeptResult<ExecutionResult>): boolean;
 }
 
 /**
@@ -35,9 +38,9 @@ export interface KeptResults {
  *   answer arrived). Executing the query again meanwhile would read exactly those cached answers
  *   and build the same result, so keeping it changes no answer and no freshness: it only spares
  *   the work. A result that read anything the micro-cache does not keep (a 404, a `fresh` read,
- *   any read with the TTL at 0) is not kept, nor one that read nothing (ResponseCache.keepResult). Without this, the micro-cache made the defaults
- *   slower than sharing off: cached reads finish executions so quickly that hardly any identical
- *   query arrives during one (docs/benchmark.md).
+ *   any read with the TTL at 0) is not kept, nor one that read nothing (ResponseCache.keepResult).
+ *   Without this, the micro-cache made the defaults slower than sharing off: cached reads finish
+ *   executions so quickly that hardly any identical query arrives during one (docs/benchmark.md).
  *
  * Identical means: the same parsed document (Yoga's parser cache hands out one object per query
  * text), operation name and values of the variables the operation declares (others are ignored
@@ -124,8 +127,8 @@ export function useQueryDeduplication(options: {
           if (!isShareable(result) || context.caller.served.cachedUntil === Number.NEGATIVE_INFINITY) return;
           const text =
             typeof result.stringify === 'function' ? result.stringify(result) : JSON.stringify(result);
-          deepFreeze(result.data);
-          keep.keep(context, key, { result, text });
+          // Frozen once kept (synchronously, before any request can receive it), and only then.
+          if (keep.keep(context, key, { result, text })) deepFreeze(result.data);
         },
       };
     },

@@ -302,11 +302,11 @@ export class ResponseCache {
    * - past the caller's share of the bound in the current TTL (KEPT_SHARE_PER_CALLER): the query
    *   then executes as usual.
    */
-  keepResult(scope: string, key: string, kept: KeptResult, served: Served): void {
-    if (!this.entries || !Number.isFinite(served.cachedUntil) || !served.reads) return;
+  keepResult(scope: string, key: string, kept: KeptResult, served: Served): boolean {
+    if (!this.entries || !Number.isFinite(served.cachedUntil) || !served.reads) return false;
     const now = this.now();
     const ttl = Math.floor(Math.min(served.cachedUntil - now, this.ttlMs));
-    if (!(ttl >= 1)) return;
+    if (!(ttl >= 1)) return false;
     const resultKey = `${key}\nresult`;
     const size = entryBytes(kept.text, resultKey);
     let share = this.keptBytes.get(scope);
@@ -316,9 +316,10 @@ export class ResponseCache {
       share = { bytes: 0, since: now };
       this.keptBytes.set(scope, share);
     }
-    if (share.bytes + size > this.keptBytesPerCaller) return;
+    if (share.bytes + size > this.keptBytesPerCaller) return false;
     share.bytes += size;
     this.entries.set(resultKey, { ...kept, reads: served.reads }, { ttl, size });
+    return this.entries.has(resultKey);
   }
 
   /** Whether the next waiter of this call gets its own event-loop turn (see InFlight). */

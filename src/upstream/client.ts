@@ -120,8 +120,8 @@ export class MerchantWalletClient {
   }
 
   /** Keeps a result `caller`'s request executed, as long as every REST answer it read stays cached. */
-  keepResult(caller: Caller, key: string, kept: KeptResult): void {
-    this.cache.keepResult(caller.cacheScope, key, kept, caller.served);
+  keepResult(caller: Caller, key: string, kept: KeptResult): boolean {
+    return this.cache.keepResult(caller.cacheScope, key, kept, caller.served);
   }
 
   listWallets(caller: Caller, params: ListParams): Promise<Page<WalletDTO>> {

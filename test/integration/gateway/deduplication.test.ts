@@ -244,7 +244,14 @@ describe('kept results (micro-cache on)', () => {
 
   it('answers the same query with the kept result while its REST answers are cached, as they would', async () => {
     const acme = await keptMerchant('100');
+    const keeps = vi.spyOn(kept.client, 'keepResult');
     const first = await kept.request(WALLETS, {}, { key: acme.key });
+    // What every later request receives is frozen all the way down: none can change another's.
+    const call = keeps.mock.calls[0];
+    keeps.mockRestore();
+    if (!call) throw new Error('the first execution was not offered to be kept');
+    const keptData = (call[2].result as { data: Wallets }).data;
+    expect(Object.isFrozen(keptData.wallets.nodes[0]?.asset.balance)).toBe(true);
     // Another writer moves money straight on the REST API: nothing here can know before the TTL.
     const direct = await kept.sandbox.call('POST', '/external/v1/withdrawal-intents', {
       key: acme.key,

@@ -200,7 +200,7 @@ describe('GET /metrics', () => {
     const grew = await growth(
       () => Promise.all(Array.from({ length: 5 }, () => gw.request(WALLETS, {}, { key: acme.key }))),
       {
-        deduplicated: ['gateway_graphql_deduplicated_total', {}],
+        deduplicated: ['gateway_graphql_deduplicated_total', { source: 'in_flight' }],
         requests: ['gateway_graphql_requests_total', { operation_name: 'Wallets', outcome: 'success' }],
         upstream: ['gateway_upstream_requests_total', { route: '/external/v1/wallets' }],
       },
