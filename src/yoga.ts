@@ -9,7 +9,7 @@ import { useAuthentication, useRefuseKeyInURL } from './plugins/authentication.t
 import { useCompiledExecution } from './plugins/compiled-execution.ts';
 import { useIncrementalDelivery } from './plugins/defer-stream.ts';
 import { useEagerStringify } from './plugins/eager-stringify.ts';
-import { useCSRFHeaderRequired, useErrorContract } from './plugins/error-contract.ts';
+import { maskUncodedError, useCSRFHeaderRequired, useErrorContract } from './plugins/error-contract.ts';
 import { useErrorLogging } from './plugins/error-logging.ts';
 import { useGraphiQLDelivery } from './plugins/graphiql-delivery.ts';
 import { useHealthChecks } from './plugins/health.ts';
@@ -20,6 +20,7 @@ import { useQueryDeduplication } from './plugins/query-deduplication.ts';
 import { type RateLimiter, useRateLimit } from './plugins/rate-limit.ts';
 import { requestIdOf, useRequestId } from './plugins/request-id.ts';
 import { useRequestTelemetry } from './plugins/request-telemetry.ts';
+import { useReservedResponseKeys } from './plugins/response-keys.ts';
 import { useTracing } from './plugins/tracing.ts';
 import { operationNamesOf, useTrustedDocuments } from './plugins/trusted-documents.ts';
 import { schema } from './schema/index.ts';
@@ -98,7 +99,8 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
         typeof createContext
       >[0]),
     logging: deps.logger,
-    maskedErrors: true,
+    // Yoga's masking, with a code on the executor's own errors (error-contract.ts).
+    maskedErrors: { maskError: maskUncodedError },
     // Served by useGraphiQLDelivery below, which builds the page once.
     graphiql: false,
     // useMaxRequestBytes below enforces MAX_REQUEST_BYTES, chunked bodies included.
@@ -147,6 +149,7 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
       ...useTrustedDocuments({ ...config.trustedDocuments, logger: deps.logger, metrics }),
       ...(introspection ? [] : [useDisableIntrospection()]),
       ...useQueryLimits(limits),
+      useReservedResponseKeys(),
       useAuthentication(),
       useOperationStatus(),
       useErrorLogging(),

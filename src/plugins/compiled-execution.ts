@@ -2,9 +2,12 @@ import {
   type DocumentNode,
   type ExecutionArgs,
   type ExecutionResult,
+  type FragmentDefinitionNode,
   GraphQLError,
   getOperationAST,
+  isNonNullType,
   Kind,
+  type OperationDefinitionNode,
   type SelectionSetNode,
   type Source,
   visit,
@@ -27,12 +30,15 @@ export const COMPILE_AFTER_USES = 10;
 export const MAX_COMPILED_FIELDS = 200;
 
 /**
- * Runs queries and mutations as code compiled once per document by graphql-jit, instead of
- * interpreting the document field by field on every request: about a third of a dashboard's CPU
- * (docs/benchmark.md). What comes out is what the usual executor answers, by these rules:
+ * Runs queries as code compiled once per document by graphql-jit, instead of interpreting the
+ * document field by field on every request: about a third of a dashboard's CPU
+ * (docs/benchmark.md). What comes out is what the usual executor answers, by these rules
+ * (test/integration/gateway/differential.property.test.ts checks them on generated documents):
  *
- * - Only queries and mutations without @defer or @stream are compiled; subscriptions and
- *   incremental delivery run on the usual executor, as does anything graphql-jit cannot compile.
+ * - Only documents whose shape graphql-jit 0.8 answers exactly are compiled (`uncompilable`,
+ *   `nonNullRootBesideOthers`): queries without @skip, @include, @defer or @stream. Mutations,
+ *   subscriptions and everything else run on the usual executor, as does anything graphql-jit
+ *   cannot compile.
  * - A request error (no `data`: the variables could not be coerced) is answered by the usual
  *   executor, which coerces them again and words its errors as graphql-js does (custom scalars'
  *   own messages, codes, echo limits). Nothing has been resolved at that point, so nothing runs twice.
@@ -111,8 +117,11 @@ export function useCompiledExecution(options: {
 function compile(args: ExecutionArgs): { query: CompiledQuery } | { why: string } {
   const operation = getOperationAST(args.document, args.operationName);
   if (!operation) return { why: 'no single operation' };
-  if (operation.operation === 'subscription') return { why: 'subscription' };
-  const refused = uncompilable(args.document);
+  // Mutations: after a non-null root field fails, graphql-jit still runs the fields after it (the
+  // usual executor stops; here a later createWithdrawalIntent would move money), and a mutation's
+  // time is its POST, which compiling does not shorten.
+  if (operation.operation !== 'query') return { why: operation.operation };
+  const refused = uncompilable(args.document) ?? nonNullRootBesideOthers(args, operation);
   if (refused) return { why: refused };
   const compiled = compileQuery(args.schema, args.document, args.operationName ?? undefined, {
     // The gateway's errors carry their cause for the logs; a stack per field error is not needed.
@@ -125,6 +134,9 @@ function compile(args: ExecutionArgs): { query: CompiledQuery } | { why: string 
 /**
  * Why a document must run on the usual executor, or null when it may be compiled:
  * - @defer and @stream, which graphql-jit does not deliver incrementally;
+ * - @skip and @include: graphql-jit 0.8 drops a fragment at every spread once one spread of it is
+ *   skipped, ignores a directive on a field whose response key repeats, ignores a null condition
+ *   (the usual executor answers BAD_USER_INPUT) and orders fields after a skipped first occurrence;
  * - a string literal anywhere (arguments, input objects, variable defaults, directives):
  *   graphql-jit 0.8 writes literal values into the generated code through JSON.stringify and then
  *   turns its own marker strings back into `new Date(…)`, NaN or Infinity, so a string holding a
@@ -141,6 +153,7 @@ function uncompilable(document: DocumentNode): string | null {
   visit(document, {
     Directive(node) {
       if (node.name.value === 'defer' || node.name.value === 'stream') why ??= '@defer or @stream';
+      if (node.name.value === 'skip' || node.name.value === 'include') why ??= '@skip or @include';
     },
     StringValue() {
       why ??= 'a string literal';
@@ -151,6 +164,43 @@ function uncompilable(document: DocumentNode): string | null {
   });
   if (why) return why;
   return expandedFields(document) > MAX_COMPILED_FIELDS ? `more than ${MAX_COMPILED_FIELDS} fields` : null;
+}
+
+/**
+ * Why an operation whose root selects a non-null field beside other fields must run on the usual
+ * executor: when that field fails, the whole `data` is null. The usual executor then reports the
+ * errors its siblings had raised so far; graphql-jit waits for every sibling and reports all of
+ * theirs. (Of this schema's queries only `nodes` is non-null.)
+ */
+function nonNullRootBesideOthers(args: ExecutionArgs, operation: OperationDefinitionNode): string | null {
+  const root = args.schema.getRootType(operation.operation);
+  if (!root) return null;
+  const fields = rootFields(args.document, operation.selectionSet);
+  if (fields.length < 2) return null;
+  for (const name of fields) {
+    const field = root.getFields()[name];
+    if (field && isNonNullType(field.type)) return `the non-null root field ${name} beside others`;
+  }
+  return null;
+}
+
+/** The names of the fields an operation's root selects, through its fragments (in order, repeated). */
+function rootFields(document: DocumentNode, set: SelectionSetNode, depth = 0): string[] {
+  const names: string[] = [];
+  if (depth > 64) return names;
+  for (const selection of set.selections) {
+    if (selection.kind === Kind.FIELD) names.push(selection.name.value);
+    else if (selection.kind === Kind.INLINE_FRAGMENT)
+      names.push(...rootFields(document, selection.selectionSet, depth + 1));
+    else {
+      const fragment = document.definitions.find(
+        (d): d is FragmentDefinitionNode =>
+          d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === selection.name.value,
+      );
+      if (fragment) names.push(...rootFields(document, fragment.selectionSet, depth + 1));
+    }
+  }
+  return names;
 }
 
 /** Fields of the document with every fragment spread expanded where it is used (bounded count). */

@@ -1,6 +1,6 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import type { ExecutionResult, GraphQLError } from 'graphql';
-import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
+import { type ExecutionResult, GraphQLError, Kind } from 'graphql';
+import { handleStreamOrSingleExecutionResult, maskError, type Plugin } from 'graphql-yoga';
 import { isBearer } from '../context.ts';
 import { shortenErrorEchoes } from '../echoes.ts';
 import { type ErrorCode, requestError } from '../error-codes.ts';
@@ -18,6 +18,8 @@ import { type ErrorCode, requestError } from '../error-codes.ts';
  *   payload of a stream, repeats at most a prefix of them (echoes.ts);
  * - a POST whose Content-Type no parser takes answers an empty 415: it gets an error body with
  *   UNSUPPORTED_MEDIA_TYPE.
+ *
+ * Field errors the executor raises itself, without a code, get one in `maskUncodedError` below.
  */
 export function useErrorContract(): Plugin {
   const shortenPayload = ({ result }: { result: ExecutionResult }) => shortenEchoesOf(result);
@@ -112,3 +114,49 @@ export function useCSRFHeaderRequired(requestHeaders: string[]): Plugin {
     },
   };
 }
+
+/**
+ * Yoga's error masking (every error of a result passes here), with a code on the field errors the
+ * executor raises itself. Yoga masks an error thrown by a resolver unless it is a GraphQLError;
+ * the executor's own GraphQLErrors pass unmasked and without a code. Two kinds reach a client:
+ *
+ * - an argument the client made null at run time (`@skip(if: $v)` with `$v: Boolean = false` sent
+ *   as null; the error points at the argument's value), on a field or at the root:
+ *   BAD_USER_INPUT, message kept, since it says what to fix;
+ * - anything else (an abstract type that did not resolve, a list that is not one): a fault of the
+ *   gateway, masked as a resolver's error is, "Unexpected error." with INTERNAL_SERVER_ERROR, and
+ *   logged.
+ */
+export function maskUncodedError(error: unknown, message: string, isDev?: boolean): Error {
+  const masked = maskError(error, message, isDev);
+  if (masked !== error || !(error instanceof GraphQLError)) return masked;
+  const extensions = error.extensions as Record<string, unknown>;
+  if (extensions.code !== undefined) return error;
+  const node = error.nodes?.[0];
+  if (node && VALUE_KINDS.has(node.kind)) {
+    extensions.code = 'BAD_USER_INPUT' satisfies ErrorCode;
+    return error;
+  }
+  if (!Array.isArray(error.path)) return error;
+  // Masked as Yoga masks a resolver's error: one whose original error is not a GraphQLError.
+  const fault = new GraphQLError(error.message, {
+    ...(error.nodes && { nodes: error.nodes }),
+    ...(error.source && { source: error.source }),
+    ...(error.positions && { positions: error.positions }),
+    path: error.path,
+    originalError: new Error(error.message),
+  });
+  return maskError(fault, message, isDev);
+}
+
+const VALUE_KINDS: ReadonlySet<string> = new Set([
+  Kind.VARIABLE,
+  Kind.NULL,
+  Kind.INT,
+  Kind.FLOAT,
+  Kind.STRING,
+  Kind.BOOLEAN,
+  Kind.ENUM,
+  Kind.LIST,
+  Kind.OBJECT,
+]);

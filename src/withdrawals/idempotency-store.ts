@@ -41,8 +41,18 @@ export type IdempotencyRecord =
    */
   | { state: 'pending'; fingerprint: string; startedAt: number; attempt?: Attempt }
   | { state: 'succeeded'; fingerprint: string; startedAt: number; intent: WithdrawalIntentDTO }
-  /** A definite business refusal (a typed UserError): replayed as is. */
-  | { state: 'refused'; fingerprint: string; startedAt: number; code: string; message: string };
+  /**
+   * A definite business refusal (a typed UserError): replayed as is. `field` is DataInvalidError's
+   * (absent from records written before it was kept: replayed as null).
+   */
+  | {
+      state: 'refused';
+      fingerprint: string;
+      startedAt: number;
+      code: string;
+      message: string;
+      field?: string[] | null;
+    };
 
 export type PendingRecord = Extract<IdempotencyRecord, { state: 'pending' }>;
 

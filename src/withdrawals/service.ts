@@ -32,10 +32,11 @@ import {
 } from './reconcile.ts';
 import {
   DataInvalidError,
+  refusalDetails,
+  replayedUserError,
   toWithdrawalUserError,
   userError,
   WithdrawalUserError,
-  withdrawalUserError,
 } from './user-errors.ts';
 
 /** Time a retry keeps for reading the list once the window has closed; less, and it answers WINDOW_OPEN. */
@@ -220,7 +221,7 @@ export class WithdrawalService {
       }
       if (record.state === 'refused') {
         this.metrics?.idempotency('replayed');
-        throw withdrawalUserError(record.code, record.message) ?? new Error(`unknown code ${record.code}`);
+        throw replayedUserError(record) ?? new Error(`unknown code ${record.code}`);
       }
       if (leased) {
         if (wait === 10) this.metrics?.idempotency('waited');
@@ -328,6 +329,7 @@ export class WithdrawalService {
         startedAt: sending.startedAt,
         code: refusal.code,
         message: refusal.message,
+        ...refusalDetails(refusal),
       });
     } else if (sent.outcome === 'definite') {
       // Nothing was created and the refusal is not the key's to keep (a 401 says nothing about

@@ -124,3 +124,18 @@ export function withdrawalUserError(
 export function toWithdrawalUserError(error: GatewayError): WithdrawalUserError | null {
   return withdrawalUserError(error.upstream?.code, error.message);
 }
+
+/** The typed result a key's refused record replays: the refusal as it was first answered. */
+export function replayedUserError(refusal: {
+  code: string;
+  message: string;
+  field?: string[] | null;
+}): WithdrawalUserError | null {
+  if (refusal.code === 'data_invalid') return new DataInvalidError(refusal.message, refusal.field ?? null);
+  return withdrawalUserError(refusal.code, refusal.message);
+}
+
+/** What a refused record keeps of a refusal beyond its code and message. */
+export function refusalDetails(refusal: WithdrawalUserError): { field?: string[] | null } {
+  return refusal instanceof DataInvalidError ? { field: refusal.field } : {};
+}

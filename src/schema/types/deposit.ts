@@ -7,7 +7,7 @@ import { connectionType, resolvePagedConnection, resolveScanConnection } from '.
 import { DepositStatus, statusFilter } from '../enums.ts';
 import { wantsItemWallets } from '../lookahead.ts';
 import { Transaction } from './transaction.ts';
-import { shallowCopy, Wallet } from './wallet.ts';
+import { loadedNode, Wallet } from './wallet.ts';
 
 export const Deposit = builder.objectRef<DepositDTO>('Deposit');
 
@@ -23,7 +23,8 @@ const DepositSource = builder.objectRef<DepositDTO['source']>('DepositSource').i
 builder.node(Deposit, {
   description: 'Funds received into a merchant wallet.',
   id: { resolve: (deposit) => deposit.id },
-  loadMany: (ids, ctx) => Promise.all(ids.map(async (id) => shallowCopy(await ctx.loaders.deposit.load(id)))),
+  loadMany: (ids, ctx) =>
+    Promise.all(ids.map(async (id) => loadedNode(await ctx.loaders.deposit.load(id), 'Deposit'))),
   fields: (t) => ({
     restId: t.exposeString('id', { description: 'The REST API identifier of this deposit.' }),
     wallet: t.field({

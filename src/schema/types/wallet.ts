@@ -1,5 +1,6 @@
+import { brandWithType } from '@pothos/core';
 import { badUserInput } from '../../errors.ts';
-import { loadById } from '../../global-ids.ts';
+import { loadById, type NodeTypename } from '../../global-ids.ts';
 import { INPUT_LIMITS } from '../../input-limits.ts';
 import type { WalletAssetDTO, WalletDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
@@ -60,8 +61,8 @@ export const Wallet = builder.objectRef<WalletDTO>('Wallet');
 
 builder.node(Wallet, {
   id: { resolve: (wallet) => wallet.id },
-  // Fresh objects: the relay plugin brands what it loads, and DataLoader shares its cached DTOs.
-  loadMany: (ids, ctx) => Promise.all(ids.map(async (id) => shallowCopy(await ctx.loaders.wallet.load(id)))),
+  loadMany: (ids, ctx) =>
+    Promise.all(ids.map(async (id) => loadedNode(await ctx.loaders.wallet.load(id), 'Wallet'))),
   description: 'A merchant wallet on the Tron network, with one asset per currency held.',
   fields: (t) => ({
     restId: t.exposeString('id', { description: 'The REST API identifier of this wallet.' }),
@@ -111,8 +112,19 @@ builder.node(Wallet, {
 
 export const WalletConnection = connectionType(Wallet, 'Wallet');
 
-export function shallowCopy<T extends object>(value: T | null): T | null {
-  return value && { ...value };
+/**
+ * What a node type's `loadMany` hands the relay plugin: a copy of the loader's DTO (the plugin
+ * brands what it loads, and DataLoader shares its cached DTOs), branded with its type here.
+ * The plugin brands only once a whole batch has settled, while it hands the same id asked again in
+ * the request (`a: node(id: $x) … b: node(id: $x)`) the entry's promise: that one settled first,
+ * unbranded, and Node's resolveType failed on it.
+ */
+export function loadedNode<T extends object>(value: T | null, typename: NodeTypename): T | null {
+  if (!value) return null;
+  const copy = { ...value };
+  // The brand is the type's name (what Node's resolveType reads); Pothos types it as a ref.
+  brandWithType(copy, typename as never);
+  return copy;
 }
 
 builder.queryFields((t) => ({

@@ -14,7 +14,7 @@ import { connectionType, resolvePagedConnection, resolveScanConnection } from '.
 import { ServiceFeeMode, statusFilter, WithdrawalIntentStatus } from '../enums.ts';
 import { wantsItemWallets } from '../lookahead.ts';
 import { Transaction } from './transaction.ts';
-import { shallowCopy, Wallet } from './wallet.ts';
+import { loadedNode, Wallet } from './wallet.ts';
 
 export const WithdrawalIntent = builder.objectRef<WithdrawalIntentDTO>('WithdrawalIntent');
 
@@ -34,7 +34,9 @@ builder.node(WithdrawalIntent, {
   description: 'A request to move funds from a merchant wallet to an external address.',
   id: { resolve: (intent) => intent.id },
   loadMany: (ids, ctx) =>
-    Promise.all(ids.map(async (id) => shallowCopy(await ctx.loaders.withdrawalIntent.load(id)))),
+    Promise.all(
+      ids.map(async (id) => loadedNode(await ctx.loaders.withdrawalIntent.load(id), 'WithdrawalIntent')),
+    ),
   fields: (t) => ({
     restId: t.exposeString('id', { description: 'The REST API identifier of this withdrawal intent.' }),
     wallet: t.field({

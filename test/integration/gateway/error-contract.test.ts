@@ -254,6 +254,37 @@ describe('the error contract', () => {
       expect(error.extensions?.code, error.message).toEqual(expect.any(String));
   });
 
+  /**
+   * The executor's own errors carried no code (it raises them as GraphQLErrors, which Yoga does not
+   * mask): an argument made null at run time, on a field or at the root, and a resolver's value the
+   * executor cannot place (here an abstract type with no type: the same node asked twice did that).
+   */
+  it.each([
+    [
+      'a null @skip condition on a field',
+      'query($v: Boolean = false) { wallets(first: 1) { nodes { restId @skip(if: $v) } } }',
+      { v: null },
+    ],
+    [
+      'a null @include condition at the root',
+      'query($v: Boolean = true) { __typename @include(if: $v) }',
+      { v: null },
+    ],
+    [
+      'a null for a non-null argument with a default',
+      'query($id: ID = "x") { wallet(id: $id) { id } }',
+      { id: null },
+    ],
+  ])("the executor's own errors carry a code: %s", async (_what, text, variables) => {
+    const answer = await query(text, variables);
+    expect(answer.errors).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/^Argument "\w+" of non-null type "\w+!" must not be null\.$/),
+        extensions: { code: 'BAD_USER_INPUT' },
+      }),
+    ]);
+  });
+
   it('never echoes a value the client sent, in any environment', async () => {
     const secret = 'a-secret-that-must-not-come-back';
     const answers = [

@@ -78,6 +78,67 @@ describe('idempotent withdrawals', () => {
     expect(gw.upstreamCalls()).toEqual([]);
   });
 
+  it('replays every kind of refusal exactly as it was first answered, every field included', async () => {
+    const PAYLOAD = `mutation Withdraw($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) {
+      __typename ... on UserError { code message } ... on DataInvalidError { field } } }`;
+    const payload = (answer: { body: { data?: unknown } }) =>
+      (answer.body.data as { createWithdrawalIntent: { __typename: string; field?: string[] | null } })
+        .createWithdrawalIntent;
+    const world = gw.sandbox.world;
+    const limited = async (config: { fee: string; dailyLimit: string; monthlyLimit: string } | null) => {
+      const m = await world.merchant(config);
+      return { key: m.key, wallet: await world.wallet(m.id, { USDT: '10000', TRX: '0' }) };
+    };
+    const plain = await limited({ fee: '1', dailyLimit: '100000', monthlyLimit: '1000000' });
+    const daily = await limited({ fee: '1', dailyLimit: '50', monthlyLimit: '1000000' });
+    const monthly = await limited({ fee: '1', dailyLimit: '100000', monthlyLimit: '50' });
+    const unconfigured = await limited(null);
+    const other = await limited({ fee: '1', dailyLimit: '100000', monthlyLimit: '1000000' });
+    const input = (wallet: { id: string }, overrides: Record<string, unknown>) => ({
+      walletId: wallet.id,
+      serviceFeeMode: 'EXCLUSIVE',
+      currencyCode: 'USDT',
+      amount: '25.00',
+      destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
+      ...overrides,
+    });
+    const cases = [
+      ['DataInvalidError', plain, input(other.wallet, {})],
+      ['WithdrawalConfigIncompleteError', unconfigured, input(unconfigured.wallet, {})],
+      [
+        'DestinationInternalError',
+        plain,
+        input(plain.wallet, {
+          destination: { type: 'crypto', rail: 'tron', identifier: other.wallet.networkEndpoint.identifier },
+        }),
+      ],
+      [
+        'ServiceFeeNotCoveredError',
+        plain,
+        input(plain.wallet, { amount: '0.50', serviceFeeMode: 'INCLUSIVE' }),
+      ],
+      ['BalanceInsufficientError', plain, input(plain.wallet, { amount: '99999.00' })],
+      ['DailyLimitExceededError', daily, input(daily.wallet, { amount: '60.00' })],
+      ['MonthlyLimitExceededError', monthly, input(monthly.wallet, { amount: '60.00' })],
+    ] as const;
+    for (const [type, who, body] of cases) {
+      const keyed = { ...body, idempotencyKey: `k-replay-${type}` };
+      const first = await gw.request(PAYLOAD, { input: keyed }, { key: who.key });
+      expect(payload(first).__typename, type).toBe(type);
+      gw.resetCalls();
+      const again = await gw.request(PAYLOAD, { input: keyed }, { key: who.key });
+      expect(again.body, type).toEqual(first.body);
+      expect(posts(), type).toEqual([]);
+    }
+    // The field that DataInvalidError names survives the replay.
+    const replayed = await gw.request(
+      PAYLOAD,
+      { input: { ...input(other.wallet, {}), idempotencyKey: 'k-replay-DataInvalidError' } },
+      { key: plain.key },
+    );
+    expect(payload(replayed).field).toEqual(['input', 'walletId']);
+  });
+
   it('reconciles after a timeout that happened after the upstream created the intent: exactly one intent', async () => {
     const { create, intents } = await merchant();
     // An identical intent made earlier under another key must not be mistaken for this one.

@@ -250,6 +250,50 @@ describe('ids', () => {
     );
   });
 
+  it('answers the same node asked twice in one request, by node, nodes or both', async () => {
+    const wallet = globalId('Wallet', walletId);
+    const deposit = globalId('Deposit', depositId);
+    for (const [text, variables] of [
+      [
+        'query($id: ID!) { a: node(id: $id) { __typename id } b: node(id: $id) { __typename id } }',
+        { id: wallet },
+      ],
+      ['query($id: ID!) { nodes(ids: [$id, $id]) { __typename id } }', { id: deposit }],
+      [
+        'query($id: ID!) { nodes(ids: [$id]) { __typename id } node(id: $id) { __typename id } }',
+        { id: wallet },
+      ],
+    ] as const) {
+      const { body } = await gw.request(text, variables, { key });
+      expect(body.errors, text).toBeUndefined();
+      const found = Object.values(body.data ?? {}).flat();
+      expect(found.length, text).toBeGreaterThan(1);
+      for (const node of found)
+        expect(node, text).toEqual({ __typename: expect.any(String), id: variables.id });
+    }
+  });
+
+  it('refuses "then" as a response key, with a code, before anything runs', async () => {
+    gw.resetCalls();
+    const { status, body } = await gw.request(
+      '{ wallets(first: 1) { nodes { then: address } } }',
+      {},
+      { key },
+    );
+    expect(status).toBe(200);
+    expect(body).toEqual({
+      errors: [
+        {
+          message:
+            'The response key "then" is reserved: a result object with a "then" member is taken for a promise. Choose another alias.',
+          locations: [{ line: 1, column: 31 }],
+          extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+        },
+      ],
+    });
+    expect(gw.upstreamCalls()).toEqual([]);
+  });
+
   it('never lets an id with path characters reach another REST route', async () => {
     gw.resetCalls();
     const { body } = await gw.request(`{ wallet(id: "../deposits") { restId } }`, {}, { key });
