@@ -12,20 +12,25 @@ beforeAll(async () => {
 });
 beforeEach(() => gw.resetCalls());
 
+/** createWithdrawalIntent's input: 25 USDT from `wallet` to an external address. */
+const inputFrom = (
+  wallet: { id: string },
+  overrides: Partial<CreateWithdrawalMutationVariables['input']> = {},
+) =>
+  ({
+    walletId: wallet.id,
+    serviceFeeMode: 'EXCLUSIVE',
+    currencyCode: 'USDT',
+    amount: '25.00',
+    destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
+    ...overrides,
+  }) as CreateWithdrawalMutationVariables['input'];
+
 async function merchant() {
   const m = await gw.sandbox.world.merchant();
   const wallet = await gw.sandbox.world.wallet(m.id, { USDT: '10000', TRX: '0' });
-  const input = (overrides: Partial<CreateWithdrawalMutationVariables['input']> = {}) =>
-    ({
-      walletId: wallet.id,
-      serviceFeeMode: 'EXCLUSIVE',
-      currencyCode: 'USDT',
-      amount: '25.00',
-      destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
-      ...overrides,
-    }) as CreateWithdrawalMutationVariables['input'];
   const create = (overrides: Partial<CreateWithdrawalMutationVariables['input']> = {}) =>
-    gw.run(CreateWithdrawalDocument, { input: input(overrides) }, m.key);
+    gw.run(CreateWithdrawalDocument, { input: inputFrom(wallet, overrides) }, m.key);
   const intents = async () =>
     (await gw.sandbox.call('GET', '/external/v1/withdrawal-intents?size=1000', { key: m.key })).body.data as {
       id: string;
@@ -94,32 +99,24 @@ describe('idempotent withdrawals', () => {
     const monthly = await limited({ fee: '1', dailyLimit: '100000', monthlyLimit: '50' });
     const unconfigured = await limited(null);
     const other = await limited({ fee: '1', dailyLimit: '100000', monthlyLimit: '1000000' });
-    const input = (wallet: { id: string }, overrides: Record<string, unknown>) => ({
-      walletId: wallet.id,
-      serviceFeeMode: 'EXCLUSIVE',
-      currencyCode: 'USDT',
-      amount: '25.00',
-      destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
-      ...overrides,
-    });
     const cases = [
-      ['DataInvalidError', plain, input(other.wallet, {})],
-      ['WithdrawalConfigIncompleteError', unconfigured, input(unconfigured.wallet, {})],
+      ['DataInvalidError', plain, inputFrom(other.wallet, {})],
+      ['WithdrawalConfigIncompleteError', unconfigured, inputFrom(unconfigured.wallet, {})],
       [
         'DestinationInternalError',
         plain,
-        input(plain.wallet, {
+        inputFrom(plain.wallet, {
           destination: { type: 'crypto', rail: 'tron', identifier: other.wallet.networkEndpoint.identifier },
         }),
       ],
       [
         'ServiceFeeNotCoveredError',
         plain,
-        input(plain.wallet, { amount: '0.50', serviceFeeMode: 'INCLUSIVE' }),
+        inputFrom(plain.wallet, { amount: '0.50', serviceFeeMode: 'INCLUSIVE' }),
       ],
-      ['BalanceInsufficientError', plain, input(plain.wallet, { amount: '99999.00' })],
-      ['DailyLimitExceededError', daily, input(daily.wallet, { amount: '60.00' })],
-      ['MonthlyLimitExceededError', monthly, input(monthly.wallet, { amount: '60.00' })],
+      ['BalanceInsufficientError', plain, inputFrom(plain.wallet, { amount: '99999.00' })],
+      ['DailyLimitExceededError', daily, inputFrom(daily.wallet, { amount: '60.00' })],
+      ['MonthlyLimitExceededError', monthly, inputFrom(monthly.wallet, { amount: '60.00' })],
     ] as const;
     for (const [type, who, body] of cases) {
       const keyed = { ...body, idempotencyKey: `k-replay-${type}` };
@@ -133,7 +130,7 @@ describe('idempotent withdrawals', () => {
     // The field that DataInvalidError names survives the replay.
     const replayed = await gw.request(
       PAYLOAD,
-      { input: { ...input(other.wallet, {}), idempotencyKey: 'k-replay-DataInvalidError' } },
+      { input: { ...inputFrom(other.wallet, {}), idempotencyKey: 'k-replay-DataInvalidError' } },
       { key: plain.key },
     );
     expect(payload(replayed).field).toEqual(['input', 'walletId']);
