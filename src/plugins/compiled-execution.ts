@@ -236,8 +236,29 @@ function expandedFields(document: DocumentNode): number {
 function finish(result: ExecutionResult, args: ExecutionArgs, usual: Execute): unknown {
   if (!('data' in result) || result.data === undefined) return usual(args);
   if (!result.errors) return result;
+  if (result.errors.some((error) => nulledAbove(result.data, error.path))) return usual(args);
   const source = args.document.loc?.source;
   return { ...result, errors: result.errors.map((error) => asGraphQLJSError(error, source)) };
+}
+
+/**
+ * Whether a field error's null went past its own field: a non-null field failed and an ancestor
+ * (or the whole `data`) became null. The usual executor stops completing that ancestor at the
+ * first such error and lists only the errors it met so far; graphql-jit completes every sibling
+ * and lists all of theirs (a list of 20 items the REST API sent without a field: 20 errors
+ * instead of 1). Such a result is answered by the usual executor instead. It is rare: the fields
+ * that need a REST call of their own are nullable (docs/decisions.md), so only data the gateway
+ * cannot render makes one; the request's loaders already hold what the first run read.
+ */
+function nulledAbove(data: unknown, path: readonly (string | number)[] | undefined): boolean {
+  if (!path || path.length === 0) return false;
+  let node = data;
+  for (let i = 0; i < path.length - 1; i++) {
+    if (node === null) return true;
+    if (typeof node !== 'object' || node === undefined) return false;
+    node = (node as Record<string | number, unknown>)[path[i] as string | number];
+  }
+  return node === null;
 }
 
 /**

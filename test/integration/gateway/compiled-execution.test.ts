@@ -84,6 +84,27 @@ async function both(query: string, variables: Record<string, unknown> = {}) {
   return { compiled: last, usual: { status: b.status, body: b.body } };
 }
 
+/** Both gateways' sandboxes answer the wallet list with `items`, as one page. */
+async function failWalletList(items: unknown[]): Promise<void> {
+  const paging = {
+    size: 20,
+    page: 1,
+    count: items.length,
+    limit: 20,
+    totalCount: items.length,
+    totalPages: 1,
+  };
+  const body = JSON.stringify({ code: 'ok', message: 'OK', paging, data: items });
+  for (const gw of [compiled, usual]) {
+    await gw.sandbox.admin('POST', '/faults', {
+      method: 'GET',
+      path: '/external/v1/wallets?',
+      status: 200,
+      body,
+    });
+  }
+}
+
 /** The compiling gateway's log says whether `operationName` was compiled. */
 function compiledLog(operationName: string | null): boolean | undefined {
   for (const line of compiled.logs) {
@@ -162,6 +183,42 @@ describe('compiled execution answers as the usual executor does', () => {
           extensions: expect.objectContaining({ code: 'UPSTREAM_ERROR' }),
         }),
       ]);
+      expect(a).toEqual(b);
+    } finally {
+      for (const gw of [compiled, usual]) await gw.sandbox.admin('DELETE', '/faults');
+    }
+  });
+
+  it('a list whose items the gateway cannot render: one error, as the usual executor answers', async () => {
+    // Two wallets without their networkEndpoint: `address` (non-null) fails in each, and the list's
+    // null reaches `wallets`. graphql-jit listed both errors; the usual executor stops at the first.
+    await failWalletList([{ id: 'w-a' }, { id: 'w-b' }]);
+    try {
+      const { compiled: a, usual: b } = await both('query Unrenderable { wallets { nodes { address } } }');
+      expect(a.body.data).toEqual({ wallets: null });
+      expect(a.body.errors).toEqual([
+        expect.objectContaining({
+          path: ['wallets', 'nodes', 0, 'address'],
+          extensions: { code: 'INTERNAL_SERVER_ERROR' },
+        }),
+      ]);
+      expect(a).toEqual(b);
+      expect(compiledLog('Unrenderable')).toBe(true);
+    } finally {
+      for (const gw of [compiled, usual]) await gw.sandbox.admin('DELETE', '/faults');
+    }
+  });
+
+  it('a REST item with a `then` member is answered, not taken for a promise', async () => {
+    const listed = await compiled.sandbox.call('GET', '/external/v1/wallets?size=1', { key });
+    const wallet = (listed.body as { data: Record<string, unknown>[] }).data[0];
+    await failWalletList([{ ...wallet, then: 'soon' }]);
+    try {
+      const { compiled: a, usual: b } = await both('query Thenable { wallets { nodes { restId address } } }');
+      expect(a.body.errors).toBeUndefined();
+      expect(a.body.data).toEqual({
+        wallets: { nodes: [{ restId: wallet?.id, address: expect.any(String) }] },
+      });
       expect(a).toEqual(b);
     } finally {
       for (const gw of [compiled, usual]) await gw.sandbox.admin('DELETE', '/faults');
