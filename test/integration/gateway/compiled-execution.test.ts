@@ -212,6 +212,7 @@ describe('compiled execution answers as the usual executor does', () => {
   it('a REST item with a `then` member is answered, not taken for a promise', async () => {
     const listed = await compiled.sandbox.call('GET', '/external/v1/wallets?size=1', { key });
     const wallet = (listed.body as { data: Record<string, unknown>[] }).data[0];
+    // biome-ignore lint/suspicious/noThenProperty: what the REST API may send, and what this test is about
     await failWalletList([{ ...wallet, then: 'soon' }]);
     try {
       const { compiled: a, usual: b } = await both('query Thenable { wallets { nodes { restId address } } }');
