@@ -36,7 +36,8 @@ export const MAX_COMPILED_FIELDS = 200;
  * (test/integration/gateway/differential.property.test.ts checks them on generated documents):
  *
  * - Only documents whose shape graphql-jit 0.8 answers exactly are compiled (`uncompilable`,
- *   `nonNullRootBesideOthers`): queries without @skip, @include, @defer or @stream. Mutations,
+ *   `nonNullRootField`): queries without @skip, @include, @defer or @stream, and without a
+ *   non-null root field (`nodes`). Mutations,
  *   subscriptions and everything else run on the usual executor, as does anything graphql-jit
  *   cannot compile.
  * - A request error (no `data`: the variables could not be coerced) is answered by the usual
@@ -121,7 +122,7 @@ function compile(args: ExecutionArgs): { query: CompiledQuery } | { why: string 
   // usual executor stops; here a later createWithdrawalIntent would move money), and a mutation's
   // time is its POST, which compiling does not shorten.
   if (operation.operation !== 'query') return { why: operation.operation };
-  const refused = uncompilable(args.document) ?? nonNullRootBesideOthers(args, operation);
+  const refused = uncompilable(args.document) ?? nonNullRootField(args, operation);
   if (refused) return { why: refused };
   const compiled = compileQuery(args.schema, args.document, args.operationName ?? undefined, {
     // The gateway's errors carry their cause for the logs; a stack per field error is not needed.
@@ -167,19 +168,19 @@ function uncompilable(document: DocumentNode): string | null {
 }
 
 /**
- * Why an operation whose root selects a non-null field beside other fields must run on the usual
- * executor: when that field fails, the whole `data` is null. The usual executor then reports the
- * errors its siblings had raised so far; graphql-jit waits for every sibling and reports all of
- * theirs. (Of this schema's queries only `nodes` is non-null.)
+ * Why an operation whose root selects a non-null field must run on the usual executor (of this
+ * schema's queries only `nodes` is one). When such a field fails, the whole `data` is null, and
+ * the two executors differ in what they report: the usual executor lists the errors its siblings
+ * had raised so far, graphql-jit waits for every sibling and lists all of theirs; and when one of
+ * `nodes`' ids failed to load, the usual executor failed the whole list where graphql-jit answered
+ * the other nodes (the relay plugin hands repeated ids their entry's promise).
  */
-function nonNullRootBesideOthers(args: ExecutionArgs, operation: OperationDefinitionNode): string | null {
+function nonNullRootField(args: ExecutionArgs, operation: OperationDefinitionNode): string | null {
   const root = args.schema.getRootType(operation.operation);
   if (!root) return null;
-  const fields = rootFields(args.document, operation.selectionSet);
-  if (fields.length < 2) return null;
-  for (const name of fields) {
+  for (const name of rootFields(args.document, operation.selectionSet)) {
     const field = root.getFields()[name];
-    if (field && isNonNullType(field.type)) return `the non-null root field ${name} beside others`;
+    if (field && isNonNullType(field.type)) return `the non-null root field ${name}`;
   }
   return null;
 }

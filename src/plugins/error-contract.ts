@@ -1,5 +1,14 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { type ExecutionResult, GraphQLError, Kind } from 'graphql';
+import {
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FragmentDefinitionNode,
+  GraphQLError,
+  getOperationAST,
+  isNonNullType,
+  Kind,
+  type SelectionSetNode,
+} from 'graphql';
 import { handleStreamOrSingleExecutionResult, maskError, type Plugin } from 'graphql-yoga';
 import { isBearer } from '../context.ts';
 import { shortenErrorEchoes } from '../echoes.ts';
@@ -31,10 +40,20 @@ export function useErrorContract(): Plugin {
         'Send the request as application/json (or application/graphql-response+json for the answer).',
       );
     },
-    onExecute() {
+    onExecute({ args }) {
       return {
         onExecuteDone(payload) {
           const { result } = payload;
+          if (!(Symbol.asyncIterator in result) && result.data === null && result.errors) {
+            const causes = causesOfNullData(result.errors, args);
+            if (causes.length > 0 && causes.length < result.errors.length) {
+              payload.setResult({ ...result, errors: causes });
+              return handleStreamOrSingleExecutionResult(
+                { ...payload, result: { ...result, errors: causes } },
+                shortenPayload,
+              );
+            }
+          }
           // A result without `data` is a request error: here, the variables could not be coerced.
           if (!(Symbol.asyncIterator in result) && !('data' in result) && result.errors) {
             for (const error of result.errors) {
@@ -69,6 +88,38 @@ export function useErrorContract(): Plugin {
       }
     },
   };
+}
+
+/**
+ * The errors that nulled `data`: those at a non-null root field (of this schema, `nodes` and
+ * `createWithdrawalIntent`). When such a field fails, the usual executor gives up on the whole
+ * `data` and lists, beside its error, whichever errors the other root fields had raised by then, a
+ * matter of timing (a micro-cached read fails sooner than a sent one). Their fields are not in the
+ * answer anyway; listing only the cause makes the answer the same every time.
+ */
+function causesOfNullData(errors: readonly GraphQLError[], args: ExecutionArgs): GraphQLError[] {
+  const operation = getOperationAST(args.document, args.operationName);
+  const root = operation && args.schema.getRootType(operation.operation);
+  if (!operation || !root) return [...errors];
+  const keys = new Set<string>();
+  const walk = (set: SelectionSetNode, depth: number): void => {
+    if (depth > 64) return;
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD) {
+        const field = root.getFields()[selection.name.value];
+        if (field && isNonNullType(field.type)) keys.add((selection.alias ?? selection.name).value);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet, depth + 1);
+      else {
+        const fragment = args.document.definitions.find(
+          (d): d is FragmentDefinitionNode =>
+            d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === selection.name.value,
+        );
+        if (fragment) walk(fragment.selectionSet, depth + 1);
+      }
+    }
+  };
+  walk(operation.selectionSet, 0);
+  return errors.filter((error) => keys.has(String(error.path?.[0])));
 }
 
 /** A result's errors, and those of each incremental payload it carries (@defer, @stream). */

@@ -24,7 +24,9 @@ import { EXTERNAL_TRON_ADDRESS, withdrawalBody } from '../../support/sandbox.ts'
  * the GraphQL spec leaves it open), and a code on every error.
  *
  * Documents are generated from the schema (test/support/generated-documents.ts) and sent by two
- * merchants of one still sandbox world, in a drawn order. The defaults' gateway gets each one
+ * merchants of one still sandbox world, in a drawn order, under a drawn media type, and now and
+ * then while the REST API misbehaves (a wallet list with items the gateway cannot render, deposit
+ * lists that fail), so that field errors, null propagation and partial results are compared too. The defaults' gateway gets each one
  * COMPILE_AFTER_USES times with its clock moved past the micro-cache's TTL before each (so each
  * executes, interpreted, until it is compiled), once more (compiled), once at the same moment (the
  * kept result), and then, after the TTL, twice per merchant all at once (executions shared in
@@ -41,6 +43,8 @@ const SEED =
 const TTL_MS = DEFAULTS.upstream.cacheTtlMs;
 
 let now = 1_000_000;
+/** A REST wallet as the list sends it, copied (with another id) into the faulty lists. */
+const unrenderable = { template: {} as Record<string, unknown> };
 let reference: TestGateway;
 let defaults: TestGateway;
 const merchants: { key: string; pools: WorldPools; ids: Set<string> }[] = [];
@@ -53,6 +57,10 @@ beforeAll(async () => {
   });
   defaults = await startTestGateway({ store, upstream: { cacheTtlMs: TTL_MS }, clock: () => now });
   for (let m = 0; m < 2; m++) merchants.push(await merchantWorld(reference));
+  const listed = await reference.sandbox.call('GET', '/external/v1/wallets?size=1', {
+    key: merchants[0]?.key,
+  });
+  unrenderable.template = (listed.body as { data: Record<string, unknown>[] }).data[0] ?? {};
   // Another merchant's wallet, and an address of the platform's own wallets: both refused.
   for (const [m, merchant] of merchants.entries()) {
     const other = merchants[1 - m] as (typeof merchants)[number];
@@ -159,19 +167,45 @@ interface Answer {
   data: string | undefined;
   /** Errors as JSON texts, sorted: their order is not. */
   errors: string[];
-  other: string[];
+  /** The body's other members, as JSON text. */
+  other: string;
 }
+
+/**
+ * How a document is asked: which merchant first, which media type (statuses differ between
+ * them), and what the REST API does meanwhile: nothing unusual, a wallet list with items the
+ * gateway cannot render beside one with a `then` member, or deposit lists that fail.
+ */
+interface Setting {
+  first: 0 | 1;
+  accept: string;
+  fault: 'none' | 'unrenderable wallets' | 'deposits fail';
+}
+const settings: fc.Arbitrary<Setting> = fc.record({
+  first: fc.constantFrom<0 | 1>(0, 1),
+  accept: fc.constantFrom('application/graphql-response+json', 'application/json'),
+  // Half the documents meet a misbehaving REST API.
+  fault: fc.constantFrom<Setting['fault']>(
+    'none',
+    'none',
+    'none',
+    'unrenderable wallets',
+    'unrenderable wallets',
+    'deposits fail',
+  ),
+});
 
 async function send(
   gateway: TestGateway,
   request: ReturnType<typeof instantiate>,
   key: string,
+  accept: string,
 ): Promise<Answer> {
   const response = await gateway.gateway.fetch('http://gateway.test/graphql', {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      accept: 'application/graphql-response+json',
+      accept,
       authorization: `Bearer ${key}`,
     },
     body: JSON.stringify(request),
@@ -182,7 +216,7 @@ async function send(
     status: response.status,
     data: data === undefined ? undefined : JSON.stringify(data),
     errors: (errors ?? []).map((e) => JSON.stringify(e)).sort(),
-    other: Object.keys(rest),
+    other: JSON.stringify(rest),
   };
 }
 
@@ -202,16 +236,51 @@ function same(answer: Answer, expected: Answer, what: string): void {
   expect(answer, what).toEqual(expected);
 }
 
-async function check(template: RequestTemplate, first: 0 | 1): Promise<void> {
+async function check(template: RequestTemplate, setting: Setting): Promise<void> {
   seen.documents++;
   if (!isValid(schema, template)) seen.invalid++;
+  await injectFault(setting.fault);
+  try {
+    await compare(template, setting);
+  } finally {
+    for (const gateway of [reference, defaults]) await gateway.sandbox.admin('DELETE', '/faults');
+  }
+}
+
+/** The fault of `setting` on both gateways' sandbox servers (one world, a server each). */
+async function injectFault(fault: Setting['fault']): Promise<void> {
+  if (fault === 'none') return;
+  let injected: Record<string, unknown>;
+  if (fault === 'deposits fail') {
+    injected = { method: 'GET', path: '/external/v1/deposits', status: 500 };
+  } else {
+    // biome-ignore lint/suspicious/noThenProperty: what the REST API may send (src/upstream/wire.ts drops it)
+    const renderable = { ...unrenderable.template, id: 'f0000000-0000-4000-8000-000000000001', then: 'soon' };
+    // Items the gateway cannot render first: a page of two already holds two failing items.
+    const broken = (n: number) => ({ id: `f0000000-0000-4000-8000-00000000000${n}`, status: 'active' });
+    const items = [broken(2), { id: 'f0000000-0000-4000-8000-000000000003' }, renderable, broken(4)];
+    const paging = {
+      size: 20,
+      page: 1,
+      count: items.length,
+      limit: 20,
+      totalCount: items.length,
+      totalPages: 1,
+    };
+    const body = JSON.stringify({ code: 'ok', message: 'OK', paging, data: items });
+    injected = { method: 'GET', path: '/external/v1/wallets?', status: 200, body };
+  }
+  for (const gateway of [reference, defaults]) await gateway.sandbox.admin('POST', '/faults', injected);
+}
+
+async function compare(template: RequestTemplate, { first, accept }: Setting): Promise<void> {
   const asked: { request: ReturnType<typeof instantiate>; key: string; expected: Answer; m: number }[] = [];
   for (const [turn, m] of (first === 0 ? [0, 1] : [1, 0]).entries()) {
     const own = merchants[m];
     const other = merchants[1 - m];
     if (!own || !other) throw new Error('no merchants');
     const request = instantiate(template, own.pools, other.pools);
-    const expected = await send(reference, request, own.key);
+    const expected = await send(reference, request, own.key, accept);
     seen.answers++;
     if (expected.data !== undefined && expected.data !== 'null') seen.withData++;
     if (expected.errors.length > 0) seen.withErrors++;
@@ -221,17 +290,17 @@ async function check(template: RequestTemplate, first: 0 | 1): Promise<void> {
     // second merchant's first execution is already compiled.
     for (let use = 1; use <= (turn === 0 ? COMPILE_AFTER_USES + 1 : 1); use++) {
       now += TTL_MS + 1;
-      const answer = await send(defaults, request, own.key);
+      const answer = await send(defaults, request, own.key, accept);
       checkContract(answer, other.ids, `defaults, use ${use}`);
       same(answer, expected, `defaults, use ${use} (merchant ${m})`);
     }
     // The same moment: a kept result, when the last execution read cached answers.
-    same(await send(defaults, request, own.key), expected, `defaults, kept (merchant ${m})`);
+    same(await send(defaults, request, own.key, accept), expected, `defaults, kept (merchant ${m})`);
   }
   // Both merchants at once, twice each, after the TTL: executions shared in flight, never across keys.
   now += TTL_MS + 1;
   const burst = [...asked, ...asked];
-  const answers = await Promise.all(burst.map((one) => send(defaults, one.request, one.key)));
+  const answers = await Promise.all(burst.map((one) => send(defaults, one.request, one.key, accept)));
   for (const [i, answer] of answers.entries()) {
     const one = burst[i] as (typeof burst)[number];
     same(answer, one.expected, `defaults, burst ${i} (merchant ${one.m})`);
@@ -240,10 +309,9 @@ async function check(template: RequestTemplate, first: 0 | 1): Promise<void> {
 
 describe('the gateway with its defaults answers as the reference executor', () => {
   it('for documents generated from the schema', async () => {
-    await fc.assert(fc.asyncProperty(requestTemplates(schema), fc.constantFrom<0 | 1>(0, 1), check), {
+    await fc.assert(fc.asyncProperty(requestTemplates(schema), settings, check), {
       numRuns: RUNS,
       seed: SEED,
-      endOnFailure: process.env.DIFFERENTIAL_NO_SHRINK === '1',
     });
     // The generator must keep producing what this test is for: valid documents, most answered
     // with data, many compiled, some failing.

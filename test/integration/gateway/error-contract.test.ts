@@ -285,6 +285,22 @@ describe('the error contract', () => {
     ]);
   });
 
+  it('an answer whose data is null lists the errors that nulled it, whatever failed beside them', async () => {
+    const deposit = await gw.sandbox.world.deposit(walletId, { amount: '1.50' });
+    await fault({ method: 'GET', path: '/external/v1/deposits', status: 500 });
+    const globalId = Buffer.from(`Deposit:${deposit.id}`).toString('base64');
+    const answer = await query(
+      'query($ids: [ID!]!) { deposits(first: 1) { totalCount } nodes(ids: $ids) { id } list: deposits(first: 2) { totalCount } }',
+      { ids: [globalId] },
+    );
+    expect(answer.errors).toEqual([
+      expect.objectContaining({
+        path: ['nodes'],
+        extensions: expect.objectContaining({ code: 'UPSTREAM_ERROR' }),
+      }),
+    ]);
+  });
+
   it('never echoes a value the client sent, in any environment', async () => {
     const secret = 'a-secret-that-must-not-come-back';
     const answers = [
