@@ -2,12 +2,9 @@ import {
   type DocumentNode,
   type ExecutionArgs,
   type ExecutionResult,
-  type FragmentDefinitionNode,
   GraphQLError,
   getOperationAST,
-  isNonNullType,
   Kind,
-  type OperationDefinitionNode,
   type SelectionSetNode,
   type Source,
   visit,
@@ -16,6 +13,7 @@ import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { GatewayContext } from '../context.ts';
+import { nonNullRootFields } from '../root-fields.ts';
 
 type Execute = (args: ExecutionArgs) => unknown;
 
@@ -122,7 +120,7 @@ function compile(args: ExecutionArgs): { query: CompiledQuery } | { why: string 
   // usual executor stops; here a later createWithdrawalIntent would move money), and a mutation's
   // time is its POST, which compiling does not shorten.
   if (operation.operation !== 'query') return { why: operation.operation };
-  const refused = uncompilable(args.document) ?? nonNullRootField(args, operation);
+  const refused = uncompilable(args.document) ?? nonNullRootField(args);
   if (refused) return { why: refused };
   const compiled = compileQuery(args.schema, args.document, args.operationName ?? undefined, {
     // The gateway's errors carry their cause for the logs; a stack per field error is not needed.
@@ -175,33 +173,9 @@ function uncompilable(document: DocumentNode): string | null {
  * `nodes`' ids failed to load, the usual executor failed the whole list where graphql-jit answered
  * the other nodes (the relay plugin hands repeated ids their entry's promise).
  */
-function nonNullRootField(args: ExecutionArgs, operation: OperationDefinitionNode): string | null {
-  const root = args.schema.getRootType(operation.operation);
-  if (!root) return null;
-  for (const name of rootFields(args.document, operation.selectionSet)) {
-    const field = root.getFields()[name];
-    if (field && isNonNullType(field.type)) return `the non-null root field ${name}`;
-  }
-  return null;
-}
-
-/** The names of the fields an operation's root selects, through its fragments (in order, repeated). */
-function rootFields(document: DocumentNode, set: SelectionSetNode, depth = 0): string[] {
-  const names: string[] = [];
-  if (depth > 64) return names;
-  for (const selection of set.selections) {
-    if (selection.kind === Kind.FIELD) names.push(selection.name.value);
-    else if (selection.kind === Kind.INLINE_FRAGMENT)
-      names.push(...rootFields(document, selection.selectionSet, depth + 1));
-    else {
-      const fragment = document.definitions.find(
-        (d): d is FragmentDefinitionNode =>
-          d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === selection.name.value,
-      );
-      if (fragment) names.push(...rootFields(document, fragment.selectionSet, depth + 1));
-    }
-  }
-  return names;
+function nonNullRootField(args: ExecutionArgs): string | null {
+  const [field] = nonNullRootFields(args);
+  return field ? `the non-null root field ${field.name.value}` : null;
 }
 
 /** Fields of the document with every fragment spread expanded where it is used (bounded count). */

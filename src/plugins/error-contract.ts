@@ -1,18 +1,10 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import {
-  type ExecutionArgs,
-  type ExecutionResult,
-  type FragmentDefinitionNode,
-  GraphQLError,
-  getOperationAST,
-  isNonNullType,
-  Kind,
-  type SelectionSetNode,
-} from 'graphql';
+import { type ExecutionArgs, type ExecutionResult, GraphQLError, Kind } from 'graphql';
 import { handleStreamOrSingleExecutionResult, maskError, type Plugin } from 'graphql-yoga';
 import { isBearer } from '../context.ts';
 import { shortenErrorEchoes } from '../echoes.ts';
 import { type ErrorCode, requestError } from '../error-codes.ts';
+import { nonNullRootFields } from '../root-fields.ts';
 
 /**
  * One error contract: every error a client sees has an `extensions.code` from ERROR_CODES (error-codes.ts, documented in docs/errors.md),
@@ -47,11 +39,10 @@ export function useErrorContract(): Plugin {
           if (!(Symbol.asyncIterator in result) && result.data === null && result.errors) {
             const causes = causesOfNullData(result.errors, args);
             if (causes.length > 0 && causes.length < result.errors.length) {
-              payload.setResult({ ...result, errors: causes });
-              return handleStreamOrSingleExecutionResult(
-                { ...payload, result: { ...result, errors: causes } },
-                shortenPayload,
-              );
+              const answer = { ...result, errors: causes };
+              payload.setResult(answer);
+              shortenEchoesOf(answer);
+              return;
             }
           }
           // A result without `data` is a request error: here, the variables could not be coerced.
@@ -98,27 +89,7 @@ export function useErrorContract(): Plugin {
  * answer anyway; listing only the cause makes the answer the same every time.
  */
 function causesOfNullData(errors: readonly GraphQLError[], args: ExecutionArgs): GraphQLError[] {
-  const operation = getOperationAST(args.document, args.operationName);
-  const root = operation && args.schema.getRootType(operation.operation);
-  if (!operation || !root) return [...errors];
-  const keys = new Set<string>();
-  const walk = (set: SelectionSetNode, depth: number): void => {
-    if (depth > 64) return;
-    for (const selection of set.selections) {
-      if (selection.kind === Kind.FIELD) {
-        const field = root.getFields()[selection.name.value];
-        if (field && isNonNullType(field.type)) keys.add((selection.alias ?? selection.name).value);
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet, depth + 1);
-      else {
-        const fragment = args.document.definitions.find(
-          (d): d is FragmentDefinitionNode =>
-            d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === selection.name.value,
-        );
-        if (fragment) walk(fragment.selectionSet, depth + 1);
-      }
-    }
-  };
-  walk(operation.selectionSet, 0);
+  const keys = new Set(nonNullRootFields(args).map((field) => (field.alias ?? field.name).value));
   return errors.filter((error) => keys.has(String(error.path?.[0])));
 }
 

@@ -82,6 +82,23 @@ export async function startTestSandbox(store = new SandboxStore()) {
 
 export type TestSandbox = Awaited<ReturnType<typeof startTestSandbox>>;
 
+/**
+ * A fault (POST /sandbox/v1/faults) that answers the wallet list with `items` as its one page,
+ * whatever they hold: what a REST API that sends items the gateway cannot render looks like.
+ */
+export function walletListFault(items: unknown[]) {
+  const paging = {
+    size: 20,
+    page: 1,
+    count: items.length,
+    limit: 20,
+    totalCount: items.length,
+    totalPages: 1,
+  };
+  const body = JSON.stringify({ code: 'ok', message: 'OK', paging, data: items });
+  return { method: 'GET', path: '/external/v1/wallets?', status: 200, body };
+}
+
 /** A valid Tron address that no sandbox wallet uses. */
 export const EXTERNAL_TRON_ADDRESS = 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7';
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPILE_AFTER_USES } from '../../../src/plugins/compiled-execution.ts';
 import { SandboxStore } from '../../../src/sandbox/store/store.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { walletListFault } from '../../support/sandbox.ts';
 
 /**
  * Compiled execution (src/plugins/compiled-execution.ts) must answer exactly what the usual
@@ -86,23 +87,7 @@ async function both(query: string, variables: Record<string, unknown> = {}) {
 
 /** Both gateways' sandboxes answer the wallet list with `items`, as one page. */
 async function failWalletList(items: unknown[]): Promise<void> {
-  const paging = {
-    size: 20,
-    page: 1,
-    count: items.length,
-    limit: 20,
-    totalCount: items.length,
-    totalPages: 1,
-  };
-  const body = JSON.stringify({ code: 'ok', message: 'OK', paging, data: items });
-  for (const gw of [compiled, usual]) {
-    await gw.sandbox.admin('POST', '/faults', {
-      method: 'GET',
-      path: '/external/v1/wallets?',
-      status: 200,
-      body,
-    });
-  }
+  for (const gw of [compiled, usual]) await gw.sandbox.admin('POST', '/faults', walletListFault(items));
 }
 
 /** The compiling gateway's log says whether `operationName` was compiled. */

@@ -13,7 +13,7 @@ import {
   requestTemplates,
   type WorldPools,
 } from '../../support/generated-documents.ts';
-import { EXTERNAL_TRON_ADDRESS, withdrawalBody } from '../../support/sandbox.ts';
+import { EXTERNAL_TRON_ADDRESS, walletListFault, withdrawalBody } from '../../support/sandbox.ts';
 
 /**
  * Every layer the gateway adds changes no answer, for any document: the reference is the usual
@@ -56,6 +56,13 @@ beforeAll(async () => {
     config: { compiledExecution: false, queryDeduplication: false },
   });
   defaults = await startTestGateway({ store, upstream: { cacheTtlMs: TTL_MS }, clock: () => now });
+  // Counts the answers a kept result gave, so the run can show it compared some.
+  const keptResult = defaults.client.keptResult.bind(defaults.client);
+  defaults.client.keptResult = (key) => {
+    const found = keptResult(key);
+    if (found) seen.kept++;
+    return found as never;
+  };
   for (let m = 0; m < 2; m++) merchants.push(await merchantWorld(reference));
   const listed = await reference.sandbox.call('GET', '/external/v1/wallets?size=1', {
     key: merchants[0]?.key,
@@ -259,16 +266,7 @@ async function injectFault(fault: Setting['fault']): Promise<void> {
     // Items the gateway cannot render first: a page of two already holds two failing items.
     const broken = (n: number) => ({ id: `f0000000-0000-4000-8000-00000000000${n}`, status: 'active' });
     const items = [broken(2), { id: 'f0000000-0000-4000-8000-000000000003' }, renderable, broken(4)];
-    const paging = {
-      size: 20,
-      page: 1,
-      count: items.length,
-      limit: 20,
-      totalCount: items.length,
-      totalPages: 1,
-    };
-    const body = JSON.stringify({ code: 'ok', message: 'OK', paging, data: items });
-    injected = { method: 'GET', path: '/external/v1/wallets?', status: 200, body };
+    injected = walletListFault(items);
   }
   for (const gateway of [reference, defaults]) await gateway.sandbox.admin('POST', '/faults', injected);
 }
@@ -314,14 +312,18 @@ describe('the gateway with its defaults answers as the reference executor', () =
       seed: SEED,
     });
     // The generator must keep producing what this test is for: valid documents, most answered
-    // with data, many compiled, some failing.
+    // with data, many compiled, many answered from a kept result, some failing.
     const compiled = defaults.logs.filter((line) => line.includes('"compiled":true')).length;
     expect(seen.invalid / seen.documents).toBeLessThan(0.05);
     expect(seen.withData / seen.answers).toBeGreaterThan(0.6);
     expect(seen.withErrors / seen.answers).toBeGreaterThan(0.1);
     expect(compiled / seen.documents).toBeGreaterThan(0.2);
+    expect(seen.kept / seen.documents).toBeGreaterThan(0.2);
   }, 600_000);
 });
 
-/** What the run generated: documents, how many of them fail validation, the reference's answers. */
-const seen = { documents: 0, invalid: 0, answers: 0, withData: 0, withErrors: 0 };
+/**
+ * What the run generated: documents, how many of them fail validation, the reference's answers,
+ * and the defaults' answers that came from a kept result.
+ */
+const seen = { documents: 0, invalid: 0, answers: 0, withData: 0, withErrors: 0, kept: 0 };
