@@ -20,6 +20,12 @@ const integer = (fallback: number, min: number, max: number) => {
   return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error }).default(fallback);
 };
 
+/** As `integer`, with no default: unset is undefined (a default that depends on another variable). */
+const optionalInteger = (min: number, max: number) => {
+  const error = `must be an integer from ${min} to ${max}`;
+  return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error }).optional();
+};
+
 const flag = z
   .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1')
@@ -74,6 +80,8 @@ const schema = z.object({
   QUERY_MAX_DIRECTIVES: integer(20, 1, 10_000),
   QUERY_MAX_COST: integer(20_000, 1, 100_000_000),
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 0, 600_000),
+  // Unset: 5 s in production, 0 elsewhere (shutdownGraceOf).
+  SHUTDOWN_GRACE_MS: optionalInteger(0, 300_000),
   HEADERS_TIMEOUT_MS: integer(10_000, 100, 600_000),
   REQUEST_TIMEOUT_MS: integer(30_000, 100, 600_000),
   KEEP_ALIVE_TIMEOUT_MS: integer(5_000, 100, 600_000),
@@ -202,6 +210,11 @@ export interface Config {
   maxRequestBytes: number;
   queryLimits: QueryLimitSettings;
   shutdownTimeoutMs: number;
+  /**
+   * SHUTDOWN_GRACE_MS: after SIGTERM, how long /readyz answers 503 while everything is still
+   * served, so that load balancers stop sending before the listener closes.
+   */
+  shutdownGraceMs: number;
   /** How connections are bounded and reaped at the edge (server.ts). */
   edge: EdgeLimits;
   requestDeadlineMs: number;
@@ -251,13 +264,108 @@ export class ConfigError extends Error {
   }
 }
 
+/** Every variable the gateway reads. */
+export const KNOWN_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
+/**
+ * Prefixes of names only the gateway's variables use. A variable under one that the gateway does
+ * not read is a mistake (REDIS_ULR, RATE_LIMIT_PER_KY) that would otherwise be ignored in silence
+ * (each replica on its own in-process store, no rate limit), so it is refused, with the closest
+ * known name. Every variable of the schema is under one of these except NODE_ENV, PORT, HOST and
+ * the OTEL_ ones (test/unit/config.test.ts checks it): those prefixes are other software's too.
+ * Node reads NODE_OPTIONS and the image sets NODE_VERSION, the OTLP exporter reads
+ * OTEL_EXPORTER_OTLP_HEADERS and others itself, and the container has a HOSTNAME.
+ */
+export const OWNED_PREFIXES: readonly string[] = [
+  'CIRCUIT_BREAKER_',
+  'COMPILED_EXECUTION',
+  'GRAPHIQL',
+  'HEADERS_TIMEOUT',
+  'IDEMPOTENCY_',
+  'INTROSPECTION',
+  'KEEP_ALIVE_',
+  'LOG_LEVEL',
+  'MAX_',
+  'METRICS',
+  'PERSISTED_DOCUMENTS',
+  'QUERY_',
+  'RATE_LIMIT',
+  'REDIS_',
+  'REQUEST_DEADLINE',
+  'REQUEST_TIMEOUT',
+  'SANDBOX_',
+  'SEND_TIMEOUT',
+  'SHUTDOWN_',
+  'SUBSCRIPTION',
+  'UPSTREAM_',
+  'WEBSOCKET',
+  'WITHDRAWAL',
+  'WORKERS',
+];
+
+/**
+ * Names that other software sets under the gateway's prefixes, left alone: Kubernetes' service
+ * links (a Service named redis gives every pod of its namespace REDIS_SERVICE_HOST,
+ * REDIS_PORT=tcp://…, REDIS_PORT_6379_TCP_ADDR and the like, unless enableServiceLinks is false)
+ * and the REDIS_TLS_URL Heroku sets beside REDIS_URL.
+ */
+function setByOthers(name: string, value: string): boolean {
+  return (
+    /_SERVICE_(HOST|PORT)(_[A-Z0-9_]+)?$/.test(name) ||
+    /_PORT_\d+_(TCP|UDP|SCTP)(_(PROTO|PORT|ADDR))?$/.test(name) ||
+    (/_PORT$/.test(name) && /^(tcp|udp|sctp):\/\//.test(value)) ||
+    name === 'REDIS_TLS_URL'
+  );
+}
+
+/** One problem per variable under an owned prefix that the gateway does not read. */
+function unknownVariables(env: Record<string, string>): string[] {
+  return Object.entries(env)
+    .filter(
+      ([name, value]) =>
+        OWNED_PREFIXES.some((prefix) => name.startsWith(prefix)) &&
+        !KNOWN_VARIABLES.includes(name) &&
+        !setByOthers(name, value),
+    )
+    .map(([name]) => `${name} is not a variable the gateway reads; did you mean ${closestVariable(name)}?`);
+}
+
+/** The known variable fewest single-character edits away from `name` (the first of equals). */
+function closestVariable(name: string): string {
+  let best = { name: '', distance: Number.POSITIVE_INFINITY };
+  for (const known of KNOWN_VARIABLES) {
+    const distance = editDistance(name, known);
+    if (distance < best.distance) best = { name: known, distance };
+  }
+  return best.name;
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution);
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
 export function parseConfig(env: Record<string, string | undefined>): Config {
   // Empty strings count as unset, as in most shells' `VAR= npm start`.
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const present = Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '',
+    ),
+  );
   const result = schema.safeParse(present);
   // A variable with a bad value is reported, and the checks between variables still run on the
-  // others (those that involve it are skipped), so every problem is listed in one go.
-  const problems: string[] = [];
+  // others (those that involve it are skipped), so every problem is listed in one go. A misspelt
+  // variable comes first: it is the likeliest cause of what follows it.
+  const problems: string[] = unknownVariables(present);
   const invalid = new Set<string>();
   let c: z.infer<typeof schema>;
   if (result.success) c = result.data;
@@ -374,6 +482,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       maxCost: c.QUERY_MAX_COST,
     },
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
+    shutdownGraceMs: shutdownGraceOf(c),
     edge: {
       headersTimeoutMs: c.HEADERS_TIMEOUT_MS,
       requestTimeoutMs: c.REQUEST_TIMEOUT_MS,
@@ -497,6 +606,15 @@ function namedRedis(c: z.infer<typeof schema>): string[] {
 function metricsPortOf(c: z.infer<typeof schema>): number | undefined {
   if (c.METRICS_PORT === 'same') return undefined;
   return c.METRICS_PORT ?? (c.NODE_ENV === 'production' ? 9464 : undefined);
+}
+
+/**
+ * SHUTDOWN_GRACE_MS unset: 5 s in production, long enough for a load balancer that checks /readyz
+ * every second or two to see two failures, and for Kubernetes to take the pod out of its
+ * Service's endpoints; 0 elsewhere, so a developer's Ctrl-C stops at once.
+ */
+function shutdownGraceOf(c: z.infer<typeof schema>): number {
+  return c.SHUTDOWN_GRACE_MS ?? (c.NODE_ENV === 'production' ? 5_000 : 0);
 }
 
 /** Traces go where the standard variables say: the traces endpoint as given, or the base one + /v1/traces. */

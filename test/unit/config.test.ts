@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../src/config.ts';
+import { ConfigError, KNOWN_VARIABLES, OWNED_PREFIXES, parseConfig } from '../../src/config.ts';
 
 describe('configuration', () => {
   it('has working defaults: embedded sandbox, GraphiQL on outside production', () => {
@@ -129,6 +129,94 @@ describe('configuration', () => {
       expect.stringMatching(/^PERSISTED_DOCUMENTS_MODE: enforce needs PERSISTED_DOCUMENTS/),
       expect.stringMatching(/^UPSTREAM_URL: required when NODE_ENV=production/),
     ]);
+  });
+
+  describe('a variable the gateway does not read, under a prefix it owns', () => {
+    const problemsOf = (env: Record<string, string>): string[] => {
+      try {
+        parseConfig(env);
+        return [];
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as ConfigError).problems;
+      }
+    };
+
+    it('is refused with the closest known name, listed first among every other problem', () => {
+      expect(
+        problemsOf({
+          REDIS_ULR: 'redis://10.0.0.1:6379',
+          RATE_LIMIT_PER_KY: '2/s',
+          UPSTREAM_ULR: 'https://api.example.com',
+          SUBSCRIPTION_POLL_MAXMS: '100',
+          PORT: 'abc',
+        }),
+      ).toEqual([
+        'REDIS_ULR is not a variable the gateway reads; did you mean REDIS_URL?',
+        'RATE_LIMIT_PER_KY is not a variable the gateway reads; did you mean RATE_LIMIT_PER_KEY?',
+        'UPSTREAM_ULR is not a variable the gateway reads; did you mean UPSTREAM_URL?',
+        'SUBSCRIPTION_POLL_MAXMS is not a variable the gateway reads; did you mean SUBSCRIPTION_POLL_MAX_MS?',
+        'PORT: must be an integer from 0 to 65535',
+      ]);
+      // With nothing else wrong it still stops the start.
+      expect(problemsOf({ METRICS_PROT: '9465' })).toEqual([
+        'METRICS_PROT is not a variable the gateway reads; did you mean METRICS_PORT?',
+      ]);
+      // Set but empty counts as unset, as for every variable.
+      expect(problemsOf({ REDIS_ULR: '' })).toEqual([]);
+    });
+
+    it('covers every variable of the gateway but those whose prefix other software shares', () => {
+      const outside = KNOWN_VARIABLES.filter((name) => !OWNED_PREFIXES.some((p) => name.startsWith(p)));
+      expect(outside.filter((name) => !name.startsWith('OTEL_'))).toEqual(['NODE_ENV', 'PORT', 'HOST']);
+      // Each prefix is one the gateway's own variables use.
+      for (const prefix of OWNED_PREFIXES) {
+        expect(KNOWN_VARIABLES.some((name) => name.startsWith(prefix))).toBe(true);
+      }
+    });
+
+    it('leaves alone what Node, npm, OpenTelemetry, the image, Kubernetes and Heroku set', () => {
+      expect(
+        problemsOf({
+          NODE_OPTIONS: '--max-old-space-size=200',
+          NODE_VERSION: '24.11.0',
+          NODE_EXTRA_CA_CERTS: '/etc/ssl/ca.pem',
+          YARN_VERSION: '1.22.22',
+          npm_config_cache: '/tmp/npm',
+          npm_lifecycle_event: 'start',
+          OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc',
+          OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod',
+          HOSTNAME: 'gateway-7d9f',
+          KUBERNETES_SERVICE_HOST: '10.96.0.1',
+          // A Service named redis, and one named upstream-api, in the pod's namespace.
+          REDIS_SERVICE_HOST: '10.96.0.7',
+          REDIS_SERVICE_PORT: '6379',
+          REDIS_SERVICE_PORT_REDIS: '6379',
+          REDIS_PORT: 'tcp://10.96.0.7:6379',
+          REDIS_PORT_6379_TCP: 'tcp://10.96.0.7:6379',
+          REDIS_PORT_6379_TCP_PROTO: 'tcp',
+          REDIS_PORT_6379_TCP_PORT: '6379',
+          REDIS_PORT_6379_TCP_ADDR: '10.96.0.7',
+          UPSTREAM_API_SERVICE_HOST: '10.96.0.9',
+          REDIS_TLS_URL: 'rediss://h:p@ec2.example.com:6380',
+        }),
+      ).toEqual([]);
+      // REDIS_PORT that is not a service link is someone's idea of a setting: refused.
+      expect(problemsOf({ REDIS_PORT: '6379' })).toEqual([
+        expect.stringMatching(/^REDIS_PORT is not a variable the gateway reads; did you mean REDIS_/),
+      ]);
+    });
+  });
+
+  it('SHUTDOWN_GRACE_MS: 5 s in production, 0 elsewhere, as set when set', () => {
+    expect(parseConfig({}).shutdownGraceMs).toBe(0);
+    const production = { NODE_ENV: 'production', UPSTREAM_URL: 'https://api.example.com' };
+    expect(parseConfig(production).shutdownGraceMs).toBe(5_000);
+    expect(parseConfig({ ...production, SHUTDOWN_GRACE_MS: '0' }).shutdownGraceMs).toBe(0);
+    expect(parseConfig({ SHUTDOWN_GRACE_MS: '12000' }).shutdownGraceMs).toBe(12_000);
+    expect(() => parseConfig({ SHUTDOWN_GRACE_MS: '-1' })).toThrow(
+      /SHUTDOWN_GRACE_MS: must be an integer from 0 to 300000/,
+    );
   });
 
   describe('Redis, named by exactly one of three variables', () => {
