@@ -4,13 +4,15 @@ import type { Config } from './config.ts';
 import { banner, startEmbeddedSandbox } from './embedded-sandbox.ts';
 import { superviseMetrics } from './observability/cluster-metrics.ts';
 import { listenMetrics } from './observability/metrics-server.ts';
+import { redisAddress, storeDescription } from './redis/connection.ts';
 
 /**
  * WORKERS > 1: this process only supervises. It forks that many gateway workers, which share one
  * port (node:cluster) and, through REDIS_URL, one state (config.ts refuses WORKERS > 1 without it).
  * In sandbox mode it also runs the embedded sandbox, once, and points the workers at it. A worker
- * that dies is replaced; SIGTERM/SIGINT is forwarded to every worker, each drains its in-flight
- * requests, and the supervisor exits once all have.
+ * that dies is replaced; SIGTERM/SIGINT is forwarded to every worker (a second one too), each
+ * serves for its grace period and drains its in-flight requests, and the supervisor exits once
+ * all have.
  */
 export async function supervise(config: Config, logger: Logger): Promise<void> {
   const sandbox = config.upstreamURL ? undefined : await startEmbeddedSandbox(config, logger);
@@ -32,15 +34,26 @@ export async function supervise(config: Config, logger: Logger): Promise<void> {
       ? 'localhost'
       : address.address;
     const url = `http://${host}:${address.port}`;
-    logger.info({ url: `${url}/graphql`, workers: config.workers }, 'gateway listening');
-    console.log(
-      banner(
-        url,
-        sandbox ? `embedded sandbox at ${sandbox.url}/external/v1` : String(config.upstreamURL),
-        config.graphiql,
-        sandbox?.demoKey,
-      ),
+    logger.info(
+      {
+        url: `${url}/graphql`,
+        workers: config.workers,
+        store: storeDescription(config.redis),
+        ...(config.redis && { redis: redisAddress(config.redis) }),
+      },
+      'gateway listening',
     );
+    // For a developer's terminal; production logs are JSON lines only.
+    if (config.env !== 'production') {
+      console.log(
+        banner(
+          url,
+          sandbox ? `embedded sandbox at ${sandbox.url}/external/v1` : String(config.upstreamURL),
+          config.graphiql,
+          sandbox?.demoKey,
+        ),
+      );
+    }
   });
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
@@ -59,13 +72,19 @@ export async function supervise(config: Config, logger: Logger): Promise<void> {
     logger.info('stopped');
     process.exit(0);
   };
+  // Each worker keeps serving for its grace period, then drains (main.ts); a second signal is
+  // passed on too, and ends their grace periods at once.
+  let signalsForwarded = 0;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
-      if (stopping) return;
-      stopping = true;
-      logger.info({ signal }, 'stopping workers');
+      if (signalsForwarded >= 2) return;
+      signalsForwarded++;
       const workers = Object.values(cluster.workers ?? {});
-      if (workers.length === 0) void finish();
+      if (!stopping) {
+        stopping = true;
+        logger.info({ signal }, 'stopping workers');
+        if (workers.length === 0) void finish();
+      }
       for (const worker of workers) worker?.process.kill('SIGTERM');
     });
   }

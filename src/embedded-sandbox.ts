@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import { type Config, ConfigError } from './config.ts';
 import { globalIdOf } from './global-ids.ts';
 import type { DemoVariables } from './operations.ts';
 
@@ -9,7 +9,8 @@ import type { DemoVariables } from './operations.ts';
  * each deposit and intent advancing on its own clock, a new deposit for the demo merchant every so
  * often, and a demo withdrawal held for GraphiQL's WatchWithdrawal tab. Start-up wiring, like
  * main.ts: with cluster.ts, the only gateway files that know the sandbox exists. Loaded only in
- * sandbox mode: a gateway fronting the real API never loads the sandbox's code.
+ * sandbox mode: a gateway fronting the real API never loads the sandbox's code, and the
+ * production image does not have it.
  */
 export async function startEmbeddedSandbox(
   config: Config,
@@ -27,7 +28,13 @@ export async function startEmbeddedSandbox(
     import('./sandbox/http/server.ts'),
     import('./sandbox/config.ts'),
     import('./sandbox/demo.ts'),
-  ]);
+  ]).catch((error: unknown) => {
+    // The production image leaves src/sandbox out.
+    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new ConfigError([
+      'UPSTREAM_URL: required here: this installation has no embedded sandbox (the production image leaves it out)',
+    ]);
+  });
   const { store, merchants } = seedWorld();
   const sandboxLogger = logger.child({ component: 'sandbox' });
   const sandbox = await startSandbox({

@@ -9,8 +9,8 @@ import { supervise } from './cluster.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { banner, startEmbeddedSandbox } from './embedded-sandbox.ts';
 import { exampleTabs, loadExampleOperations } from './operations.ts';
-import { connectRedis, warnIfRedisEvicts, warnIfTooFewReplicas } from './redis/connection.ts';
-import { createGatewayRuntime } from './runtime.ts';
+import { connectRedis, redisAddress, warnIfRedisEvicts, warnIfTooFewReplicas } from './redis/connection.ts';
+import { createGatewayRuntime, type GatewayRuntime } from './runtime.ts';
 import { createLogger } from './shared/logger.ts';
 
 let config: Config;
@@ -26,10 +26,19 @@ try {
 
 const logger = createLogger(config.logLevel);
 
-if (cluster.isPrimary && config.workers > 1) {
-  await supervise(config, logger);
-} else {
-  await serve();
+try {
+  if (cluster.isPrimary && config.workers > 1) await supervise(config, logger);
+  else await serve();
+} catch (error) {
+  // What an operator can fix says so in one line, not a stack trace.
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(2);
+  }
+  const inUse = portInUse(error);
+  if (!inUse) throw error;
+  console.error(inUse);
+  process.exit(1);
 }
 
 /** One gateway process: alone, or one worker of `WORKERS`. */
@@ -62,14 +71,7 @@ async function serve(): Promise<void> {
       }),
     },
   });
-  const running = await runtime.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
-    if ((error as { code?: string }).code !== 'EADDRINUSE') throw error;
-    // Most often a second `npm start`: say what to do, not a stack trace.
-    console.error(
-      `Port ${config.port} is in use (another gateway?). Stop it, or choose another port: PORT=${config.port + 100} npm start`,
-    );
-    process.exit(1);
-  });
+  const running = await runtime.listen({ port: config.port, host: config.host });
   const sandboxMode = !config.upstreamURL;
   // A worker's supervisor announces the fleet once; a process alone announces itself.
   if (cluster.isPrimary) {
@@ -77,38 +79,99 @@ async function serve(): Promise<void> {
       {
         url: `${running.url}/graphql`,
         upstream: sandboxMode ? 'embedded sandbox' : upstreamURL,
+        store: runtime.store,
+        ...(redis && config.redis && { redis: redisAddress(config.redis) }),
         metrics: runtime.metricsURL ?? (runtime.metrics ? `${running.url}/metrics` : 'off'),
         tracing: config.tracing ? config.tracing.url : 'off',
       },
       'gateway listening',
     );
-    console.log(
-      banner(
-        running.url,
-        sandboxMode ? `embedded sandbox at ${upstreamURL}/external/v1` : String(upstreamURL),
-        config.graphiql,
-        demoKey,
-      ),
-    );
+    // For a developer's terminal; production logs are JSON lines only, and the line above says it all.
+    if (config.env !== 'production') {
+      console.log(
+        banner(
+          running.url,
+          sandboxMode ? `embedded sandbox at ${upstreamURL}/external/v1` : String(upstreamURL),
+          config.graphiql,
+          demoKey,
+        ),
+      );
+    }
   }
 
-  let stopping = false;
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      if (stopping) return;
-      stopping = true;
-      logger.info({ signal }, 'draining in-flight requests');
-      Promise.resolve(runtime[Symbol.asyncDispose]())
-        .then(() => redis?.quit())
-        .then(() => sandbox?.stop())
-        .then(() => {
-          logger.info('stopped');
-          process.exit(0);
-        })
-        .catch((error: unknown) => {
-          logger.error({ err: error }, 'shutdown failed');
-          process.exit(1);
-        });
-    });
+  shutDownOnSignals(runtime, async () => {
+    await runtime[Symbol.asyncDispose]();
+    await redis?.quit();
+    await sandbox?.stop();
+  });
+}
+
+/**
+ * SIGTERM or SIGINT: /readyz answers 503 at once while every request, and every new connection,
+ * is still served for SHUTDOWN_GRACE_MS, so that a load balancer takes the process out before its
+ * listener closes; then the listener closes, in-flight requests drain (within
+ * SHUTDOWN_TIMEOUT_MS) and the process exits 0. A second signal during the grace period ends it
+ * at once (a developer's second Ctrl-C); in-flight requests still finish.
+ */
+function shutDownOnSignals(runtime: GatewayRuntime, stop: () => Promise<void>): void {
+  let phase: 'serving' | 'grace' | 'draining' = 'serving';
+  let endGrace = () => {};
+  const drain = (signal: NodeJS.Signals) => {
+    phase = 'draining';
+    logger.info({ signal }, 'draining in-flight requests');
+    stop()
+      .then(() => {
+        logger.info('stopped');
+        process.exit(0);
+      })
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (phase === 'draining') return;
+    if (phase === 'grace') {
+      logger.info({ signal }, 'second signal: ending the grace period');
+      endGrace();
+      return;
+    }
+    phase = 'grace';
+    runtime.beginShutdown();
+    const graceMs = config.shutdownGraceMs;
+    if (graceMs === 0) {
+      drain(signal);
+      return;
+    }
+    logger.info(
+      { signal, graceMs },
+      'shutting down: /readyz answers 503; serving everything for the grace period (SHUTDOWN_GRACE_MS)',
+    );
+    const timer = setTimeout(() => drain(signal), graceMs);
+    endGrace = () => {
+      clearTimeout(timer);
+      drain(signal);
+    };
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+/**
+ * The line to print when a port the configuration names is taken (most often by a second
+ * `npm start`, or another exporter on METRICS_PORT): which variable, and what to do.
+ */
+function portInUse(error: unknown): string | undefined {
+  const { code, port } = error as { code?: string; port?: number };
+  if (code !== 'EADDRINUSE' || port === undefined) return undefined;
+  if (port === config.port) {
+    return `Port ${port} is in use (another gateway?). Stop it, or choose another port: PORT=${port + 100} npm start`;
   }
+  if (port === config.metrics?.port) {
+    return `METRICS_PORT ${port} is in use (another gateway, or another exporter?). Stop it, or choose another port: METRICS_PORT=${port + 1}, or METRICS_PORT=same to serve /metrics on PORT`;
+  }
+  if (port === config.sandbox.port) {
+    return `SANDBOX_PORT ${port} is in use (another embedded sandbox?). Stop it, or leave SANDBOX_PORT unset for a free port`;
+  }
+  return undefined;
 }

@@ -8,7 +8,12 @@ import { GatewayMetrics, type Scrape } from './observability/metrics.ts';
 import { listenMetrics } from './observability/metrics-server.ts';
 import { startTracing } from './observability/tracing.ts';
 import { createRateLimiter } from './plugins/rate-limit.ts';
-import { duplicateClient, type RedisClient, replicaAckTimeoutMs } from './redis/connection.ts';
+import {
+  duplicateClient,
+  type RedisClient,
+  replicaAckTimeoutMs,
+  storeDescription,
+} from './redis/connection.ts';
 import { fleetEvents, fleetInvalidation, fleetScopeSecret, keepFleetScopeSecret } from './redis/fleet.ts';
 import { RedisHealth } from './redis/health.ts';
 import { listen, type RunningServer } from './server.ts';
@@ -62,8 +67,17 @@ export interface GatewayRuntime extends AsyncDisposable {
   readonly metrics: GatewayMetrics | null;
   /** Where METRICS_PORT serves /metrics, when it does (in a fleet: the supervisor's, not a worker's). */
   readonly metricsURL: string | undefined;
+  /** Where the state a fleet shares is kept, in words (storeDescription); /readyz says it too. */
+  readonly store: string;
   /** Serves the gateway over HTTP and WebSocket; disposing of the runtime drains it first. */
   listen(options: { port: number; host: string }): Promise<RunningServer>;
+  /**
+   * The first step of a shutdown (SIGTERM): from now on /readyz answers 503, so load balancers
+   * take this process out, while every request and every new connection is still served, each
+   * answer closing its connection. The caller waits SHUTDOWN_GRACE_MS, then disposes of the
+   * runtime, which closes the listener and drains.
+   */
+  beginShutdown(): void;
 }
 
 const VERSION = (
@@ -193,6 +207,10 @@ export async function createGatewayRuntime(
       ...(tracer && { tracer }),
     });
 
+    const store = storeDescription(redis ? config.redis : undefined);
+    let shuttingDown = false;
+    const servers: RunningServer[] = [];
+
     const gateway = createGateway(config, {
       client,
       logger,
@@ -206,6 +224,7 @@ export async function createGatewayRuntime(
       metricsEndpoint: config.metrics?.port === undefined ? scrape : null,
       tracer,
       graphiql: config.graphiql && (infrastructure.graphiql ?? {}),
+      readiness: { store, shuttingDown: () => shuttingDown },
     });
 
     const owned = stack.move();
@@ -217,6 +236,7 @@ export async function createGatewayRuntime(
       idempotencyStore,
       metrics,
       metricsURL: metricsServer?.url,
+      store,
       async listen(options) {
         const running = await listen(gateway, {
           ...options,
@@ -228,7 +248,13 @@ export async function createGatewayRuntime(
         owned.defer(() => running.close(config.shutdownTimeoutMs));
         // Subscriptions end first (their streams complete), so they do not hold the drain open.
         owned.defer(() => live.close());
+        servers.push(running);
+        if (shuttingDown) running.closeConnectionsAfterAnswer();
         return running;
+      },
+      beginShutdown() {
+        shuttingDown = true;
+        for (const running of servers) running.closeConnectionsAfterAnswer();
       },
       [Symbol.asyncDispose]: () => owned.disposeAsync(),
     };

@@ -16,6 +16,12 @@ import type { Gateway } from './yoga.ts';
 export interface RunningServer {
   server: Server;
   url: string;
+  /**
+   * From now on every answer asks its client to close the connection (`Connection: close`), so
+   * keep-alive clients, a layer-4 load balancer's included, open a new one, which lands on another
+   * replica once this one is out of the load balancer. Requests are served as before.
+   */
+  closeConnectionsAfterAnswer(): void;
   /** Stops accepting, lets in-flight requests finish within `timeoutMs`, then cuts what is left. */
   close(timeoutMs: number): Promise<void>;
 }
@@ -151,6 +157,7 @@ export async function listen(
   },
 ) {
   const { edge } = options;
+  let closeAfterAnswer = false;
   const server = createServer(
     {
       headersTimeout: edge.headersTimeoutMs,
@@ -160,7 +167,11 @@ export async function listen(
       // closed at most a second after its time is up.
       connectionsCheckingInterval: Math.min(1_000, edge.headersTimeoutMs),
     },
-    gateway,
+    (request, response) => {
+      // Node ends the connection once an answer with this header is sent.
+      if (closeAfterAnswer) response.setHeader('connection', 'close');
+      return gateway(request, response);
+    },
   );
   const stopBounding = boundConnections(server, edge, options.logger);
   // Listening first: a port in use is then one rejection, not also graphql-ws's own report of the
@@ -181,6 +192,9 @@ export async function listen(
   const running: RunningServer = {
     server,
     url,
+    closeConnectionsAfterAnswer: () => {
+      closeAfterAnswer = true;
+    },
     close: async (timeoutMs) => {
       stopBounding();
       await websocket.close();

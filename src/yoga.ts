@@ -12,7 +12,7 @@ import { useEagerStringify } from './plugins/eager-stringify.ts';
 import { maskUncodedError, useCSRFHeaderRequired, useErrorContract } from './plugins/error-contract.ts';
 import { useErrorLogging } from './plugins/error-logging.ts';
 import { useGraphiQLDelivery } from './plugins/graphiql-delivery.ts';
-import { useHealthChecks } from './plugins/health.ts';
+import { type Readiness, useHealthChecks } from './plugins/health.ts';
 import { type QueryLimits, useMaxRequestBytes, useQueryLimits } from './plugins/limits.ts';
 import { useMetricsEndpoint } from './plugins/metrics-endpoint.ts';
 import { useOperationStatus } from './plugins/operation-status.ts';
@@ -21,6 +21,7 @@ import { type RateLimiter, useRateLimit } from './plugins/rate-limit.ts';
 import { requestIdOf, useRequestId } from './plugins/request-id.ts';
 import { useRequestTelemetry } from './plugins/request-telemetry.ts';
 import { useReservedResponseKeys } from './plugins/response-keys.ts';
+import { useResumableStreams } from './plugins/resumable-streams.ts';
 import { useTracing } from './plugins/tracing.ts';
 import { operationNamesOf, useTrustedDocuments } from './plugins/trusted-documents.ts';
 import { schema } from './schema/index.ts';
@@ -50,6 +51,8 @@ export interface GatewayParts {
   withdrawals: WithdrawalService;
   /** Where idempotency keys of createWithdrawalIntent are kept (its health is /readyz's). */
   idempotencyStore: IdempotencyStore;
+  /** What /readyz says besides its checks: which store, and whether the process is shutting down. */
+  readiness: Readiness;
   /** GraphiQL at /graphql for browsers; false: off (GRAPHIQL). */
   graphiql: false | GraphiQLDefaults;
   /** The per-key inbound rate limit (RATE_LIMIT_PER_KEY); null: none. */
@@ -136,16 +139,21 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
             }),
           ]
         : []),
-      useHealthChecks({
-        upstream: () => deps.client.ping(),
-        idempotencyStore: () => deps.idempotencyStore.ping(),
-      }),
+      useHealthChecks(
+        {
+          upstream: () => deps.client.ping(),
+          idempotencyStore: () => deps.idempotencyStore.ping(),
+        },
+        deps.readiness,
+      ),
       // Browsers may send "simple" requests (GET, form posts) cross-site without a preflight:
       // without a Bearer key those must carry a custom header. JSON POSTs are preflighted and pass.
       useCSRFHeaderRequired(['x-graphql-csrf', 'x-graphql-yoga-csrf']),
       useErrorContract(),
       // @defer and @stream over multipart/mixed and SSE (docs/schema.md, Incremental delivery).
       useIncrementalDelivery(),
+      // Subscriptions over SSE: event ids, and no `complete` when the gateway shuts down.
+      useResumableStreams(),
       ...useTrustedDocuments({ ...config.trustedDocuments, logger: deps.logger, metrics }),
       ...(introspection ? [] : [useDisableIntrospection()]),
       ...useQueryLimits(limits),

@@ -12,10 +12,18 @@ export interface ProbeBounds {
 
 export const PROBE_BOUNDS: ProbeBounds = { answerMs: 800, checkTimeoutMs: 5_000, cacheMs: 1_000 };
 
+/** What /readyz says besides its checks. */
+export interface Readiness {
+  /** Where the fleet's shared state is kept, in words (storeDescription in redis/connection.ts). */
+  store: string;
+  /** True once the process is shutting down (GatewayRuntime.beginShutdown). */
+  shuttingDown(): boolean;
+}
+
 /**
  * GET /healthz: the process is alive (answered at once, from nothing). GET /readyz: the REST API
  * answers (any HTTP answer counts: a 401 to a keyless probe proves it is up and speaking HTTP),
- * and how the idempotency store is.
+ * how the idempotency store is, and which store it is (`store`: in process, or which Redis).
  *
  * Each check is single-flight with a short cache: however many probes arrive and whatever a
  * dependency does (a Redis that hangs, a REST API that stalls), /readyz answers within `answerMs`,
@@ -24,9 +32,14 @@ export const PROBE_BOUNDS: ProbeBounds = { answerMs: 800, checkTimeoutMs: 5_000,
  * An unreachable store leaves the gateway ready: reads work without it, and withdrawals are
  * refused unsent until it is back (IDEMPOTENCY_UNAVAILABLE), so taking every replica out of the
  * load balancer would only turn that into a full outage.
+ *
+ * Once the process is shutting down, /readyz answers 503 at once, without checking anything,
+ * while every other request is still served: load balancers stop sending before the listener
+ * closes (SHUTDOWN_GRACE_MS).
  */
 export function useHealthChecks(
   checks: { upstream: () => Promise<boolean>; idempotencyStore: () => Promise<boolean> },
+  readiness: Readiness,
   bounds: ProbeBounds = PROBE_BOUNDS,
 ): Plugin {
   const json = (status: number, body: object) =>
@@ -38,12 +51,17 @@ export function useHealthChecks(
     onRequest({ url, endResponse }) {
       if (url.pathname === '/healthz') endResponse(json(200, { status: 'ok' }));
       else if (url.pathname === '/readyz') {
+        if (readiness.shuttingDown()) {
+          endResponse(json(503, { status: 'shutting down', store: readiness.store }));
+          return;
+        }
         return Promise.all([upstream(), store()]).then(([upstreamOk, storeOk]) =>
           endResponse(
             json(upstreamOk ? 200 : 503, {
               status: upstreamOk ? 'ready' : 'upstream unreachable',
               upstream: upstreamOk ? 'ok' : 'unreachable',
               idempotencyStore: storeOk ? 'ok' : 'unreachable',
+              store: readiness.store,
             }),
           ),
         );

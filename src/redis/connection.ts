@@ -50,6 +50,40 @@ export function singleRedis(url: string, timeoutMs = 500): RedisSettings {
 }
 
 /**
+ * Where the gateway keeps what a fleet must share (idempotency keys, attempts, leases, notices,
+ * rate limits), in words for the start-up log and /readyz: in this process, or which Redis
+ * topology. Never an address: /readyz answers anyone who can reach the gateway's port.
+ */
+export function storeDescription(settings: RedisSettings | undefined): string {
+  if (!settings) {
+    return 'in process (this process only: a fleet needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES)';
+  }
+  const { topology } = settings;
+  return { single: 'redis (one server)', sentinel: 'redis (sentinel)', cluster: 'redis (cluster)' }[
+    topology.kind
+  ];
+}
+
+/** Where the fleet's Redis is, for the start-up log: its addresses, without credentials. */
+export function redisAddress(settings: RedisSettings): string {
+  const { topology } = settings;
+  const list = (nodes: HostPort[]) =>
+    nodes.map(({ host, port }) => `${host.includes(':') ? `[${host}]` : host}:${port}`).join(',');
+  switch (topology.kind) {
+    case 'single': {
+      const url = new URL(topology.url);
+      url.username = '';
+      url.password = '';
+      return url.href;
+    }
+    case 'sentinel':
+      return `${topology.master} via ${list(topology.sentinels)}`;
+    case 'cluster':
+      return list(topology.nodes);
+  }
+}
+
+/**
  * Connects to the fleet's Redis. Every command is bounded (`commandTimeout`, REDIS_TIMEOUT_MS),
  * also while it waits for a reconnection (so a failover's reconnection, a fraction of a second, is
  * ridden out rather than failed). A command the gateway stopped waiting for may still run: Redis

@@ -1,9 +1,14 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
-import { DEMO_KEYS } from '../../src/sandbox/seed.ts';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/http/server.ts';
+import { DEMO_KEYS, seedWorld } from '../../src/sandbox/seed.ts';
+import { eventually } from '../support/fleet-process.ts';
 import { startProcess } from '../support/process.ts';
+import { ADMIN_TOKEN } from '../support/sandbox.ts';
 import { captureProcessOutput } from '../support/suite-logs.ts';
 
 type Started = Awaited<ReturnType<typeof startProcess>>;
@@ -44,16 +49,10 @@ describe('npm start: the gateway in front of the embedded sandbox', () => {
 
   it('a second npm start on the same port says the port is in use and how to choose another, then exits 1', async () => {
     const port = new URL(app.url).port;
-    const second = spawn(process.execPath, ['src/main.ts'], {
-      cwd: new URL('../..', import.meta.url).pathname,
-      env: { ...process.env, PORT: port, NODE_ENV: 'development' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { code, output } = await runToExit('npm start (second, same port)', {
+      PORT: port,
+      NODE_ENV: 'development',
     });
-    let output = '';
-    second.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    second.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => second.once('exit', resolve));
-    captureProcessOutput('npm start (second, same port)', output);
     expect(code).toBe(1);
     expect(output).toContain(
       `Port ${port} is in use (another gateway?). Stop it, or choose another port: PORT=`,
@@ -132,7 +131,13 @@ describe('npm start: the gateway in front of the embedded sandbox', () => {
     expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${app.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', upstream: 'ok', idempotencyStore: 'ok' });
+    expect(await ready.json()).toEqual({
+      status: 'ready',
+      upstream: 'ok',
+      idempotencyStore: 'ok',
+      store:
+        'in process (this process only: a fleet needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES)',
+    });
   });
 
   it('serves Prometheus metrics, process metrics included, and logs each request', async () => {
@@ -221,4 +226,175 @@ describe('npm start with bad configuration', () => {
       startProcess('src/main.ts', [], { PORT: 'x', UPSTREAM_URL: 'nope' }, /never/),
     ).rejects.toThrow(/Invalid configuration:[\s\S]*PORT[\s\S]*UPSTREAM_URL/);
   });
+
+  it('refuses a misspelt variable, naming the closest known one, and exits 2', async () => {
+    const { code, output } = await runToExit('npm start (misspelt variable)', {
+      NODE_ENV: 'development',
+      REDIS_ULR: 'redis://127.0.0.1:6379',
+      QUERY_MAX_DEPTH: 'deep',
+    });
+    expect(code).toBe(2);
+    expect(output).toContain(
+      'Invalid configuration:\n  - REDIS_ULR is not a variable the gateway reads; did you mean REDIS_URL?\n  - QUERY_MAX_DEPTH: must be an integer',
+    );
+    // Refused before anything started: no sandbox, no listening.
+    expect(output).not.toContain('listening');
+  });
 });
+
+describe('npm start in production', () => {
+  let sandbox: RunningSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ store: seedWorld().store, adminToken: ADMIN_TOKEN, port: 0 });
+  });
+  afterAll(() => sandbox.close());
+
+  const production = () => ({
+    NODE_ENV: 'production',
+    UPSTREAM_URL: sandbox.url,
+    PORT: '0',
+    METRICS_PORT: 'same',
+    LOG_LEVEL: 'debug',
+  });
+  const listening = /"url":"(http:\/\/[^"]+)\/graphql"/;
+
+  it('writes JSON lines only, and says which store it uses', async () => {
+    const app = await startProcess('src/main.ts', [], { ...production(), SHUTDOWN_GRACE_MS: '0' }, listening);
+    try {
+      expect((await query(app.url)).status).toBe(200);
+    } finally {
+      app.child.kill('SIGTERM');
+      expect(await app.exited).toBe(0);
+      captureProcessOutput('npm start (production)', app.output());
+    }
+    const lines = app
+      .output()
+      .split('\n')
+      .filter((line) => line.trim() !== '');
+    const notJSON = lines.filter((line) => {
+      try {
+        JSON.parse(line);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    expect(notJSON).toEqual([]);
+    const started = lines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'gateway listening');
+    expect(started).toMatchObject({
+      upstream: sandbox.url,
+      store:
+        'in process (this process only: a fleet needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES)',
+    });
+  });
+
+  it('on SIGTERM answers 503 on /readyz and serves everything else, new connections included, until a second SIGTERM ends the grace period', async () => {
+    // A grace period far longer than the test may take: only the second signal can end it.
+    const app = await startProcess(
+      'src/main.ts',
+      [],
+      { ...production(), SHUTDOWN_GRACE_MS: '300000' },
+      listening,
+    );
+    try {
+      expect((await get(app.url, '/readyz')).status).toBe(200);
+      app.child.kill('SIGTERM');
+      await eventually(
+        '/readyz to fail after SIGTERM',
+        async () => (await get(app.url, '/readyz')).status === 503,
+      );
+      expect(JSON.parse((await get(app.url, '/readyz')).body)).toEqual({
+        status: 'shutting down',
+        store:
+          'in process (this process only: a fleet needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES)',
+      });
+      // Each on a connection of its own: the listener still accepts.
+      for (let i = 0; i < 3; i++) {
+        const answer = await query(app.url);
+        expect(answer.status).toBe(200);
+        expect(JSON.parse(answer.body).data.wallets.totalCount).toBe(4);
+        // Keep-alive clients are asked to reconnect (elsewhere, once the load balancer has seen /readyz).
+        expect(answer.headers.connection).toBe('close');
+      }
+      expect((await get(app.url, '/healthz')).status).toBe(200);
+      expect(app.child.exitCode).toBeNull();
+      app.child.kill('SIGTERM');
+      expect(await app.exited).toBe(0);
+      expect(app.output()).toContain('"msg":"second signal: ending the grace period"');
+      await expect(get(app.url, '/healthz')).rejects.toThrow();
+    } finally {
+      if (app.child.exitCode === null) app.child.kill('SIGKILL');
+      captureProcessOutput('npm start (production, grace period)', app.output());
+    }
+  });
+
+  it('METRICS_PORT already taken: one line naming the variable, no stack trace, exit 1', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const { code, output } = await runToExit('npm start (METRICS_PORT taken)', {
+        ...production(),
+        METRICS_PORT: String(port),
+      });
+      expect(code).toBe(1);
+      expect(output).toContain(
+        `METRICS_PORT ${port} is in use (another gateway, or another exporter?). Stop it, or choose another port: METRICS_PORT=${port + 1}, or METRICS_PORT=same to serve /metrics on PORT`,
+      );
+      expect(output).not.toMatch(/\n\s+at /);
+      expect(output).not.toContain('EADDRINUSE');
+    } finally {
+      taken.close();
+    }
+  });
+});
+
+/** Runs `src/main.ts` with `env` until it exits by itself; its output goes to the suite's logs. */
+async function runToExit(label: string, env: Record<string, string>) {
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    cwd: new URL('../..', import.meta.url).pathname,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  captureProcessOutput(label, output);
+  return { code, output };
+}
+
+interface PlainAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** One request on a new connection (no pooling), so each proves the listener still accepts. */
+function request(url: string, path: string, body?: string): Promise<PlainAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${url}${path}`,
+      {
+        method: body ? 'POST' : 'GET',
+        agent: false,
+        headers: body
+          ? { 'content-type': 'application/json', authorization: `Bearer ${DEMO_KEYS.acmeReadWrite}` }
+          : {},
+        timeout: 10_000,
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error(`${path}: no answer`)));
+    req.end(body);
+  });
+}
+
+const get = (url: string, path: string) => request(url, path);
+const query = (url: string) =>
+  request(url, '/graphql', JSON.stringify({ query: '{ wallets(first: 5) { totalCount } }' }));
