@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, KNOWN_VARIABLES, OWNED_PREFIXES, parseConfig } from '../../src/config.ts';
+import { redisAddress, storeDescription } from '../../src/redis/connection.ts';
 
 describe('configuration', () => {
   it('has working defaults: embedded sandbox, GraphiQL on outside production', () => {
@@ -263,6 +264,35 @@ describe('configuration', () => {
       });
       expect(parseConfig({ ...nodes, REDIS_MIN_REPLICA_ACKS: '0' }).redis?.minReplicaAcks).toBe(0);
       expect(parseConfig({ ...nodes, WORKERS: '2' }).workers).toBe(2);
+    });
+
+    it('is named by the start-up log and /readyz: the topology, and for the log the addresses without credentials', () => {
+      const described = (env: Record<string, string>) => {
+        const { redis } = parseConfig(env);
+        return { store: storeDescription(redis), address: redis && redisAddress(redis) };
+      };
+      expect(described({})).toEqual({
+        store:
+          'in process (this process only: a fleet needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES)',
+        address: undefined,
+      });
+      expect(described({ REDIS_URL: 'rediss://gateway:s3cret@redis.internal:6380/2' })).toEqual({
+        store: 'redis (one server)',
+        address: 'rediss://redis.internal:6380/2',
+      });
+      expect(
+        described({
+          REDIS_SENTINELS: '10.0.0.1:26379,[fd00::1]:26379',
+          REDIS_SENTINEL_MASTER: 'payments',
+          REDIS_PASSWORD: 's3cret',
+        }),
+      ).toEqual({ store: 'redis (sentinel)', address: 'payments via 10.0.0.1:26379,[fd00::1]:26379' });
+      expect(
+        described({ REDIS_CLUSTER_NODES: '10.0.0.1:7000,10.0.0.2:7000', REDIS_PASSWORD: 's3cret' }),
+      ).toEqual({
+        store: 'redis (cluster)',
+        address: '10.0.0.1:7000,10.0.0.2:7000',
+      });
     });
 
     it('refuses more than one topology, and every misplaced variable, all listed at once', () => {
