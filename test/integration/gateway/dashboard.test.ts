@@ -28,11 +28,18 @@ function metricsIn(expr: string): string[] {
   return [...expr.matchAll(/\b([a-z_][a-z0-9_]*)\{/g)].map((m) => m[1] as string);
 }
 
+/** A histogram is drawn through its series: `…_seconds_bucket` is `…_seconds`. */
+function withoutHistogramSuffix(name: string): string {
+  return name.replace(/_(bucket|sum|count)$/, '');
+}
+
 let gw: TestGateway;
 let metrics: GatewayMetrics;
 
 beforeAll(async () => {
   metrics = new GatewayMetrics({ maxOperationNames: 100, processMetrics: true });
+  // gateway_redis_responsive is exported only where there is a Redis.
+  metrics.watchRedis(() => true);
   gw = await startTestGateway({
     upstream: { cacheTtlMs: 60_000, circuitBreaker: DEFAULTS.upstream.circuitBreaker },
     config: { maxUpstreamCallsPerRequest: 2, subscriptions: { pollMs: 20, maxPollMs: 20 } },
@@ -43,7 +50,7 @@ afterAll(() => gw.close());
 
 /**
  * Traffic that touches every metric: success, cache hit, retry, budget refusal, replay,
- * deduplication, a subscription that sees a change and ends.
+ * deduplication, an unknown persisted document, a subscription that sees a change and ends.
  */
 async function traffic() {
   const m = await gw.sandbox.world.merchant();
@@ -74,6 +81,13 @@ async function traffic() {
   });
   const same = 'query Same { withdrawalIntents(first: 3) { totalCount } }';
   await Promise.all([1, 2, 3].map(() => gw.request(same, {}, { key: m.key })));
+
+  // An APQ lookup of a document never registered (counted as not_found).
+  await gw.gateway.fetch('http://gateway.test/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${m.key}` },
+    body: JSON.stringify({ extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } }),
+  });
 
   const created = await gw.sandbox.call('POST', '/external/v1/withdrawal-intents', {
     key: m.key,
@@ -108,6 +122,19 @@ describe('the Grafana dashboard', () => {
       expect(titles).toContain(topic);
     }
     expect(exprs.length).toBeGreaterThan(15);
+  });
+
+  it('draws every gateway_ metric the gateway registers, and docs/observability.md lists each in its table', () => {
+    const registered = metrics.registry
+      .getMetricsAsArray()
+      .map((metric) => metric.name)
+      .filter((name) => name.startsWith('gateway_'));
+    expect(registered.length).toBeGreaterThan(10);
+    const drawn = new Set(exprs.flatMap(({ expr }) => metricsIn(expr).map(withoutHistogramSuffix)));
+    expect(registered.filter((name) => !drawn.has(name))).toEqual([]);
+    const docs = readFileSync(new URL('../../../docs/observability.md', import.meta.url), 'utf8');
+    const documented = new Set([...docs.matchAll(/^\| `(gateway_[a-z_]+)` \|/gm)].map((m) => m[1]));
+    expect(registered.filter((name) => !documented.has(name))).toEqual([]);
   });
 
   it('queries only metrics that /metrics exports after traffic', async () => {
