@@ -61,6 +61,8 @@ export type IdempotencyEvent =
   | 'refused_unavailable'
   /** Refused unsent: fewer Redis replicas than REDIS_MIN_REPLICA_ACKS acknowledged the record. */
   | 'refused_unacknowledged'
+  /** Refused unsent: the key's record or a payout attempt is in a format this release cannot read (a newer release's). */
+  | 'refused_format'
   /** An intent the REST API created for this gateway had been claimed by another owner (must stay 0). */
   | 'claim_conflict';
 
@@ -153,7 +155,7 @@ export class GatewayMetrics implements UpstreamObserver {
   });
   private readonly idempotencyEvents = new Counter({
     name: 'gateway_idempotency_events_total',
-    help: 'createWithdrawalIntent idempotency: replayed, waited, reconciled_found, reconciled_not_found, reconciled_ambiguous, key_reused, cleared, refused_full, refused_unavailable, refused_unacknowledged, claim_conflict.',
+    help: 'createWithdrawalIntent idempotency: replayed, waited, reconciled_found, reconciled_not_found, reconciled_ambiguous, key_reused, cleared, refused_full, refused_unavailable, refused_unacknowledged, refused_format, claim_conflict.',
     labelNames: ['event'] as const,
     registers: [this.registry],
   });

@@ -22,6 +22,8 @@ import type { WithdrawalIntentDTO } from '../upstream/types.ts';
 
 /** One POST that may have created an intent. Times are the gateway's clock, epoch ms. */
 export interface Attempt {
+  /** The record format (record-format.ts); absent from 0.1.0's records, which are format 1. */
+  v?: number;
   /** Random; names this POST in the payout's attempts. */
   id: string;
   /** Whose it is: `owner` of the key (see ownerOfKey), or of the unkeyed request. */
@@ -34,18 +36,20 @@ export interface Attempt {
   endedAt: number | null;
 }
 
+/** `v`: the record format (record-format.ts); absent from 0.1.0's records, which are format 1. */
 export type IdempotencyRecord =
   /**
    * An attempt is under way, or ended without an answer. `attempt`: its POST, once sent (or about
    * to be); absent when nothing was sent for this key yet.
    */
-  | { state: 'pending'; fingerprint: string; startedAt: number; attempt?: Attempt }
-  | { state: 'succeeded'; fingerprint: string; startedAt: number; intent: WithdrawalIntentDTO }
+  | { v?: number; state: 'pending'; fingerprint: string; startedAt: number; attempt?: Attempt }
+  | { v?: number; state: 'succeeded'; fingerprint: string; startedAt: number; intent: WithdrawalIntentDTO }
   /**
    * A definite business refusal (a typed UserError): replayed as is. `field` is DataInvalidError's
    * (absent from records written before it was kept: replayed as null).
    */
   | {
+      v?: number;
       state: 'refused';
       fingerprint: string;
       startedAt: number;

@@ -11,6 +11,7 @@ import {
   ReplicaAckError,
   StoreFullError,
 } from './idempotency-store.ts';
+import { readAttempt, readKeyRecord } from './record-format.ts';
 
 /**
  * The idempotency store of a fleet, in Redis (the contract: idempotency-store.ts). Every key has a
@@ -193,14 +194,14 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       ),
     )) as [string, number] | 'full' | null;
     if (held === 'full') throw new StoreFullError('caller');
-    return held && { record: JSON.parse(held[0]) as IdempotencyRecord, leased: held[1] === 1 };
+    return held && { record: readKeyRecord(held[0]), leased: held[1] === 1 };
   }
 
   async read(scope: string, key: string): Promise<Held | null> {
     const [[, record], [, leased]] = (await this.run(() =>
       this.redis.multi().get(recordKey(scope, key)).exists(leaseKey(scope, key)).exec(),
     )) as [[null, string | null], [null, number]];
-    return record === null ? null : { record: JSON.parse(record) as IdempotencyRecord, leased: leased === 1 };
+    return record === null ? null : { record: readKeyRecord(record), leased: leased === 1 };
   }
 
   async takeOver(
@@ -276,7 +277,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   async attempts(payout: string): Promise<Attempt[]> {
     const oldest = Date.now() - IDEMPOTENCY_TTL_MS;
     return (await this.run(() => this.redis.hvals(attemptsKey(payout))))
-      .map((json) => JSON.parse(json) as Attempt)
+      .map(readAttempt)
       .filter((attempt) => attempt.sentAt > oldest);
   }
 

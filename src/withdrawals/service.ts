@@ -30,6 +30,7 @@ import {
   readWindow,
   windowOf,
 } from './reconcile.ts';
+import { RECORD_FORMAT, UnknownRecordFormatError } from './record-format.ts';
 import {
   DataInvalidError,
   refusalDetails,
@@ -195,7 +196,7 @@ export class WithdrawalService {
     const payout = payoutOf(body);
     // This attempt's name on the key's lease: every write it makes is fenced by it (settle).
     const holder = randomUUID();
-    const fresh: PendingRecord = { state: 'pending', fingerprint, startedAt: this.now() };
+    const fresh: PendingRecord = { v: RECORD_FORMAT, state: 'pending', fingerprint, startedAt: this.now() };
     /** The record this attempt last wrote while holding the key. */
     let mine = fresh;
     // The key's outcome is written now, or, while the store does not answer, once it does.
@@ -298,7 +299,13 @@ export class WithdrawalService {
     }
     // This attempt holds the key and nothing of it is in flight: record the POST, then send it.
     const attempt = this.newAttempt(caller, owner);
-    const sending: PendingRecord = { state: 'pending', fingerprint, startedAt: mine.startedAt, attempt };
+    const sending: PendingRecord = {
+      v: RECORD_FORMAT,
+      state: 'pending',
+      fingerprint,
+      startedAt: mine.startedAt,
+      attempt,
+    };
     try {
       // Still the holder (not paused past the lease and overtaken)? Only then may it send.
       if (!(await this.guard(() => this.store.update(scope, key, sending, holder)))) {
@@ -324,6 +331,7 @@ export class WithdrawalService {
     if (sent.outcome === 'refused') {
       const refusal = error as WithdrawalUserError;
       await settle({
+        v: RECORD_FORMAT,
         state: 'refused',
         fingerprint,
         startedAt: sending.startedAt,
@@ -411,6 +419,7 @@ export class WithdrawalService {
   private newAttempt(caller: Caller, owner: string): Attempt {
     const sentAt = this.now();
     return {
+      v: RECORD_FORMAT,
       id: randomUUID(),
       owner,
       sentAt,
@@ -496,6 +505,15 @@ export class WithdrawalService {
           { cause: error, extensions: { sent: false, reason: 'STORE_FULL' } },
         );
       }
+      if (error instanceof UnknownRecordFormatError) {
+        // A newer release's record, met during a rolling deploy: guessing at it could send twice.
+        this.metrics?.idempotency('refused_format');
+        throw new GatewayError(
+          'IDEMPOTENCY_UNAVAILABLE',
+          `The withdrawal was not sent: ${error.message}. Retry with the same idempotencyKey: a replica of the newer release will answer it.`,
+          { cause: error, extensions: { sent: false, reason: 'RECORD_FORMAT_UNKNOWN' } },
+        );
+      }
       if (error instanceof ReplicaAckError) {
         this.metrics?.idempotency('refused_unacknowledged');
         throw new GatewayError(
@@ -559,7 +577,13 @@ function wasAsked(error: unknown): boolean {
 
 /** A record of the intent `pending`'s key created. */
 function succeeded(pending: PendingRecord, intent: WithdrawalIntentDTO): IdempotencyRecord {
-  return { state: 'succeeded', fingerprint: pending.fingerprint, startedAt: pending.startedAt, intent };
+  return {
+    v: RECORD_FORMAT,
+    state: 'succeeded',
+    fingerprint: pending.fingerprint,
+    startedAt: pending.startedAt,
+    intent,
+  };
 }
 
 /** What an error of the POST (WithdrawalService.send) says happened upstream. */

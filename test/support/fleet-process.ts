@@ -6,13 +6,19 @@ import { captureProcessOutput } from './suite-logs.ts';
 /**
  * A gateway as a fleet runs it: `src/main.ts` in a process of its own, configured only through
  * its environment (REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES…), in front of `upstreamURL`.
+ * `checkout`: the release to run (default: this one; the upgrade test gives the previous release's).
  */
-export async function startGatewayProcess(upstreamURL: string, env: Record<string, string>) {
+export async function startGatewayProcess(
+  upstreamURL: string,
+  env: Record<string, string>,
+  checkout?: string,
+) {
   const started = await startProcess(
     'src/main.ts',
     [],
     { PORT: '0', UPSTREAM_URL: upstreamURL, LOG_LEVEL: 'info', NODE_ENV: 'development', ...env },
     /gateway: (http:\/\/\S+)\/graphql/,
+    checkout,
   );
   const { url } = started;
   /** One GraphQL POST, as an app sends it; `timeoutMs` bounds the wait for its answer. */

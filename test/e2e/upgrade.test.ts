@@ -1,0 +1,228 @@
+import fc from 'fast-check';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectRedis, type RedisClient } from '../../src/redis/connection.ts';
+import { RECORD_FORMAT } from '../../src/withdrawals/record-format.ts';
+import { type Answer, exactlyOnceHarness, type Op, opArbitrary } from '../support/exactly-once.ts';
+import { type GatewayProcess, startGatewayProcess } from '../support/fleet-process.ts';
+import { PREVIOUS_RELEASE, previousReleaseCheckout } from '../support/previous-release.ts';
+import { type RunningRedis, startRedis } from '../support/redis.ts';
+import { startTestSandbox, type TestSandbox } from '../support/sandbox.ts';
+import { recordSuiteKey } from '../support/suite-logs.ts';
+
+/**
+ * A rolling deploy's middle: a replica of the previous release (CHANGELOG.md, PREVIOUS_RELEASE,
+ * its commit's files run as they were released) beside one of this checkout, sharing one real
+ * Redis, in front of a REST API that does not deduplicate. A keyed withdrawal retried on the other
+ * release, whichever way, must keep I1–I5 (test/support/exactly-once.ts): after an unknown outcome,
+ * with two keys making the same payout, with replays of stored outcomes, and in generated
+ * histories (UPGRADE_RUNS, default 10; UPGRADE_SEED). A record of a format this release does not
+ * know is refused unsent.
+ */
+
+const RUNS = Number(process.env.UPGRADE_RUNS ?? 10);
+const SEED =
+  process.env.UPGRADE_SEED === 'random' ? Date.now() : Number(process.env.UPGRADE_SEED ?? 20261126);
+const HEADERS_TIMEOUT_MS = 250;
+/**
+ * Longer than a request may wait (REQUEST_DEADLINE_MS): a POST whose answer is lost leaves its
+ * key pending (OUTCOME_UNKNOWN, WINDOW_OPEN) instead of being reconciled within the same request,
+ * so the retry on the other release meets the pending record the first one wrote.
+ */
+const LATE_COMMIT_MS = 1_000;
+const REQUEST_DEADLINE_MS = 800;
+
+let redis: RunningRedis;
+let inspect: RedisClient;
+let sandbox: TestSandbox;
+let previous: GatewayProcess;
+let current: GatewayProcess;
+let merchant: { id: string; keys: { k1: string; k2: string; readOnly: string } };
+let harness: ReturnType<typeof exactlyOnceHarness>;
+let run = 0;
+
+beforeAll(async () => {
+  // The previous release's files (and, if its lockfile differs, its own npm ci): once per machine.
+  const checkout = previousReleaseCheckout();
+  redis = await startRedis();
+  inspect = await connectRedis(redis.url, pino({ level: 'silent' }));
+  sandbox = await startTestSandbox();
+  sandbox.sandbox.idempotencyExtension = false;
+  const env = {
+    REDIS_URL: redis.url,
+    UPSTREAM_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+    WITHDRAWAL_LATE_COMMIT_MS: String(LATE_COMMIT_MS),
+    REQUEST_DEADLINE_MS: String(REQUEST_DEADLINE_MS),
+    // At most a quarter of the deadline (config.ts).
+    REDIS_TIMEOUT_MS: '200',
+    UPSTREAM_CACHE_TTL_MS: '0',
+  };
+  [previous, current] = await Promise.all([
+    startGatewayProcess(sandbox.url, env, checkout),
+    startGatewayProcess(sandbox.url, env),
+  ]);
+  const m = await sandbox.world.merchant();
+  const second = await sandbox.admin('POST', `/merchants/${m.id}/api-keys`, {
+    name: 'k2',
+    access: 'read_write',
+  });
+  merchant = { id: m.id, keys: { k1: m.key, k2: second.key, readOnly: m.readOnlyKey } };
+  for (const key of Object.values(merchant.keys)) recordSuiteKey(key);
+  harness = exactlyOnceHarness({
+    sandbox,
+    keys: merchant.keys,
+    // A: the previous release; B: this one.
+    processes: { A: previous.remote, B: current.remote },
+    headersTimeoutMs: HEADERS_TIMEOUT_MS,
+    lateCommitMs: LATE_COMMIT_MS,
+    lateAnswerMs: HEADERS_TIMEOUT_MS + 1_500,
+  });
+}, 240_000);
+afterAll(async () => {
+  console.info(
+    `upgrade histories, answers seen: ${JSON.stringify(Object.fromEntries(harness?.tally ?? []))}`,
+  );
+  previous?.stop(`gateway ${PREVIOUS_RELEASE.version} (upgrade)`);
+  current?.stop('gateway this release (upgrade)');
+  inspect?.disconnect();
+  await sandbox?.close();
+  await redis?.close();
+});
+
+const RELEASES = [
+  { first: 'A', second: 'B', name: `${PREVIOUS_RELEASE.version} first, this release then` },
+  { first: 'B', second: 'A', name: `this release first, ${PREVIOUS_RELEASE.version} then` },
+] as const;
+
+/** A wallet of its own for one scenario, and the answers of `ops` run one after the other. */
+async function scenario(ops: readonly (Op & { note?: string })[]) {
+  run++;
+  const wallet = await sandbox.world.wallet(merchant.id, { USDT: '100000', TRX: '10' });
+  await sandbox.admin('DELETE', '/faults');
+  const answers: Answer[] = [];
+  const direct = new Set<string>();
+  for (const op of ops) {
+    const answer = await harness.perform(op, wallet.id, run, op.fault, direct);
+    if (answer) answers.push(answer);
+    // Past the window of a POST whose answer was lost: the next attempt reconciles it.
+    await new Promise((resolve) => setTimeout(resolve, LATE_COMMIT_MS + 50));
+  }
+  return { answers, problems: harness.violations(answers, direct, wallet.id), walletId: wallet.id };
+}
+
+const op = (
+  via: 'A' | 'B',
+  idempotencyKey: 'p1' | 'p2',
+  fault: Op['fault'] = 'none',
+  amount: Op['amount'] = '1.00',
+): Op => ({
+  via,
+  as: 'k1',
+  idempotencyKey,
+  amount,
+  fault,
+  startAfterMs: 0,
+});
+
+describe(`upgrade: ${PREVIOUS_RELEASE.version} beside this release on one Redis`, () => {
+  it.each(RELEASES)(
+    'an answer lost on one release is not sent again by the other ($name)',
+    async ({ first, second }) => {
+      const { answers, problems } = await scenario([
+        op(first, 'p1', 'late'),
+        op(second, 'p1'),
+        op(first, 'p1'),
+      ]);
+      expect(problems, problems.join('\n')).toEqual([]);
+      expect(answers[0]).toMatchObject({ kind: 'error', code: 'OUTCOME_UNKNOWN' });
+      // The retries find the intent the lost POST made, on either release: one intent, answered twice.
+      expect(answers.slice(1).map((a) => a.kind)).toEqual(['success', 'success']);
+      const posted = sandbox.sandbox.requests.filter(
+        (r) => r.method === 'POST' && r.requestId === answers[0]?.requestId,
+      );
+      expect(answers[1]?.intentId).toBe(posted[0]?.createdId);
+    },
+  );
+
+  it.each(RELEASES)(
+    'two keys making the same payout, one per release, get an intent each ($name)',
+    async ({ first, second }) => {
+      const { answers, problems } = await scenario([
+        op(first, 'p1', 'late'),
+        op(second, 'p2'),
+        op(first, 'p1'),
+        op(second, 'p1'),
+        op(first, 'p2'),
+      ]);
+      expect(problems, problems.join('\n')).toEqual([]);
+      const [lost, other, ...retries] = answers;
+      expect(lost).toMatchObject({ kind: 'error', code: 'OUTCOME_UNKNOWN' });
+      expect(other?.kind).toBe('success');
+      expect(retries.every((a) => a.kind === 'success')).toBe(true);
+      // The second key was not handed the first key's intent, and its own payout was made.
+      expect(
+        new Set(answers.filter((a) => a.kind === 'success').map((a) => `${a.owner}:${a.intentId}`)).size,
+      ).toBe(2);
+      expect(other?.intentId).not.toBe(retries[0]?.intentId);
+    },
+  );
+
+  it.each(RELEASES)(
+    'a stored success and a stored refusal are replayed by the other release ($name)',
+    async ({ first, second }) => {
+      // More than the wallet holds: a business refusal, kept for the key.
+      const tooMuch = '1000000.00' as Op['amount'];
+      const { answers, problems } = await scenario([
+        op(first, 'p1'),
+        op(second, 'p1'),
+        op(first, 'p2', 'none', tooMuch),
+        op(second, 'p2', 'none', tooMuch),
+      ]);
+      expect(problems, problems.join('\n')).toEqual([]);
+      expect(answers.map((a) => a.kind)).toEqual(['success', 'success', 'refused', 'refused']);
+      expect(answers[1]?.intentId).toBe(answers[0]?.intentId);
+      expect(answers[3]?.code).toBe(answers[2]?.code);
+      // The refusal was replayed, not asked again: one POST for p2.
+      const p2 = new Set([answers[2]?.requestId, answers[3]?.requestId]);
+      expect(sandbox.sandbox.requests.filter((r) => r.method === 'POST' && p2.has(r.requestId)).length).toBe(
+        1,
+      );
+      // The same key with another input is refused on either release, whichever wrote it.
+      const reused = await scenario([op(first, 'p1'), op(second, 'p1', 'none', '2.00')]);
+      expect(reused.answers.map((a) => a.code ?? a.kind)).toEqual(['success', 'idempotency_key_reused']);
+    },
+  );
+
+  it('generated histories through both releases keep I1–I5', { timeout: RUNS * 10_000 + 60_000 }, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArbitrary, { minLength: 2, maxLength: 6 }), async (history) => {
+        run++;
+        const wallet = await sandbox.world.wallet(merchant.id, { USDT: '100000', TRX: '10' });
+        const problems = await harness.runHistory(history, run, wallet.id);
+        expect(problems, problems.join('\n')).toEqual([]);
+      }),
+      { numRuns: RUNS, seed: SEED, verbose: 1, interruptAfterTimeLimit: RUNS * 10_000 },
+    );
+    // Both releases answered, and retries crossed between them.
+    expect(harness.tally.get('success:') ?? 0).toBeGreaterThan(RUNS);
+  });
+
+  it('a record of a format this release does not know is refused unsent', async () => {
+    const { answers, walletId } = await scenario([op('B', 'p1')]);
+    expect(answers[0]?.kind).toBe('success');
+    const [name] = await inspect.keys(`mwg:{*}:idem:p1-h${run}`);
+    expect(name).toBeDefined();
+    const record = JSON.parse((await inspect.get(name as string)) as string);
+    expect(record.v).toBe(RECORD_FORMAT);
+    await inspect.set(name as string, JSON.stringify({ ...record, v: RECORD_FORMAT + 1 }), 'KEEPTTL');
+    const before = sandbox.sandbox.requests.filter((r) => r.method === 'POST').length;
+    const retry = await harness.perform(op('B', 'p1'), walletId, run, 'none', new Set());
+    expect(retry).toMatchObject({
+      kind: 'error',
+      code: 'IDEMPOTENCY_UNAVAILABLE',
+      sent: false,
+      reason: 'RECORD_FORMAT_UNKNOWN',
+    });
+    expect(sandbox.sandbox.requests.filter((r) => r.method === 'POST').length).toBe(before);
+  });
+});
