@@ -103,6 +103,7 @@ export function serveGraphQLOverWebSocket(
           contextValue: {
             payload,
             headers: headersOf(ctx.extra.request, ctx.connectionParams),
+            socket: ctx.extra.socket,
           } satisfies Bridged,
         };
       },
@@ -145,7 +146,16 @@ const BRIDGED = parse('subscription Bridged { __typename }');
 interface Bridged {
   payload: SubscribePayload;
   headers: Headers;
+  /** The operation's socket: closed with SERVICE_RESTART when the gateway interrupts a stream. */
+  socket: Extra['socket'];
 }
+
+/**
+ * A stream interrupted by the gateway's shutdown closes its socket with 1012 Service Restart,
+ * which graphql-ws's client (and Apollo's and urql's, which use it) retries, re-subscribing every
+ * operation of the socket; a `complete` would have ended the operation for good.
+ */
+const SERVICE_RESTART = 1012;
 
 /** The headers an operation of this socket is sent with: its key, and who the client says it is. */
 function headersOf(request: IncomingMessage, params: Readonly<Record<string, unknown>> | undefined): Headers {
@@ -183,11 +193,13 @@ function authorizationOf(
 /**
  * One operation through the HTTP pipeline, its results as an async iterator. Returning it (the
  * client completed, or the socket closed) aborts the request at once, which ends the gateway's
- * subscription, even while it waits for the next event.
+ * subscription, even while it waits for the next event. A stream that ends without `complete`
+ * was interrupted by the gateway's shutdown (plugins/resumable-streams.ts): the socket is closed
+ * with SERVICE_RESTART and the operation is not completed, so the client reconnects.
  */
 function bridge(
   gateway: Gateway,
-  { payload, headers }: Bridged,
+  { payload, headers, socket }: Bridged,
   path: string,
 ): AsyncIterableIterator<ExecutionResult> {
   const aborted = new AbortController();
@@ -212,7 +224,14 @@ function bridge(
     if (aborted.signal.aborted) cancel();
     for (;;) {
       const { done, value: event } = await events.read();
-      if (done || event.event === 'complete') return;
+      if (event?.event === 'complete') return;
+      if (done) {
+        if (aborted.signal.aborted) return;
+        socket.close(SERVICE_RESTART, 'Service restart: reconnect and resume');
+        // Never completes: graphql-ws returns this iterator once the socket has closed.
+        await new Promise((resolve) => aborted.signal.addEventListener('abort', resolve, { once: true }));
+        return;
+      }
       if (event.event === 'next' && event.data) yield JSON.parse(event.data) as ExecutionResult;
     }
   }

@@ -62,6 +62,20 @@ export function endCodeOf(error: unknown): EndCode | undefined {
   return code === 'UNAUTHENTICATED' || code === 'FORBIDDEN' || code === 'NOT_FOUND' ? code : undefined;
 }
 
+/**
+ * What a subscriber's stream throws when it stops because this process is shutting down (not
+ * because the feed ended): the transports end the client's stream as a dropped connection, never
+ * as a completed one, so the standard clients reconnect (to another replica, or this one once it
+ * is back) instead of finishing. The SSE delivery (plugins/resumable-streams.ts) ends the
+ * response without `complete`; the WebSocket bridge (websocket.ts) closes the socket with 1012.
+ */
+export class StreamInterrupted extends Error {
+  override readonly name = 'StreamInterrupted';
+  constructor() {
+    super('The gateway is shutting down: reconnect (to another replica) and resume.');
+  }
+}
+
 /** Puts `event` on the topic `name` of `target`: how pollers publish and relays hand on. */
 export function deliver(
   target: Pick<EventTarget, 'dispatchEvent'>,

@@ -116,7 +116,14 @@ export class LivePolling {
       release();
       throw error;
     }
-    return subscriberStream({ feed, initial, events, accept, release });
+    return subscriberStream({
+      feed,
+      initial,
+      events,
+      accept,
+      release,
+      interrupted: this.closing.signal,
+    });
   }
 
   /** What runs now: open subscriptions and pollers (tests assert both return to 0). */
@@ -140,7 +147,11 @@ export class LivePolling {
     return this.relay.catchUp(this.pollers.values());
   }
 
-  /** Ends every stream and stops every poller, giving up their leases: at shutdown, before the server closes. */
+  /**
+   * Interrupts every stream (StreamInterrupted: clients reconnect and resume elsewhere, they are
+   * not told the subscription completed) and stops every poller, giving up their leases: at
+   * shutdown, before the server closes.
+   */
   close(): void {
     this.closing.abort();
     for (const poller of [...this.pollers.values()]) poller.stop();

@@ -1,10 +1,11 @@
-import type { Feed, LiveEvent } from './feed.ts';
+import { type Feed, type LiveEvent, StreamInterrupted } from './feed.ts';
 
 /**
  * One subscriber's stream: what it is shown first, then the events relayed to it (relay.ts),
  * repeats dropped (a new leader re-reading, a catch-up) and filtered by `accept`. It ends after a
- * last value or an `end` event, or when `events` aborts. `release` frees what the subscription
- * holds; it runs when the stream ends, however it ends, even if it was never read, and may run
+ * last value or an `end` event, or when `events` aborts: quietly when the consumer left, with
+ * StreamInterrupted when `interrupted` (the process shutting down) aborted. `release` frees what
+ * the subscription holds; it runs when the stream ends, however it ends, even if it was never read, and may run
  * more than once.
  */
 
@@ -17,8 +18,10 @@ export function subscriberStream<T extends { id: string }>(options: {
   events: AsyncIterable<unknown[]>;
   accept: (value: T) => boolean;
   release: () => void;
+  /** Aborted when the process shuts down: the stream then throws StreamInterrupted. */
+  interrupted: AbortSignal;
 }): AsyncIterableIterator<LiveEvent<T>> {
-  const { feed, initial, events, accept, release } = options;
+  const { feed, initial, events, accept, release, interrupted } = options;
   const seen = new Map<string, string>();
   async function* stream(): AsyncGenerator<LiveEvent<T>> {
     try {
@@ -43,8 +46,10 @@ export function subscriberStream<T extends { id: string }>(options: {
         if (feed.isLast(value)) return;
       }
     } catch (error) {
-      // Aborted: the consumer left or the gateway is closing; the stream just ends.
       if ((error as Error).name !== 'AbortError') throw error;
+      // The gateway is closing: not the end of the feed, so the client must reconnect, not finish.
+      if (interrupted.aborted) throw new StreamInterrupted();
+      // Otherwise the consumer left; the stream just ends.
     } finally {
       release();
     }
