@@ -5,6 +5,7 @@ import type { TestProject } from 'vitest/node';
 import { DEMO_KEYS } from '../src/sandbox/seed.ts';
 import { ensureChromium } from './support/chromium.ts';
 import { ensureContainerTools } from './support/container.ts';
+import { ensureHaproxy } from './support/haproxy.ts';
 import { findKeyLeaks } from './support/key-leaks.ts';
 import { ensureRedisServer } from './support/redis.ts';
 
@@ -32,6 +33,8 @@ export default function setup(project: TestProject): () => void {
   ensureChromium();
   // And buildah and mmdebstrap, for the test that builds and runs the Dockerfile's image.
   ensureContainerTools();
+  // And haproxy, for the rolling restarts behind the repository's load-balancer example.
+  ensureHaproxy();
   const dir = mkdtempSync(join(tmpdir(), 'gateway-suite-logs-'));
   project.provide('suiteLogDir', dir);
   return () => scan(dir);
