@@ -55,6 +55,8 @@ beforeAll(async () => {
     REQUEST_DEADLINE_MS: String(REQUEST_DEADLINE_MS),
     // At most a quarter of the deadline (config.ts).
     REDIS_TIMEOUT_MS: '200',
+    // So the rate limiter's records are among those the format pins (kept for the hour).
+    RATE_LIMIT_PER_KEY: '100000/h',
     UPSTREAM_CACHE_TTL_MS: '0',
   };
   [previous, current] = await Promise.all([
@@ -193,7 +195,9 @@ describe(`upgrade: ${PREVIOUS_RELEASE.version} beside this release on one Redis`
     },
   );
 
-  it('generated histories through both releases keep I1–I5', { timeout: RUNS * 10_000 + 60_000 }, async () => {
+  it('generated histories through both releases keep I1–I5', {
+    timeout: RUNS * 10_000 + 60_000,
+  }, async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArbitrary, { minLength: 2, maxLength: 6 }), async (history) => {
         run++;
@@ -224,5 +228,66 @@ describe(`upgrade: ${PREVIOUS_RELEASE.version} beside this release on one Redis`
       reason: 'RECORD_FORMAT_UNKNOWN',
     });
     expect(sandbox.sandbox.requests.filter((r) => r.method === 'POST').length).toBe(before);
+    // A newer release's record is not this release's format: it leaves with its test.
+    await inspect.del(name as string);
+  });
+
+  it('every record in Redis is one of format 1 (a change here is a new format: see docs/upgrading.md)', async () => {
+    // What both releases wrote over the tests above, key by key: its name, its type, and for JSON
+    // records the fields each state may hold. Renaming a key or adding a field a release must read
+    // is a format change: stage it over two releases (docs/upgrading.md), then update this.
+    const ATTEMPT = ['v?', 'id', 'owner', 'sentAt', 'endsBy', 'endedAt'];
+    const RECORD: Record<string, string[]> = {
+      pending: ['v?', 'state', 'fingerprint', 'startedAt', 'attempt?'],
+      succeeded: ['v?', 'state', 'fingerprint', 'startedAt', 'intent'],
+      refused: ['v?', 'state', 'fingerprint', 'startedAt', 'code', 'message', 'field?'],
+    };
+    const FORMAT_1: { name: RegExp; type: string; required: boolean }[] = [
+      { name: /^mwg:caller-scope-secret$/, type: 'string', required: true },
+      { name: /^mwg:registry-since$/, type: 'string', required: false },
+      { name: /^mwg:\{[A-Za-z0-9_-]+\}:idem:[^:]+$/, type: 'string', required: true },
+      { name: /^mwg:\{[A-Za-z0-9_-]+\}:lease:[^:]+$/, type: 'string', required: false },
+      { name: /^mwg:\{[A-Za-z0-9_-]+\}:keys$/, type: 'zset', required: true },
+      { name: /^mwg:\{[A-Za-z0-9_-]+\}:attempts$/, type: 'hash', required: true },
+      { name: /^mwg:intent:[0-9a-f-]{36}:owner$/, type: 'string', required: true },
+      { name: /^mwg:rate:[A-Za-z0-9_-]+$/, type: 'string', required: true },
+      { name: /^mwg:poll:.+$/, type: 'string', required: false },
+    ];
+    const fields = (value: Record<string, unknown>, allowed: string[]) => {
+      const names = new Set(allowed.map((name) => name.replace('?', '')));
+      const missing = allowed.filter((name) => !name.endsWith('?') && !(name in value));
+      return [...Object.keys(value).filter((name) => !names.has(name)), ...missing.map((name) => `-${name}`)];
+    };
+    // Each kind of record, written by either release: a success, a refusal, and a pending key
+    // whose POST's answer was lost (its attempt stays registered).
+    await scenario([op('A', 'p1'), op('B', 'p2', 'late')]);
+    await scenario([op('B', 'p1', 'none', '1000000.00' as Op['amount'])]);
+    const problems: string[] = [];
+    const seen = new Set<RegExp>();
+    for (const name of await inspect.keys('*')) {
+      const kind = FORMAT_1.find((entry) => entry.name.test(name));
+      const type = await inspect.type(name);
+      if (!kind || kind.type !== type) {
+        problems.push(`${name} (${type}) is not a format 1 record`);
+        continue;
+      }
+      seen.add(kind.name);
+      if (name.includes(':idem:')) {
+        const record = JSON.parse((await inspect.get(name)) as string);
+        const odd = fields(record, RECORD[record.state] ?? []);
+        if (record.attempt) odd.push(...fields(record.attempt, ATTEMPT).map((field) => `attempt.${field}`));
+        if (odd.length || ![undefined, 1].includes(record.v)) problems.push(`${name}: ${odd} v=${record.v}`);
+      }
+      if (name.endsWith(':attempts')) {
+        for (const json of await inspect.hvals(name)) {
+          const odd = fields(JSON.parse(json), ATTEMPT);
+          if (odd.length) problems.push(`${name}: ${odd}`);
+        }
+      }
+    }
+    for (const entry of FORMAT_1) {
+      if (entry.required && !seen.has(entry.name)) problems.push(`no ${entry.name} was written`);
+    }
+    expect(problems).toEqual([]);
   });
 });
