@@ -84,7 +84,13 @@ describe('the container image', () => {
   it('answers /healthz, /readyz and a GraphQL query with the demo key, through the upstream it is given', async () => {
     expect((await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(10_000) })).status).toBe(200);
     const ready = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(10_000) });
-    expect(await ready.json()).toEqual({ status: 'ready', upstream: 'ok', idempotencyStore: 'ok' });
+    expect(await ready.json()).toEqual({
+      status: 'ready',
+      upstream: 'ok',
+      idempotencyStore: 'ok',
+      store:
+        'in process (this process only: a fleet needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES)',
+    });
     const before = sandbox.sandbox.externalRequests;
     const { status, body } = await graphql('{ wallets(first: 20) { totalCount nodes { address } } }');
     expect(status).toBe(200);
@@ -108,6 +114,40 @@ describe('the container image', () => {
     });
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toMatch(/^gateway_graphql_requests_total\{.*status="200"\} [1-9]/m);
+  });
+
+  it('writes JSON log lines only', () => {
+    const lines = (gateway as RunningContainer)
+      .output()
+      .split('\n')
+      .filter((line) => line.trim() !== '');
+    expect(lines.length).toBeGreaterThan(0);
+    expect(
+      lines.filter((line) => {
+        try {
+          JSON.parse(line);
+          return false;
+        } catch {
+          return true;
+        }
+      }),
+    ).toEqual([]);
+  });
+
+  it('leaves the embedded sandbox out: without UPSTREAM_URL the gateway says so and exits 2', async () => {
+    const container = gateway as RunningContainer;
+    expect((await container.exec(['test', '-e', '/app/src/sandbox'])).code).toBe(1);
+    expect((await container.exec(['test', '-e', '/app/src/main.ts'])).code).toBe(0);
+    // The image's NODE_ENV=production refuses to start without it…
+    const production = await container.exec(['node', 'src/main.ts']);
+    expect(production.code).toBe(2);
+    expect(production.output).toContain('UPSTREAM_URL: required when NODE_ENV=production');
+    // …and so does development, where it would have started the sandbox.
+    const development = await container.exec(['node', 'src/main.ts'], { NODE_ENV: 'development' });
+    expect(development.code).toBe(2);
+    expect(development.output).toContain(
+      'UPSTREAM_URL: required here: this installation has no embedded sandbox (the production image leaves it out)',
+    );
   });
 
   it('runs the gateway as the image’s user node (uid 1000), not root', () => {
@@ -147,7 +187,7 @@ describe('the container image', () => {
     expect(build.image.sizeBytes).toBeLessThan(400 * MB);
   });
 
-  it('on SIGTERM finishes the request in flight, then exits 0', async () => {
+  it('on SIGTERM fails /readyz while it serves for the grace period, finishes the request in flight, then exits 0', async () => {
     const container = gateway as RunningContainer;
     const fault = await fetch(`${sandbox.url}/sandbox/v1/faults`, {
       method: 'POST',
@@ -166,6 +206,13 @@ describe('the container image', () => {
     const signalled = performance.now();
     const signalledAt = Date.now();
     process.kill(container.pid, 'SIGTERM');
+    // The grace period (SHUTDOWN_GRACE_MS, 5 s in production): /readyz fails, everything else is served.
+    for (;;) {
+      const ready = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(10_000) });
+      if (ready.status === 503) break;
+      if (performance.now() - signalled > 10_000) throw new Error('/readyz still answers 200 after SIGTERM');
+    }
+    expect((await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(10_000) })).status).toBe(200);
     const { status, body } = await inFlight;
     expect(status).toBe(200);
     expect(body.data.deposits.totalCount).toBeGreaterThan(0);
@@ -175,6 +222,7 @@ describe('the container image', () => {
     ]);
     expect(code).toBe(0);
     const exitedMs = performance.now() - signalled;
+    expect(container.output()).toContain('"graceMs":5000,"msg":"shutting down: /readyz answers 503');
     expect(container.output()).toContain('"msg":"draining in-flight requests"');
     const stopped = container
       .output()
