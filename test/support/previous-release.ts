@@ -21,7 +21,7 @@ const git = (...args: string[]) => execFileSync('git', ['-C', ROOT, ...args], { 
  * A directory holding the previous release's files (`git archive` of its commit, as a worktree
  * would) and its dependencies, made once and kept in the system's temporary directory (not under
  * node_modules, where Node does not run TypeScript files). When its lockfile is
- * this checkout's, it shares this checkout's node_modules; otherwise it gets its own (`npm ci`).
+ * this checkout's (but for the version), it shares this checkout's node_modules; otherwise it gets its own (`npm ci`).
  * The commit must be in this clone's history: a shallow clone is told to fetch it.
  */
 export function previousReleaseCheckout(): string {
@@ -39,8 +39,14 @@ export function previousReleaseCheckout(): string {
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
   execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${commit}" | tar -x -C "${staging}"`]);
-  const lockfile = (at: string) => readFileSync(join(at, 'package-lock.json'), 'utf8');
-  if (lockfile(staging) === lockfile(ROOT)) {
+  // The same dependencies: the lockfiles equal but for the release's own version.
+  const dependencies = (at: string) => {
+    const lock = JSON.parse(readFileSync(join(at, 'package-lock.json'), 'utf8'));
+    delete lock.version;
+    delete lock.packages[''].version;
+    return JSON.stringify(lock);
+  };
+  if (dependencies(staging) === dependencies(ROOT)) {
     symlinkSync(join(ROOT, 'node_modules'), join(staging, 'node_modules'), 'dir');
   } else {
     execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], {
