@@ -61,6 +61,11 @@ export const ERROR_CODES = {
     meaning: 'A withdrawal refused unsent: its key cannot be kept',
   },
   SUBSCRIPTION_LIMIT_EXCEEDED: { status: 200, when: 'field', meaning: 'Too many open subscriptions' },
+  EVENT_ID_NOT_RESUMABLE: {
+    status: 200,
+    when: 'field',
+    meaning: 'A subscription cannot resume from this event id (not this key’s, or too far behind)',
+  },
   CSRF_HEADER_REQUIRED: {
     status: 403,
     when: 'request',

@@ -1,6 +1,6 @@
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import { type FetchAPI, isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { StreamInterrupted } from '../subscriptions/feed.ts';
+import { eventIdOf, StreamInterrupted } from '../subscriptions/feed.ts';
 
 /**
  * How a subscription's results leave over GraphQL over SSE (`Accept: text/event-stream`; the
@@ -27,8 +27,17 @@ export function useResumableStreams(): Plugin {
   const subscriptions = new WeakSet<Request>();
   return {
     onSubscribe({ args }) {
-      const request = (args.contextValue as { request?: Request }).request;
-      if (request) subscriptions.add(request);
+      const context = args.contextValue as { request?: Request };
+      if (context.request) subscriptions.add(context.request);
+      return {
+        onSubscribeResult: () => ({
+          // Each result is resolved from one event (liveValue), just before it gets here.
+          onNext({ result, setResult }) {
+            const eventId = eventIdOf(context);
+            if (eventId) setResult({ ...result, extensions: { ...result.extensions, eventId } });
+          },
+        }),
+      };
     },
     onResultProcess({ request, result, resultProcessor, setResultProcessor }) {
       // Yoga's own choice ran first: for a subscription's stream it can only be its SSE writer.

@@ -14,8 +14,24 @@ export type FeedKind = 'withdrawal_intent' | 'withdrawal_intents' | 'deposits';
 /** Why a feed ended for all its subscribers: the REST API's answer to its poll, as a gateway code. */
 export type EndCode = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND';
 
-/** What the poller publishes on the feed's topic (JSON, as it may travel through Redis). */
-export type LiveEvent<T> = { kind: 'update'; value: T } | { kind: 'end'; code: EndCode };
+/**
+ * What the poller publishes on the feed's topic (JSON, as it may travel through Redis). `id` is the
+ * update's event id (event-ids.ts): where a subscriber stands once shown it.
+ */
+export type LiveEvent<T> = { kind: 'update'; value: T; id: string } | { kind: 'end'; code: EndCode };
+
+/**
+ * Where a subscriber stands in a feed, as an event id carries it (event-ids.ts), so that any
+ * replica can compute what changed since from the REST API alone. `followed`: the records that
+ * may still change, each with a tag of the version the subscriber saw (versionTag) and its
+ * creation time (ms); `boundary`: the newest record created that the subscriber knows of (a list
+ * feed's): a record created later is news, and one created earlier and not followed was final
+ * already.
+ */
+export interface Position {
+  boundary?: { at: number; id: string };
+  followed: { id: string; tag: string; at: number }[];
+}
 
 /** What a poller watches for one caller scope. Values carry an id and a version to tell repeats. */
 export interface Feed<T extends { id: string }, S> {
@@ -32,6 +48,16 @@ export interface Feed<T extends { id: string }, S> {
   version(value: T): string;
   /** Nothing can follow this value: the subscriber's stream ends after it, the poller stops. */
   isLast(value: T): boolean;
+  /** Where a subscriber stands that has seen everything up to `state`. */
+  position(state: S): Position;
+  /** Where a subscriber at `position` stands once also shown `value` (one of poll's `changed`). */
+  advance(position: Position, value: T): Position;
+  /**
+   * What a subscriber back at `position` (from its last event id) must be shown, oldest first, and
+   * the feed's state now, from fresh reads with `caller`. Throws EVENT_ID_NOT_RESUMABLE when
+   * `position` is too far behind to catch up within the feed's bound of reads.
+   */
+  resume(caller: Caller, position: Position): Promise<{ state: S; changed: T[] }>;
 }
 
 /** What one subscriber asks for: the feed it watches, and what of it it is shown. */
@@ -91,9 +117,39 @@ export function deliver(
  * their own deadline, not through what an earlier event of the stream loaded.
  */
 export function liveValue<T>(event: LiveEvent<T>, _args: unknown, context: { renew(): void }): T {
-  if (event.kind === 'end') throw endError(event.code);
+  if (event.kind === 'end') {
+    eventIds.delete(context);
+    throw endError(event.code);
+  }
+  eventIds.set(context, event.id);
   context.renew();
   return event.value;
+}
+
+/** Per subscription context, the id of the event its field resolved last (liveValue). */
+const eventIds = new WeakMap<object, string>();
+
+/**
+ * The id of the event a subscription's result was just resolved from: what useResumableStreams
+ * adds to the result as `extensions.eventId` (and SSE's `id:`). Results of one subscription are
+ * resolved one at a time, so it is the id of the result at hand.
+ */
+export function eventIdOf(context: object): string | undefined {
+  return eventIds.get(context);
+}
+
+/** The `after` argument of every subscription field. */
+export const AFTER_DESCRIPTION =
+  'Resume from this event id: the `extensions.eventId` of the last result this client received (over SSE also its `id:`, which EventSource sends back as the Last-Event-ID header, which wins over this argument). The stream first sends what changed since, then goes on as usual; nothing is missed across a reconnect or a gateway restart, and an event may come twice. An id this field did not send to this API key, or one too far behind, is refused with EVENT_ID_NOT_RESUMABLE.';
+
+/**
+ * The event id a subscription resumes from: the request's `Last-Event-ID` header (EventSource
+ * sends its last id when it reconnects, so it is newer than an `after` in its URL), else the
+ * field's `after` argument; undefined for a subscription that starts afresh.
+ */
+export function resumeFrom(after: string | null | undefined, context: object): string | undefined {
+  const header = (context as { request?: Request }).request?.headers.get('last-event-id');
+  return header || after || undefined;
 }
 
 /**

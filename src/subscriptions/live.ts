@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.ts';
 import type { Caller } from '../upstream/caller.ts';
 import { Admission, type AdmissionLimits } from './admission.ts';
-import type { Feed, LiveEvent, Watcher } from './feed.ts';
+import { decodeEventId, updatesFrom } from './event-ids.ts';
+import type { Feed, LiveEvent, Position, Watcher } from './feed.ts';
 import { Poller, type PollSettings } from './poller.ts';
 import { Relay } from './relay.ts';
 import { subscriberStream } from './subscriber.ts';
@@ -26,6 +27,9 @@ import { subscriberStream } from './subscriber.ts';
  * same key. The poller keeps that key in memory while it has subscribers and nowhere else: events,
  * Redis channels and lease names carry the scope, never the key.
  */
+
+/** Where a new subscriber stands before its first value: what it is shown first is advanced from here. */
+const emptyPosition: Position = { followed: [] };
 
 /** What LivePolling is made with: the poll loop's settings (poller.ts) and the admission limits (admission.ts). */
 export interface LiveOptions extends PollSettings, AdmissionLimits {}
@@ -54,9 +58,10 @@ export class LivePolling {
   watch<T extends { id: string }, S>(
     caller: Caller,
     watcher: Watcher<T, S>,
+    after?: string,
   ): Promise<AsyncIterableIterator<LiveEvent<T>>> {
     const { feed, accept, check } = watcher(this.options.client, caller);
-    return this.open(caller, feed, accept, check);
+    return this.open(caller, feed, accept, check, after);
   }
 
   /**
@@ -68,16 +73,23 @@ export class LivePolling {
    * was never read. `check`, when given, runs once admitted and before anything else (a
    * subscriber's own precondition, e.g. that a wallet is the caller's); what it throws refuses
    * the subscription.
+   *
+   * `after`, an event id this feed sent to this key (event-ids.ts), resumes: the subscriber is
+   * shown first what changed since (Feed.resume, fresh reads with `caller`) instead of what a new
+   * subscriber is shown. An id that is not one (EVENT_ID_NOT_RESUMABLE) is refused before
+   * anything else.
    */
   async open<T extends { id: string }, S>(
     caller: Caller,
     feed: Feed<T, S>,
     accept: (value: T) => boolean = () => true,
     check?: () => Promise<void>,
+    after?: string,
   ): Promise<AsyncIterableIterator<LiveEvent<T>>> {
     if (this.closing.signal.aborted) {
       throw new GatewayError('UPSTREAM_UNAVAILABLE', 'The gateway is shutting down; subscribe again.');
     }
+    const position = after === undefined ? undefined : decodeEventId(after, feed.kind, caller.authorization);
     const scope = caller.cacheScope;
     this.admission.admit(scope);
     if (check) {
@@ -109,9 +121,16 @@ export class LivePolling {
       this.options.metrics?.subscriptions(feed.kind, -1);
     };
     this.options.metrics?.subscriptions(feed.kind, 1);
-    let initial: T[];
+    let initial: { kind: 'update'; value: T; id: string }[];
     try {
-      initial = feed.initial((await poller.ready(caller)) as S);
+      if (position) {
+        const { state, changed } = await feed.resume(caller, position);
+        poller.adopt(state);
+        initial = updatesFrom(feed, position, changed, caller.authorization);
+      } else {
+        const state = (await poller.ready(caller)) as S;
+        initial = updatesFrom(feed, emptyPosition, feed.initial(state), caller.authorization);
+      }
     } catch (error) {
       release();
       throw error;

@@ -3,6 +3,7 @@ import { isGatewayError } from '../errors.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
+import { updatesFrom } from './event-ids.ts';
 import { deliver, endCodeOf, type Feed, type LiveEvent } from './feed.ts';
 import type { PollLeases } from './leases.ts';
 
@@ -79,11 +80,20 @@ export class Poller {
         this.beginning = undefined;
       });
       const state = await this.beginning;
-      this.state ??= state;
-      // A feed that starts at its last value is over already.
-      if (this.feed.initial(this.state).some((value) => this.feed.isLast(value))) this.stop();
+      this.adopt(state);
     }
     return this.state;
+  }
+
+  /**
+   * Takes `state` (read fresh by a resuming subscriber, Feed.resume) as the feed's state when it
+   * has none yet, so its first poll compares with it instead of reading a first state again.
+   */
+  adopt(state: unknown): void {
+    if (this.state !== undefined || this.stopped) return;
+    this.state = state;
+    // A feed that starts at its last value is over already.
+    if (this.feed.initial(state).some((value) => this.feed.isLast(value))) this.stop();
   }
 
   stop(): void {
@@ -141,8 +151,9 @@ export class Poller {
       metrics?.livePoll(feed.kind, last ? 'ended' : changed.length > 0 ? 'changed' : 'unchanged');
       // Its last subscriber left while it read: nobody to tell.
       if (this.stopped) return false;
+      const updates = updatesFrom(feed, feed.position(this.state), changed, this.authorization);
       this.state = state;
-      for (const value of changed) this.publish({ kind: 'update', value });
+      for (const update of updates) this.publish(update);
       if (last) this.stop();
       return changed.length > 0;
     } catch (error) {

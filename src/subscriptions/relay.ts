@@ -1,5 +1,6 @@
 import { on } from 'node:events';
 import { isGatewayError } from '../errors.ts';
+import { updatesFrom } from './event-ids.ts';
 import { deliver, endCodeOf, type Feed, type LiveEvent } from './feed.ts';
 import { type Poller, type PollSettings, pollCaller } from './poller.ts';
 
@@ -94,7 +95,9 @@ export class Relay {
         try {
           const { changed } = await feed.poll(pollCaller(this.settings, authorization), since);
           metrics?.livePoll(feed.kind, changed.length > 0 ? 'changed' : 'unchanged');
-          for (const value of changed) deliver(this.local, feed.name, { kind: 'update', value });
+          for (const update of updatesFrom(feed, feed.position(since), changed, authorization)) {
+            deliver(this.local, feed.name, update);
+          }
         } catch (error) {
           // The key refused or the intent gone: that `end` was lost too; the streams end now.
           const end = endCodeOf(error);

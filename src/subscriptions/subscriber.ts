@@ -14,7 +14,8 @@ const MAX_SEEN = 1_000;
 
 export function subscriberStream<T extends { id: string }>(options: {
   feed: Feed<T, unknown>;
-  initial: T[];
+  /** What it is shown first, with event ids. */
+  initial: { kind: 'update'; value: T; id: string }[];
   events: AsyncIterable<unknown[]>;
   accept: (value: T) => boolean;
   release: () => void;
@@ -25,9 +26,10 @@ export function subscriberStream<T extends { id: string }>(options: {
   const seen = new Map<string, string>();
   async function* stream(): AsyncGenerator<LiveEvent<T>> {
     try {
-      for (const value of initial) {
+      for (const update of initial) {
+        const { value } = update;
         seen.set(value.id, feed.version(value));
-        if (accept(value)) yield { kind: 'update', value };
+        if (accept(value)) yield update;
         if (feed.isLast(value)) return;
       }
       for await (const [message] of events) {

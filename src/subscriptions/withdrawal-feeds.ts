@@ -1,7 +1,9 @@
 import { GatewayError } from '../errors.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { WithdrawalIntentDTO } from '../upstream/types.ts';
-import type { Feed, Watcher } from './feed.ts';
+import { notResumable, versionTag } from './event-ids.ts';
+import type { Feed, Position, Watcher } from './feed.ts';
+import { type ListState, listFeed } from './list-feed.ts';
 
 /**
  * The withdrawal subscriptions: Subscription.withdrawalIntentUpdated watches one intent,
@@ -48,68 +50,46 @@ export function withdrawalIntentFeed(
     },
     version: versionOf,
     isLast: isFinalWithdrawal,
+    position: positionOf,
+    advance: (_position, intent) => positionOf(intent),
+    // The intent now, unless the subscriber saw this very version and it is not final (a final
+    // one is shown again: it ends the stream). One read, as a first subscription's.
+    async resume(caller, position) {
+      if (position.boundary || position.followed.length !== 1 || position.followed[0]?.id !== id) {
+        throw notResumable('from another withdrawal intent');
+      }
+      const intent = await client.getWithdrawalIntent(caller, id, { fresh: true });
+      if (!intent) throw notFound(id);
+      const seen = position.followed[0]?.tag === versionTag(versionOf(intent));
+      return { state: intent, changed: seen && !isFinalWithdrawal(intent) ? [] : [intent] };
+    },
   };
 }
 
-/** The newest intents read per poll; a merchant creating more than this many between two polls loses some news. */
-const NEWEST = 50;
-/** Intents still in flight but no longer among the newest, read one by one per poll, at most. */
-const MAX_TRACKED = 20;
-
-type Seen = Map<string, { version: string; final: boolean }>;
+/** Where a watcher of one intent stands: the version of it it saw. */
+function positionOf(intent: WithdrawalIntentDTO): Position {
+  return {
+    followed: [{ id: intent.id, tag: versionTag(versionOf(intent)), at: Date.parse(intent.createdAt) || 0 }],
+  };
+}
 
 /**
  * All withdrawal intents of one caller scope, for a list screen: the subscriber is shown each
- * intent created or changed after it subscribed (nothing at first: the screen queried the list).
- * A poll reads the newest NEWEST intents, plus, one by one, the in-flight intents older than
- * those it already watches (up to MAX_TRACKED), so a change of an older pending intent still
- * shows.
+ * intent created or changed (a new `status` or `updatedAt`) after it subscribed (nothing at first:
+ * the screen queried the list). What a poll and a resume read: list-feed.ts.
  */
 export function withdrawalIntentsFeed(
   client: MerchantWalletClient,
   scope: string,
-): Feed<WithdrawalIntentDTO, Seen> {
-  const remember = (seen: Seen, intent: WithdrawalIntentDTO) =>
-    seen.set(intent.id, { version: versionOf(intent), final: isFinalWithdrawal(intent) });
-  return {
+): Feed<WithdrawalIntentDTO, ListState> {
+  return listFeed<WithdrawalIntentDTO>({
     name: `withdrawal-intents:${scope}`,
     kind: 'withdrawal_intents',
-    async begin(caller) {
-      const [newest, inFlight] = await Promise.all([
-        client.listWithdrawalIntents(caller, { page: 1, size: NEWEST }, { fresh: true }),
-        client.listWithdrawalIntents(
-          caller,
-          { page: 1, size: MAX_TRACKED, statusIn: IN_FLIGHT },
-          { fresh: true },
-        ),
-      ]);
-      const seen: Seen = new Map();
-      for (const intent of [...newest.items, ...inFlight.items]) remember(seen, intent);
-      return seen;
-    },
-    initial: () => [],
-    async poll(caller, previous) {
-      const newest = await client.listWithdrawalIntents(caller, { page: 1, size: NEWEST }, { fresh: true });
-      const onPage = new Set(newest.items.map((intent) => intent.id));
-      const older = [...previous]
-        .filter(([id, { final }]) => !final && !onPage.has(id))
-        .slice(0, MAX_TRACKED)
-        .map(([id]) => id);
-      const olderIntents = await Promise.all(
-        older.map((id) => client.getWithdrawalIntent(caller, id, { fresh: true })),
-      );
-      const state: Seen = new Map();
-      const changed: WithdrawalIntentDTO[] = [];
-      // Oldest first, so a subscriber sees changes in the order they likely happened.
-      for (const intent of [...olderIntents.filter((i) => i !== null), ...[...newest.items].reverse()]) {
-        if (previous.get(intent.id)?.version !== versionOf(intent)) changed.push(intent);
-        if (onPage.has(intent.id) || !isFinalWithdrawal(intent)) remember(state, intent);
-      }
-      return { state, changed };
-    },
+    list: (caller, query) => client.listWithdrawalIntents(caller, query, { fresh: true }),
+    get: (caller, id) => client.getWithdrawalIntent(caller, id, { fresh: true }),
+    inFlight: IN_FLIGHT,
     version: versionOf,
-    isLast: () => false,
-  };
+  });
 }
 
 /** Subscription.withdrawalIntentUpdated: the intent now, then its changes, until a final status. */
@@ -120,7 +100,7 @@ export function withdrawalIntentUpdated(id: string): Watcher<WithdrawalIntentDTO
 /** Subscription.withdrawalIntentsUpdated: the merchant's intents as they change, with these REST statuses if given. */
 export function withdrawalIntentsUpdated(
   statuses: readonly string[] | undefined,
-): Watcher<WithdrawalIntentDTO, Seen> {
+): Watcher<WithdrawalIntentDTO, ListState> {
   return (client, caller) => ({
     feed: withdrawalIntentsFeed(client, caller.cacheScope),
     accept: statuses && ((intent: WithdrawalIntentDTO) => statuses.includes(intent.status)),

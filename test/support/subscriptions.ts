@@ -6,10 +6,12 @@ import { parseMetrics, sampleSum } from './metrics.ts';
 import { recordSuiteKey } from './suite-logs.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: results are asserted structurally
-export type Result = { data?: any; errors?: any[] };
+export type Result = { data?: any; errors?: any[]; extensions?: Record<string, unknown> };
 
 export interface ResultStream {
   status: number;
+  /** The event id of the last result (its `id:` line, checked equal to its `extensions.eventId`). */
+  lastEventId(): string | undefined;
   /** The next result; undefined once the stream completed. */
   next(): Promise<Result | undefined>;
   /** Every result until the stream completes. */
@@ -38,6 +40,15 @@ export async function subscribeSSE(
     signal: aborted.signal,
   });
   let next: () => Promise<Result | undefined>;
+  let lastEventId: string | undefined;
+  /** Results are asserted whole elsewhere: the event id is kept here, once checked. */
+  const withoutEventId = (result: Result, id: string | undefined): Result => {
+    const { eventId, ...extensions } = (result.extensions ?? {}) as Record<string, unknown>;
+    expect(id).toBe(eventId);
+    if (typeof eventId === 'string') lastEventId = eventId;
+    const { extensions: _all, ...rest } = result;
+    return Object.keys(extensions).length > 0 ? { ...rest, extensions } : rest;
+  };
   let cancel = () => {};
   if (response.headers.get('content-type')?.startsWith('text/event-stream') && response.body) {
     const reader = response.body
@@ -49,7 +60,7 @@ export async function subscribeSSE(
       for (;;) {
         const { done, value } = await reader.read();
         if (done || value.event === 'complete') return undefined;
-        if (value.event === 'next') return JSON.parse(value.data) as Result;
+        if (value.event === 'next') return withoutEventId(JSON.parse(value.data) as Result, value.id);
       }
     };
   } else {
@@ -62,6 +73,7 @@ export async function subscribeSSE(
   }
   return {
     status: response.status,
+    lastEventId: () => lastEventId,
     next,
     async rest() {
       const results: Result[] = [];

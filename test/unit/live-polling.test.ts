@@ -27,6 +27,13 @@ afterEach(async () => {
   await client.close();
 });
 
+/** What these feeds answer for positions: none is resumed here (event ids: event-ids.test.ts). */
+const noResume: Pick<Feed<Value, Value>, 'position' | 'advance' | 'resume'> = {
+  position: () => ({ followed: [] }),
+  advance: (position) => position,
+  resume: () => Promise.reject(new Error('not resumed in these tests')),
+};
+
 function counterFeed(changesAt: Set<number>, lastAt: number) {
   const polledAt: number[] = [];
   const feed: Feed<Value, Value> = {
@@ -43,6 +50,7 @@ function counterFeed(changesAt: Set<number>, lastAt: number) {
     },
     version: (value) => String(value.n),
     isLast: (value) => value.last,
+    ...noResume,
   };
   return { feed, polledAt };
 }
@@ -98,9 +106,10 @@ describe('LivePolling catch-up', () => {
       },
       version: (value) => String(value.n),
       isLast: (value) => value.last,
+      ...noResume,
     };
     const stream = await live.open(client.caller('Bearer k'), feed);
-    expect((await stream.next()).value).toEqual({ kind: 'update', value: current });
+    expect((await stream.next()).value).toEqual({ kind: 'update', value: current, id: expect.any(String) });
 
     live.deliveryLost();
     current = { id: '1', n: 1, last: false };
@@ -111,7 +120,7 @@ describe('LivePolling catch-up', () => {
 
     const next = stream.next();
     await live.catchUp();
-    expect((await next).value).toEqual({ kind: 'update', value: current });
+    expect((await next).value).toEqual({ kind: 'update', value: current, id: expect.any(String) });
     // One read of its own; nothing published again to the fleet, which did not lose it.
     expect(polls).toBe(2);
     expect(published).toEqual(['current:scope:1']);

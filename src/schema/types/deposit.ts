@@ -1,6 +1,6 @@
 import { loadById } from '../../global-ids.ts';
 import { depositsUpdated } from '../../subscriptions/deposit-feeds.ts';
-import { liveValue } from '../../subscriptions/feed.ts';
+import { AFTER_DESCRIPTION, liveValue, resumeFrom } from '../../subscriptions/feed.ts';
 import type { DepositDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection, resolveScanConnection } from '../connections.ts';
@@ -135,6 +135,10 @@ builder.subscriptionField('depositsUpdated', (t) =>
         description:
           'Only deposits that now have one of these statuses, e.g. [COMPLETED] for "payment received" or [COMPLETED, FAILED] for any outcome.',
       }),
+      after: t.arg.string({
+        required: false,
+        description: AFTER_DESCRIPTION,
+      }),
     },
     subscribe: (_root, args, ctx) =>
       ctx.live.watch(
@@ -143,6 +147,7 @@ builder.subscriptionField('depositsUpdated', (t) =>
           walletId: args.walletId == null ? undefined : String(args.walletId),
           statuses: statusFilter(args.status),
         }),
+        resumeFrom(args.after, ctx),
       ),
     resolve: liveValue,
   }),

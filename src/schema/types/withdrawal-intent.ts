@@ -1,6 +1,6 @@
 import { loadById, restIdOf } from '../../global-ids.ts';
 import { INPUT_LIMITS } from '../../input-limits.ts';
-import { liveValue } from '../../subscriptions/feed.ts';
+import { AFTER_DESCRIPTION, liveValue, resumeFrom } from '../../subscriptions/feed.ts';
 import { withdrawalIntentsUpdated, withdrawalIntentUpdated } from '../../subscriptions/withdrawal-feeds.ts';
 import type { WithdrawalIntentDTO } from '../../upstream/types.ts';
 import {
@@ -270,10 +270,14 @@ builder.subscriptionFields((t) => ({
       'One withdrawal intent as it is now, then each time its status (or anything else) changes; the stream ends after a final status. Ends with NOT_FOUND when no such intent exists for this merchant, and with UNAUTHENTICATED or FORBIDDEN when the REST API stops accepting the key.',
     args: {
       id: t.arg.id({ required: true, description: 'A WithdrawalIntent global id, or a REST intent id.' }),
+      after: t.arg.string({
+        required: false,
+        description: AFTER_DESCRIPTION,
+      }),
     },
-    subscribe: (_root, { id }, ctx) => {
+    subscribe: (_root, { id, after }, ctx) => {
       const restId = restIdOf(String(id), 'WithdrawalIntent');
-      return ctx.live.watch(ctx.caller, withdrawalIntentUpdated(restId));
+      return ctx.live.watch(ctx.caller, withdrawalIntentUpdated(restId), resumeFrom(after, ctx));
     },
     resolve: liveValue,
   }),
@@ -287,10 +291,14 @@ builder.subscriptionFields((t) => ({
         required: false,
         description: 'Only intents that now have one of these statuses, e.g. [COMPLETED, FAILED].',
       }),
+      after: t.arg.string({
+        required: false,
+        description: AFTER_DESCRIPTION,
+      }),
     },
     subscribe: (_root, args, ctx) => {
       const statuses = statusFilter(args.status);
-      return ctx.live.watch(ctx.caller, withdrawalIntentsUpdated(statuses));
+      return ctx.live.watch(ctx.caller, withdrawalIntentsUpdated(statuses), resumeFrom(args.after, ctx));
     },
     resolve: liveValue,
   }),

@@ -169,6 +169,11 @@ const PATHS: Record<string, () => Promise<Answer>> = {
   },
   PERSISTED_QUERY_NOT_FOUND: () =>
     post(JSON.stringify({ extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } })),
+  EVENT_ID_NOT_RESUMABLE: () =>
+    // An event id no subscription sent to this key.
+    post(JSON.stringify({ query: 'subscription { withdrawalIntentsUpdated(after: "AQAB") { id } }' }), {
+      accept: 'application/graphql-response+json',
+    }),
   SUBSCRIPTION_LIMIT_EXCEEDED: () =>
     post(
       JSON.stringify({ query: 'subscription { withdrawalIntentsUpdated { id } }' }),

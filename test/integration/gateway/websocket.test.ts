@@ -66,12 +66,16 @@ describe('GraphQL over WebSocket', () => {
   it('streams a withdrawal through its transitions with the key sent in connection_init, then completes', async () => {
     const id = await createIntent();
     const results = connect(merchant.key).iterate({ query: WATCH, variables: { id } });
+    // Each result carries the id of its event, to resume from (extensions.eventId).
+    const eventId = { eventId: expect.stringMatching(/^[\w-]+$/) };
     expect((await results.next()).value).toEqual({
       data: { withdrawalIntentUpdated: { restId: id, status: 'PREPARING' } },
+      extensions: eventId,
     });
     await t.sandbox.world.transitionWithdrawal(id, 'cancelled');
     expect((await results.next()).value).toEqual({
       data: { withdrawalIntentUpdated: { restId: id, status: 'CANCELLED' } },
+      extensions: eventId,
     });
     expect((await results.next()).done).toBe(true);
     await expect.poll(() => t.live.activity()).toEqual({ subscriptions: 0, pollers: 0 });
@@ -123,14 +127,17 @@ describe('live deposits over WebSocket', () => {
     const payment = (await t.sandbox.world.deposit(walletId, { amount: '7.25', status: 'pending' })).id;
     expect((await screen.next()).value).toEqual({
       data: { depositsUpdated: { restId: payment, walletRestId: walletId, status: 'PENDING' } },
+      extensions: { eventId: expect.any(String) },
     });
     await t.sandbox.world.transitionDeposit(payment, 'completed');
     expect((await screen.next()).value).toEqual({
       data: { depositsUpdated: { restId: payment, walletRestId: walletId, status: 'COMPLETED' } },
+      extensions: { eventId: expect.any(String) },
     });
     // "Payment received": the completed deposit is the first and only thing this one was sent.
     expect((await received.next()).value).toEqual({
       data: { depositsUpdated: { restId: payment, walletRestId: walletId, status: 'COMPLETED' } },
+      extensions: { eventId: expect.any(String) },
     });
     expect((await strangers.next()).value?.data.depositsUpdated.walletRestId).toBe(strangerWallet);
     await received.return?.();

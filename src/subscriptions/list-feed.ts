@@ -1,0 +1,189 @@
+import type { Caller } from '../upstream/caller.ts';
+import { notResumable, versionTag } from './event-ids.ts';
+import type { Feed, FeedKind, Position } from './feed.ts';
+
+/**
+ * A feed of all the records of one kind of one caller scope (withdrawal intents, deposits), read
+ * from a REST list that is newest first (by creation), filters by status only and has no
+ * "changed since". A subscriber is shown each record that appears or changes version after it
+ * subscribed (nothing at first: the screen queried the list).
+ *
+ * A poll reads the NEWEST newest records, which holds every new record and most changes. A record
+ * still in flight once it has left that page (older in-flight ones at subscribe time come from a
+ * `statusIn` read) is followed too, up to MAX_TRACKED, the newest ones: one by one when it is
+ * alone, else through one page of the in-flight records, and one by one only for those that left
+ * it (they reached a final status). So a poll is one REST read, two while older records are in
+ * flight, plus one per such record at the poll that sees it settle.
+ *
+ * Resuming from an event id (a Position: the newest record the subscriber knew of, and the
+ * records in flight then with their versions) reads pages of RESUME_PAGE newest first until one
+ * reaches that boundary, at most RESUME_PAGES of them (more is EVENT_ID_NOT_RESUMABLE: too far
+ * behind), and the followed records that are not on them as a poll reads older ones. So a resume
+ * is 1 to RESUME_PAGES list reads, plus one in-flight page and one read per followed record that
+ * settled off those pages (at most MAX_FOLLOWED).
+ */
+
+/** The newest records read per poll; a merchant creating more than this many between two polls loses some news. */
+const NEWEST = 50;
+/** Records still in flight but no longer among the newest that a feed follows, at most. */
+const MAX_TRACKED = 20;
+/** The in-flight records read in one page when several older ones are followed. */
+const IN_FLIGHT_PAGE = 100;
+/** Records in flight an event id follows, at most (the newest page's and MAX_TRACKED older ones). */
+export const MAX_FOLLOWED = NEWEST + MAX_TRACKED;
+/** Records read per page, and pages at most, when resuming. */
+export const RESUME_PAGE = 100;
+export const RESUME_PAGES = 5;
+
+interface ListRecord {
+  id: string;
+  status: string;
+  createdAt: string;
+}
+
+export interface ListFeedSource<T extends ListRecord> {
+  name: string;
+  kind: FeedKind;
+  list(
+    caller: Caller,
+    query: { page: number; size: number; statusIn?: string[] },
+  ): Promise<{ items: readonly T[] }>;
+  get(caller: Caller, id: string): Promise<T | null>;
+  /** The statuses before a final one, as the REST `statusIn` filter. */
+  inFlight: readonly string[];
+  /** What a subscriber is told about: a new version of a record is news. */
+  version(value: T): string;
+}
+
+/** What a list feed knows: per record, its version's tag, whether it is final and its creation; and the newest creation. */
+export interface ListState {
+  seen: Map<string, { tag: string; final: boolean; at: number }>;
+  boundary: { at: number; id: string } | undefined;
+}
+
+const createdAtOf = (record: ListRecord) => Date.parse(record.createdAt) || 0;
+
+/** Whether `record` was created after `boundary`: news to a subscriber that did not follow it. */
+function isNew(record: ListRecord, boundary: ListState['boundary']): boolean {
+  if (!boundary) return true;
+  const at = createdAtOf(record);
+  return at > boundary.at || (at === boundary.at && record.id !== boundary.id);
+}
+
+export function listFeed<T extends ListRecord>(source: ListFeedSource<T>): Feed<T, ListState> {
+  const { version } = source;
+  const inFlight = new Set(source.inFlight);
+  const isFinal = (record: T) => !inFlight.has(record.status);
+  const remember = (state: ListState, record: T) =>
+    state.seen.set(record.id, {
+      tag: versionTag(version(record)),
+      final: isFinal(record),
+      at: createdAtOf(record),
+    });
+
+  /** The present state of older in-flight records `ids`, in that order; vanished ones are left out. */
+  async function reread(caller: Caller, ids: string[]): Promise<T[]> {
+    const found = new Map<string, T>();
+    if (ids.length > 1) {
+      const page = await source.list(caller, {
+        page: 1,
+        size: IN_FLIGHT_PAGE,
+        statusIn: [...source.inFlight],
+      });
+      for (const record of page.items) found.set(record.id, record);
+    }
+    const missing = ids.filter((id) => !found.has(id));
+    const read = await Promise.all(missing.map((id) => source.get(caller, id)));
+    for (const record of read) if (record) found.set(record.id, record);
+    return ids.flatMap((id) => found.get(id) ?? []);
+  }
+
+  /**
+   * From `previous` and the newest records `newest` (newest first): the records followed off
+   * that page (the newest `maxOlder` of them) read again, what changed (oldest first), and the
+   * state now.
+   */
+  async function compare(caller: Caller, previous: ListState, newest: readonly T[], maxOlder: number) {
+    const onPage = new Set(newest.map((record) => record.id));
+    const older = [...previous.seen]
+      .filter(([id, { final }]) => !final && !onPage.has(id))
+      .sort(([, a], [, b]) => a.at - b.at)
+      .slice(-maxOlder)
+      .map(([id]) => id);
+    const olderRecords = await reread(caller, older);
+    const state: ListState = { seen: new Map(), boundary: previous.boundary };
+    const changed: T[] = [];
+    // Oldest first, so a subscriber sees changes in the order they likely happened.
+    for (const record of [...olderRecords, ...[...newest].reverse()]) {
+      const known = previous.seen.get(record.id);
+      if (known ? known.tag !== versionTag(version(record)) : isNew(record, previous.boundary)) {
+        changed.push(record);
+      }
+      if (onPage.has(record.id) || !isFinal(record)) remember(state, record);
+    }
+    const [first] = newest;
+    if (first && isNew(first, previous.boundary)) state.boundary = { at: createdAtOf(first), id: first.id };
+    return { state, changed };
+  }
+
+  return {
+    name: source.name,
+    kind: source.kind,
+    async begin(caller) {
+      const [newest, olderInFlight] = await Promise.all([
+        source.list(caller, { page: 1, size: NEWEST }),
+        source.list(caller, { page: 1, size: MAX_TRACKED, statusIn: [...source.inFlight] }),
+      ]);
+      const state: ListState = { seen: new Map(), boundary: undefined };
+      for (const record of [...newest.items, ...olderInFlight.items]) remember(state, record);
+      const [first] = newest.items;
+      if (first) state.boundary = { at: createdAtOf(first), id: first.id };
+      return state;
+    },
+    initial: () => [],
+    async poll(caller, previous) {
+      const newest = await source.list(caller, { page: 1, size: NEWEST });
+      return compare(caller, previous, newest.items, MAX_TRACKED);
+    },
+    version,
+    isLast: () => false,
+    position(state) {
+      const followed = [...state.seen]
+        .filter(([, { final }]) => !final)
+        .sort(([, a], [, b]) => a.at - b.at)
+        .slice(-MAX_FOLLOWED)
+        .map(([id, { tag, at }]) => ({ id, tag, at }));
+      return state.boundary ? { boundary: state.boundary, followed } : { followed };
+    },
+    advance(position, value) {
+      const followed = position.followed.filter(({ id }) => id !== value.id);
+      if (!isFinal(value)) {
+        followed.push({ id: value.id, tag: versionTag(version(value)), at: createdAtOf(value) });
+      }
+      const boundary = isNew(value, position.boundary)
+        ? { at: createdAtOf(value), id: value.id }
+        : position.boundary;
+      return boundary ? { boundary, followed } : { followed };
+    },
+    async resume(caller, position) {
+      const newest = await pagesSince(caller, position.boundary);
+      const previous: ListState = {
+        seen: new Map(position.followed.map(({ id, tag, at }) => [id, { tag, final: false, at }])),
+        boundary: position.boundary,
+      };
+      return compare(caller, previous, newest, MAX_FOLLOWED);
+    },
+  };
+
+  /** The records created since `boundary` and the newest one before it, newest first; throws when too many. */
+  async function pagesSince(caller: Caller, boundary: Position['boundary']): Promise<T[]> {
+    const records: T[] = [];
+    for (let page = 1; page <= RESUME_PAGES; page++) {
+      const { items } = await source.list(caller, { page, size: RESUME_PAGE });
+      records.push(...items);
+      const last = items.at(-1);
+      if (items.length < RESUME_PAGE || (boundary && last && !isNew(last, boundary))) return records;
+    }
+    throw notResumable(`more than ${RESUME_PAGES * RESUME_PAGE} records created since`);
+  }
+}
