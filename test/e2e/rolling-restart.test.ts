@@ -229,6 +229,10 @@ describe('a rolling restart behind haproxy (ops/haproxy/haproxy.cfg)', () => {
 });
 
 function expectNoLoss(run: Awaited<ReturnType<typeof rollingRestart>>): void {
+  console.log(
+    `Rolling restart: ${run.answered} requests (${JSON.stringify(run.statuses)}), ${run.intentsByKey.size} keys, ` +
+      `${run.answeredDuring.join(' and ')} answered while each replica was away, ${run.failures.length} failed`,
+  );
   expect(run.failures).toEqual([]);
   expect(run.exitCodes).toEqual([0, 0]);
   // The load went on through each restart.
