@@ -8,6 +8,7 @@ import { type GatewayProcess, startGatewayProcess } from '../support/fleet-proce
 import { PREVIOUS_RELEASE, previousReleaseCheckout } from '../support/previous-release.ts';
 import { type RunningRedis, startRedis } from '../support/redis.ts';
 import { startTestSandbox, type TestSandbox } from '../support/sandbox.ts';
+import { type Result, subscribeSSE } from '../support/subscriptions.ts';
 import { recordSuiteKey } from '../support/suite-logs.ts';
 
 /**
@@ -57,6 +58,9 @@ beforeAll(async () => {
     REDIS_TIMEOUT_MS: '200',
     // So the rate limiter's records are among those the format pins (kept for the hour).
     RATE_LIMIT_PER_KEY: '100000/h',
+    // Subscriptions poll often, so a status change reaches them within the test.
+    SUBSCRIPTION_POLL_MS: '50',
+    SUBSCRIPTION_POLL_MAX_MS: '200',
     UPSTREAM_CACHE_TTL_MS: '0',
   };
   [previous, current] = await Promise.all([
@@ -192,6 +196,42 @@ describe(`upgrade: ${PREVIOUS_RELEASE.version} beside this release on one Redis`
       // The same key with another input is refused on either release, whichever wrote it.
       const reused = await scenario([op(first, 'p1'), op(second, 'p1', 'none', '2.00')]);
       expect(reused.answers.map((a) => a.code ?? a.kind)).toEqual(['success', 'idempotency_key_reused']);
+    },
+  );
+
+  it.each(RELEASES)(
+    'subscriptions on both releases follow one feed to its end, whichever polls it ($name)',
+    async ({ first, second }) => {
+      // A merchant of its own: its list feed sees only this test's withdrawal.
+      const m = await sandbox.world.merchant();
+      recordSuiteKey(m.key);
+      const wallet = await sandbox.world.wallet(m.id, { USDT: '1000', TRX: '10' });
+      const processes = { A: previous, B: current };
+      const made = await processes[first].withdraw(m.key, wallet.id, { idempotencyKey: `sub-${first}` });
+      const intentId = made.intentId as string;
+      expect(intentId).toBeDefined();
+      const status = 'subscription Watch($id: ID!) { withdrawalIntentUpdated(id: $id) { restId status } }';
+      const list = 'subscription List { withdrawalIntentsUpdated(status: [COMPLETED]) { restId status } }';
+      // The first release's subscriber polls each feed (it holds the feed's lease in Redis); the
+      // second's is handed what the first publishes there, in the first release's format.
+      const streams = [];
+      for (const via of [first, second] as const) {
+        const watch = await subscribeSSE(processes[via].remote, status, { id: intentId }, m.key);
+        expect((await watch.next())?.data.withdrawalIntentUpdated.status).toBe('PREPARING');
+        streams.push(watch, await subscribeSSE(processes[via].remote, list, {}, m.key));
+      }
+      for (const next of ['reviewing', 'pending', 'completed'])
+        await sandbox.world.transitionWithdrawal(intentId, next);
+      const [firstStatus, firstList, secondStatus, secondList] = streams;
+      for (const watch of [firstStatus, secondStatus]) {
+        const rest = (await watch?.rest()) ?? [];
+        expect(rest.at(-1)?.data.withdrawalIntentUpdated).toEqual({ restId: intentId, status: 'COMPLETED' });
+      }
+      for (const watch of [firstList, secondList]) {
+        const completed: Result | undefined = await watch?.next();
+        expect(completed?.data.withdrawalIntentsUpdated).toEqual({ restId: intentId, status: 'COMPLETED' });
+        watch?.close();
+      }
     },
   );
 
