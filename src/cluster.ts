@@ -5,6 +5,7 @@ import { banner, startEmbeddedSandbox } from './embedded-sandbox.ts';
 import { superviseMetrics } from './observability/cluster-metrics.ts';
 import { listenMetrics } from './observability/metrics-server.ts';
 import { redisAddress, storeDescription } from './redis/connection.ts';
+import { RELEASE } from './release.ts';
 
 /**
  * WORKERS > 1: this process only supervises. It forks that many gateway workers, which share one
@@ -37,6 +38,7 @@ export async function supervise(config: Config, logger: Logger): Promise<void> {
     logger.info(
       {
         url: `${url}/graphql`,
+        version: RELEASE,
         workers: config.workers,
         store: storeDescription(config.redis),
         ...(config.redis && { redis: redisAddress(config.redis) }),

@@ -10,6 +10,7 @@ import { type Config, ConfigError, loadConfig } from './config.ts';
 import { banner, startEmbeddedSandbox } from './embedded-sandbox.ts';
 import { exampleTabs, loadExampleOperations } from './operations.ts';
 import { connectRedis, redisAddress, warnIfRedisEvicts, warnIfTooFewReplicas } from './redis/connection.ts';
+import { RELEASE } from './release.ts';
 import { createGatewayRuntime, type GatewayRuntime } from './runtime.ts';
 import { createLogger } from './shared/logger.ts';
 
@@ -78,6 +79,7 @@ async function serve(): Promise<void> {
     logger.info(
       {
         url: `${running.url}/graphql`,
+        version: RELEASE,
         upstream: sandboxMode ? 'embedded sandbox' : upstreamURL,
         store: runtime.store,
         ...(redis && config.redis && { redis: redisAddress(config.redis) }),

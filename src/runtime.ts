@@ -16,6 +16,7 @@ import {
 } from './redis/connection.ts';
 import { fleetEvents, fleetInvalidation, fleetScopeSecret, keepFleetScopeSecret } from './redis/fleet.ts';
 import { RedisHealth } from './redis/health.ts';
+import { RELEASE } from './release.ts';
 import { listen, type RunningServer } from './server.ts';
 import { processLeases, redisLeases } from './subscriptions/leases.ts';
 import { LivePolling } from './subscriptions/live.ts';
@@ -224,7 +225,7 @@ export async function createGatewayRuntime(
       metricsEndpoint: config.metrics?.port === undefined ? scrape : null,
       tracer,
       graphiql: config.graphiql && (infrastructure.graphiql ?? {}),
-      readiness: { store, shuttingDown: () => shuttingDown },
+      readiness: { release: RELEASE, store, shuttingDown: () => shuttingDown },
     });
 
     const owned = stack.move();

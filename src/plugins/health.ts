@@ -14,6 +14,8 @@ export const PROBE_BOUNDS: ProbeBounds = { answerMs: 800, checkTimeoutMs: 5_000,
 
 /** What /readyz says besides its checks. */
 export interface Readiness {
+  /** This process's release (package.json's version). */
+  release: string;
   /** Where the fleet's shared state is kept, in words (storeDescription in redis/connection.ts). */
   store: string;
   /** True once the process is shutting down (GatewayRuntime.beginShutdown). */
@@ -23,7 +25,8 @@ export interface Readiness {
 /**
  * GET /healthz: the process is alive (answered at once, from nothing). GET /readyz: the REST API
  * answers (any HTTP answer counts: a 401 to a keyless probe proves it is up and speaking HTTP),
- * how the idempotency store is, and which store it is (`store`: in process, or which Redis).
+ * how the idempotency store is, which store it is (`store`: in process, or which Redis), and this
+ * process's release (`version`).
  *
  * Each check is single-flight with a short cache: however many probes arrive and whatever a
  * dependency does (a Redis that hangs, a REST API that stalls), /readyz answers within `answerMs`,
@@ -52,7 +55,9 @@ export function useHealthChecks(
       if (url.pathname === '/healthz') endResponse(json(200, { status: 'ok' }));
       else if (url.pathname === '/readyz') {
         if (readiness.shuttingDown()) {
-          endResponse(json(503, { status: 'shutting down', store: readiness.store }));
+          endResponse(
+            json(503, { status: 'shutting down', store: readiness.store, version: readiness.release }),
+          );
           return;
         }
         return Promise.all([upstream(), store()]).then(([upstreamOk, storeOk]) =>
@@ -62,6 +67,7 @@ export function useHealthChecks(
               upstream: upstreamOk ? 'ok' : 'unreachable',
               idempotencyStore: storeOk ? 'ok' : 'unreachable',
               store: readiness.store,
+              version: readiness.release,
             }),
           ),
         );

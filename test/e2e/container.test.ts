@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RELEASE } from '../../src/release.ts';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/http/server.ts';
 import { DEMO_KEYS, seedWorld } from '../../src/sandbox/seed.ts';
 import {
@@ -90,6 +91,7 @@ describe('the container image', () => {
       idempotencyStore: 'ok',
       store:
         'in process (this process only: a fleet needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES)',
+      version: RELEASE,
     });
     const before = sandbox.sandbox.externalRequests;
     const { status, body } = await graphql('{ wallets(first: 20) { totalCount nodes { address } } }');

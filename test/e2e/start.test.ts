@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RELEASE } from '../../src/release.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/http/server.ts';
 import { DEMO_KEYS, seedWorld } from '../../src/sandbox/seed.ts';
@@ -137,6 +138,7 @@ describe('npm start: the gateway in front of the embedded sandbox', () => {
       idempotencyStore: 'ok',
       store:
         'in process (this process only: a fleet needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES)',
+      version: RELEASE,
     });
   });
 
@@ -285,6 +287,7 @@ describe('npm start in production', () => {
       upstream: sandbox.url,
       store:
         'in process (this process only: a fleet needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES)',
+      version: RELEASE,
     });
   });
 
@@ -307,6 +310,7 @@ describe('npm start in production', () => {
         status: 'shutting down',
         store:
           'in process (this process only: a fleet needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES)',
+        version: RELEASE,
       });
       // Each on a connection of its own: the listener still accepts.
       for (let i = 0; i < 3; i++) {

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { type Config, parseConfig } from '../../src/config.ts';
 import type { GatewayMetrics } from '../../src/observability/metrics.ts';
 import { storeDescription } from '../../src/redis/connection.ts';
+import { RELEASE } from '../../src/release.ts';
 import { createGatewayRuntime, type GatewayInfrastructure, withdrawalService } from '../../src/runtime.ts';
 import { SandboxStore } from '../../src/sandbox/store/store.ts';
 import { createLogger } from '../../src/shared/logger.ts';
@@ -79,7 +80,7 @@ export function gatewayAround(
     metrics: null,
     metricsEndpoint: null,
     tracer: null,
-    readiness: { store: storeDescription(undefined), shuttingDown: () => false },
+    readiness: { release: RELEASE, store: storeDescription(undefined), shuttingDown: () => false },
     ...options.parts,
   });
 }
