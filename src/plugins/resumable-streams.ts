@@ -41,7 +41,14 @@ export function useResumableStreams(): Plugin {
     },
     onResultProcess({ request, result, resultProcessor, setResultProcessor }) {
       // Yoga's own choice ran first: for a subscription's stream it can only be its SSE writer.
-      if (!resultProcessor || !subscriptions.has(request) || !isAsyncIterable(result)) return;
+      if (!resultProcessor || !subscriptions.has(request)) return;
+      if (!isAsyncIterable(result)) {
+        // Refused because the gateway is closing: a stream that ends at once, so clients retry.
+        if (!Array.isArray(result) && result.errors?.some(isInterrupted)) {
+          setResultProcessor((_result, fetchAPI) => interrupted(fetchAPI), 'text/event-stream');
+        }
+        return;
+      }
       setResultProcessor(
         (stream, fetchAPI) => eventStream(stream as AsyncIterable<ExecutionResult>, fetchAPI, request.signal),
         'text/event-stream',
@@ -85,6 +92,13 @@ function eventStream(
       try {
         const { done, value } = await iterator.next();
         if (left) return closeQuietly(controller);
+        // The executor hands an error of the source stream on as a result of that error.
+        if (value?.errors?.some(isInterrupted)) {
+          clearInterval(ping);
+          gone.removeEventListener('abort', leave);
+          await iterator.return?.();
+          return closeQuietly(controller);
+        }
         if (value != null) controller.enqueue(encoder.encode(nextEvent(value)));
         if (done) {
           controller.enqueue(encoder.encode('event: complete\ndata:\n\n'));
@@ -114,6 +128,11 @@ function eventStream(
       'content-encoding': 'none',
     },
   });
+}
+
+/** A subscription's response that ends before its first event, as a dropped connection would. */
+function interrupted(fetchAPI: FetchAPI): Response {
+  return new fetchAPI.Response(':\n\n', { status: 200, headers: { 'content-type': 'text/event-stream' } });
 }
 
 /** Closes a response the client may have cancelled already. */

@@ -1,3 +1,5 @@
+import { GraphQLError } from 'graphql';
+import type { ErrorCode } from '../error-codes.ts';
 import { GatewayError, isGatewayError } from '../errors.ts';
 import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
@@ -95,10 +97,13 @@ export function endCodeOf(error: unknown): EndCode | undefined {
  * is back) instead of finishing. The SSE delivery (plugins/resumable-streams.ts) ends the
  * response without `complete`; the WebSocket bridge (websocket.ts) closes the socket with 1012.
  */
-export class StreamInterrupted extends Error {
+export class StreamInterrupted extends GraphQLError {
   override readonly name = 'StreamInterrupted';
   constructor() {
-    super('The gateway is shutting down: reconnect (to another replica) and resume.');
+    // A GraphQLError with a code, so that error masking hands this very error on to the transport.
+    super('The gateway is shutting down: reconnect (to another replica) and resume.', {
+      extensions: { code: 'UPSTREAM_UNAVAILABLE' satisfies ErrorCode },
+    });
   }
 }
 

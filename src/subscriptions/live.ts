@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { GatewayError } from '../errors.ts';
 import type { Caller } from '../upstream/caller.ts';
 import { Admission, type AdmissionLimits } from './admission.ts';
 import { decodeEventId, updatesFrom } from './event-ids.ts';
-import type { Feed, LiveEvent, Position, Watcher } from './feed.ts';
+import { type Feed, type LiveEvent, type Position, StreamInterrupted, type Watcher } from './feed.ts';
 import { Poller, type PollSettings } from './poller.ts';
 import { Relay } from './relay.ts';
 import { subscriberStream } from './subscriber.ts';
@@ -86,9 +85,8 @@ export class LivePolling {
     check?: () => Promise<void>,
     after?: string,
   ): Promise<AsyncIterableIterator<LiveEvent<T>>> {
-    if (this.closing.signal.aborted) {
-      throw new GatewayError('UPSTREAM_UNAVAILABLE', 'The gateway is shutting down; subscribe again.');
-    }
+    // Closing: the client is to retry elsewhere, as one whose stream was interrupted.
+    if (this.closing.signal.aborted) throw new StreamInterrupted();
     const position = after === undefined ? undefined : decodeEventId(after, feed.kind, caller.authorization);
     const scope = caller.cacheScope;
     this.admission.admit(scope);
@@ -101,7 +99,7 @@ export class LivePolling {
       }
       if (this.closing.signal.aborted) {
         this.admission.discharge(scope);
-        throw new GatewayError('UPSTREAM_UNAVAILABLE', 'The gateway is shutting down; subscribe again.');
+        throw new StreamInterrupted();
       }
     }
     const listening = new AbortController();
