@@ -15,6 +15,12 @@ export const INPUT_LIMITS = {
   id: 200,
   /** `after`/`before`: a cursor this API issued (base64url of a version, a scope hash, an offset and a REST id: at most 203). */
   cursor: 256,
+  /**
+   * A subscription's `after` (or its Last-Event-ID header): an event id this API issued
+   * (subscriptions/event-ids.ts), at most 100 followed records of REST ids of up to 200 bytes:
+   * 28,966 characters. With the REST API's UUIDs it is at most about 4,200.
+   */
+  eventId: 32_768,
   /** A currency code (the spec's are USDT and TRX). */
   currencyCode: 16,
   /** A Tron address (the spec's `<tron_address>`): base58check of 25 bytes, always 34 characters. */

@@ -1,5 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { GatewayError } from '../errors.ts';
+import { INPUT_LIMITS } from '../input-limits.ts';
 import type { Feed, FeedKind, Position } from './feed.ts';
 
 /**
@@ -26,8 +27,8 @@ const TAG_BYTES = 8;
 /** Followed records an id may carry: more than any feed follows (list-feed.ts MAX_FOLLOWED). */
 export const MAX_FOLLOWED_IN_ID = 100;
 const MAX_ID_BYTES = 200;
-/** Longer texts are refused unread. */
-const MAX_EVENT_ID_LENGTH = 8_192;
+/** Longer texts are refused unread (the argument is refused by length before this, feed.ts). */
+const MAX_EVENT_ID_LENGTH = INPUT_LIMITS.eventId;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A record's version as an event id keeps it: 8 bytes of its SHA-256, base64url. */

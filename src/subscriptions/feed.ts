@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { ErrorCode } from '../error-codes.ts';
-import { GatewayError, isGatewayError } from '../errors.ts';
+import { badUserInput, GatewayError, isGatewayError } from '../errors.ts';
+import { INPUT_LIMITS } from '../input-limits.ts';
 import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 
@@ -154,6 +155,18 @@ export const AFTER_DESCRIPTION =
  */
 export function resumeFrom(after: string | null | undefined, context: object): string | undefined {
   const header = (context as { request?: Request }).request?.headers.get('last-event-id');
+  // By length before anything reads it: no id this API issues is longer.
+  for (const [name, value, field] of [
+    ['after', after, ['after']],
+    ['Last-Event-ID', header, undefined],
+  ] as const) {
+    if (value && value.length > INPUT_LIMITS.eventId) {
+      throw badUserInput(
+        `${name} must be at most ${INPUT_LIMITS.eventId} characters; received ${value.length}`,
+        field,
+      );
+    }
+  }
   return header || after || undefined;
 }
 

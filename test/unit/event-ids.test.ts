@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { INPUT_LIMITS } from '../../src/input-limits.ts';
 import { decodeEventId, encodeEventId, versionTag } from '../../src/subscriptions/event-ids.ts';
 import type { Position } from '../../src/subscriptions/feed.ts';
 import { listFeed, RESUME_PAGE, RESUME_PAGES } from '../../src/subscriptions/list-feed.ts';
@@ -51,7 +52,7 @@ describe('event ids', () => {
     expect(refusal(altered.toString('base64url'))).toBe('EVENT_ID_NOT_RESUMABLE: not sent to this API key');
     expect(refusal('AQAB')).toBe('EVENT_ID_NOT_RESUMABLE: malformed');
     expect(refusal('not base64!')).toBe('EVENT_ID_NOT_RESUMABLE: malformed');
-    expect(refusal('A'.repeat(10_000))).toBe('EVENT_ID_NOT_RESUMABLE: malformed');
+    expect(refusal('A'.repeat(INPUT_LIMITS.eventId + 4))).toBe('EVENT_ID_NOT_RESUMABLE: malformed');
   });
 });
 

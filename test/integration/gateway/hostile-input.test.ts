@@ -354,7 +354,7 @@ function stringInputs(): string[] {
 }
 
 describe('over-long scalar inputs are refused by length, before any work', () => {
-  const TOO_LONG = 10_000;
+  const TOO_LONG = 40_000;
   const long = 'x'.repeat(TOO_LONG);
   /** A global id as long as it gets: its REST id alone is 5000 characters. */
   const longGid = (type: string) => gid(type, 'a'.repeat(5_000));
@@ -439,6 +439,23 @@ describe('over-long scalar inputs are refused by length, before any work', () =>
     'Query.withdrawalIntent(id:)': byId('withdrawalIntent', 'WithdrawalIntent'),
     'Query.withdrawalIntents(after:)': connection('withdrawalIntents', 'after'),
     'Query.withdrawalIntents(before:)': connection('withdrawalIntents', 'before'),
+    'Subscription.depositsUpdated(after:)': {
+      body: () => json('subscription($a: String) { depositsUpdated(after: $a) { id } }', { a: long }),
+      accept: 'text/event-stream',
+      field: ['after'],
+    },
+    'Subscription.withdrawalIntentsUpdated(after:)': {
+      body: () =>
+        json('subscription($a: String) { withdrawalIntentsUpdated(after: $a) { id } }', { a: long }),
+      accept: 'text/event-stream',
+      field: ['after'],
+    },
+    'Subscription.withdrawalIntentUpdated(after:)': {
+      body: () =>
+        json('subscription($a: String) { withdrawalIntentUpdated(id: "x", after: $a) { id } }', { a: long }),
+      accept: 'text/event-stream',
+      field: ['after'],
+    },
     'Subscription.depositsUpdated(walletId:)': {
       body: () =>
         json('subscription($walletId: ID) { depositsUpdated(walletId: $walletId) { id } }', {
