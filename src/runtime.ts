@@ -247,7 +247,8 @@ export async function createGatewayRuntime(
           scopeOf: (authorization) => client.scopeOf(authorization),
         });
         owned.defer(() => running.close(config.shutdownTimeoutMs));
-        // Subscriptions end first (their streams complete), so they do not hold the drain open.
+        // Subscription streams are interrupted first, not completed (LivePolling.close): their
+        // clients reconnect and resume elsewhere, and the streams do not hold the drain open.
         owned.defer(() => live.close());
         servers.push(running);
         if (shuttingDown) running.closeConnectionsAfterAnswer();

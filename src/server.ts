@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { EdgeLimits } from './config.ts';
 import { serveGraphQLOverWebSocket } from './websocket.ts';
@@ -22,7 +23,13 @@ export interface RunningServer {
    * replica once this one is out of the load balancer. Requests are served as before.
    */
   closeConnectionsAfterAnswer(): void;
-  /** Stops accepting, lets in-flight requests finish within `timeoutMs`, then cuts what is left. */
+  /**
+   * Stops accepting connections and upgrades, closes the WebSockets (1001) and lets in-flight
+   * requests finish, each answer closing its connection, within `timeoutMs` from the call: then
+   * every connection still open is cut, whatever it is (a request, a WebSocket whose client never
+   * finished the close handshake, an upgrade). Resolves once none is left. Later calls return the
+   * first call's promise.
+   */
   close(timeoutMs: number): Promise<void>;
 }
 
@@ -60,7 +67,20 @@ export async function listenOn(server: Server, port: number, host: string): Prom
  * answer's memory for as long as it likes. An SSE stream that merely has no news is not stalled:
  * nothing waits to be sent.
  */
-function boundConnections(server: Server, edge: EdgeLimits, logger: Logger): () => void {
+function boundConnections(
+  server: Server,
+  edge: EdgeLimits,
+  logger: Logger,
+): {
+  /** Stops the sweep for stalled connections. */
+  stop(): void;
+  /**
+   * Closes every connection still open, upgraded ones included: the HTTP server's own
+   * closeAllConnections knows only those it still parses, and an upgraded socket would hold
+   * `server.close()` open for good.
+   */
+  closeAll(): void;
+} {
   const max = edge.maxConnections;
   /** Every connection still counted: closed ones leave at once, not when their close lands. */
   const open = new Set<Socket>();
@@ -136,13 +156,17 @@ function boundConnections(server: Server, edge: EdgeLimits, logger: Logger): () 
     Math.min(1_000, edge.sendTimeoutMs),
   );
   sweep.unref();
-  return () => clearInterval(sweep);
+  return {
+    stop: () => clearInterval(sweep),
+    closeAll: () => {
+      for (const socket of [...open]) close(socket);
+    },
+  };
 }
 
 /**
  * Serves the gateway over HTTP/1.1, and GraphQL over WebSocket (graphql-ws) on its GraphQL path.
- * Port 0 picks a free port. Close ends the WebSockets first (close code 1001: clients reconnect
- * elsewhere), then drains HTTP.
+ * Port 0 picks a free port. What close does: RunningServer.close.
  */
 export async function listen(
   gateway: Gateway,
@@ -158,6 +182,7 @@ export async function listen(
 ) {
   const { edge } = options;
   let closeAfterAnswer = false;
+  let closing: Promise<void> | undefined;
   const server = createServer(
     {
       headersTimeout: edge.headersTimeoutMs,
@@ -173,14 +198,12 @@ export async function listen(
       return gateway(request, response);
     },
   );
-  const stopBounding = boundConnections(server, edge, options.logger);
-  // Listening first: a port in use is then one rejection, not also graphql-ws's own report of the
-  // server's error. Nothing can connect between the listen callback and the next line.
+  const connections = boundConnections(server, edge, options.logger);
   const url = await listenOn(server, options.port, options.host).catch((error: unknown) => {
-    stopBounding();
+    connections.stop();
     throw error;
   });
-  const websocket = serveGraphQLOverWebSocket(server, gateway, {
+  const websocket = serveGraphQLOverWebSocket(gateway, {
     path: gateway.graphqlEndpoint,
     maxPayload: options.maxRequestBytes,
     logger: options.logger,
@@ -189,33 +212,53 @@ export async function listen(
     idleMs: edge.webSocketIdleMs,
     scopeOf: options.scopeOf,
   });
+  // The one listener for upgrades, there for the server's whole life: Node hands an upgrade
+  // request's socket to its 'upgrade' listeners, and one that nobody answers is open for good
+  // (the HTTP server no longer tracks it, so only closing it ends server.close()).
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (closing) refuseUpgrade(socket);
+    else websocket.handleUpgrade(request, socket, head);
+  });
+  /** The drain's steps, in order; `timeoutMs` counts from the first. */
+  const drain = async (timeoutMs: number) => {
+    connections.stop();
+    closeAfterAnswer = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const deadline = setTimeout(() => {
+      options.logger.warn('shutdown timeout reached: closing remaining connections');
+      server.closeAllConnections();
+      connections.closeAll();
+    }, timeoutMs);
+    deadline.unref();
+    // Idle keep-alive sockets would hold close() open; busy ones finish their request first,
+    // and are closed as soon as they go idle (not KEEP_ALIVE_TIMEOUT_MS later).
+    const reaper = setInterval(() => server.closeIdleConnections(), 50);
+    reaper.unref();
+    try {
+      await Promise.all([websocket.close(), closed]);
+    } finally {
+      clearTimeout(deadline);
+      clearInterval(reaper);
+    }
+  };
   const running: RunningServer = {
     server,
     url,
     closeConnectionsAfterAnswer: () => {
       closeAfterAnswer = true;
     },
-    close: async (timeoutMs) => {
-      stopBounding();
-      await websocket.close();
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          options.logger.warn('shutdown timeout reached: closing remaining connections');
-          server.closeAllConnections();
-        }, timeoutMs);
-        timer.unref();
-        // Idle keep-alive sockets would hold close() open; busy ones finish their request first,
-        // and are closed as soon as they go idle (not KEEP_ALIVE_TIMEOUT_MS later).
-        const reaper = setInterval(() => server.closeIdleConnections(), 50);
-        reaper.unref();
-        server.close(() => {
-          clearTimeout(timer);
-          clearInterval(reaper);
-          resolve();
-        });
-        server.closeIdleConnections();
-      });
+    close: (timeoutMs) => {
+      closing ??= drain(timeoutMs);
+      return closing;
     },
   };
   return running;
+}
+
+/** An upgrade that arrives once the server closes: answered 503, its connection closed. */
+function refuseUpgrade(socket: Duplex): void {
+  socket.once('finish', () => socket.destroy());
+  socket.end(
+    'HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\nretry-after: 1\r\ncontent-length: 0\r\n\r\n',
+  );
 }

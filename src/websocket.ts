@@ -1,4 +1,5 @@
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { type ExecutionResult, type FormattedExecutionResult, parse } from 'graphql';
 import { CloseCode, type Context, type SubscribePayload } from 'graphql-ws';
@@ -28,9 +29,11 @@ import type { Gateway } from './yoga.ts';
  * before any ack; past its key's cap, with 4429; past the process's cap, the upgrade is answered
  * 503; with no operation under way for a while, it is closed with 1000 (clients reconnect lazily).
  * A socket that never sends connection_init is closed by graphql-ws after 3 s (4408).
+ *
+ * It serves the upgrades it is handed (the HTTP server's one `upgrade` listener, server.ts, which
+ * refuses them itself once the server closes) and listens on no server of its own.
  */
 export function serveGraphQLOverWebSocket(
-  server: Server,
   gateway: Gateway,
   options: {
     path: string;
@@ -44,9 +47,15 @@ export function serveGraphQLOverWebSocket(
     idleMs: number;
     scopeOf: (authorization: string) => string;
   },
-): { close(): Promise<void> } {
+): {
+  /** Completes the handshake of an upgrade request, or answers it with an HTTP error and closes it. */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Closes every socket with 1001 Going Away; resolves once all have closed. */
+  close(): Promise<void>;
+} {
   const wss = new WebSocketServer({
-    server,
+    noServer: true,
+    // Upgrades to another path are answered 400.
     path: options.path,
     maxPayload: options.maxPayload,
     // Counted before the upgrade: past the cap the client gets an HTTP answer, not a socket.
@@ -128,6 +137,8 @@ export function serveGraphQLOverWebSocket(
   );
   sweep.unref();
   return {
+    handleUpgrade: (request, socket, head) =>
+      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request)),
     close: () => {
       clearInterval(sweep);
       return Promise.resolve(disposable.dispose());

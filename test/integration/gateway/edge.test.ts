@@ -340,3 +340,44 @@ describe('readiness', () => {
     }
   });
 });
+
+describe('shutdown: whatever arrives during the drain is answered or refused, and nothing outlives its deadline', () => {
+  const upgrade =
+    'GET /graphql HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: Upgrade\r\n' +
+    'sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n' +
+    'sec-websocket-protocol: graphql-transport-ws\r\n\r\n';
+
+  it('refuses with 503 an upgrade sent on a connection opened before the drain began, and the drain ends', async () => {
+    const server = await serve({});
+    const raw = await open(server);
+    // A deadline far away: the drain can only end before it if that connection is closed.
+    const drained = server.close(600_000);
+    raw.write(upgrade);
+    expect(await raw.ended).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
+    await drained;
+  });
+
+  it('answers a request sent on a kept-alive connection during the drain, asking its client to close, and the drain ends', async () => {
+    const server = await serve({});
+    const raw = await open(server);
+    const drained = server.close(600_000);
+    raw.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n');
+    const received = await raw.ended;
+    expect(received).toMatch(/^HTTP\/1\.1 200 /);
+    expect(received.toLowerCase()).toContain('\r\nconnection: close\r\n');
+    await drained;
+  });
+
+  it('tells a WebSocket 1001, and cuts it at the deadline when its client never completes the close handshake', async () => {
+    const server = await serve({});
+    const raw = await open(server);
+    const switched = new Promise((resolve) => raw.once('data', resolve));
+    raw.write(upgrade);
+    await switched;
+    await server.close(200);
+    const received = await raw.ended;
+    expect(received).toMatch(/^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    // The close frame: opcode 8, 12 bytes, code 1001 and its reason.
+    expect(received).toContain('\x88\x0c\x03\xe9Going away');
+  });
+});
