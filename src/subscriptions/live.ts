@@ -122,9 +122,12 @@ export class LivePolling {
     let initial: { kind: 'update'; value: T; id: string }[];
     try {
       if (position) {
-        const { state, changed } = await feed.resume(caller, position);
-        poller.adopt(state);
-        initial = updatesFrom(feed, position, changed, caller.authorization);
+        initial = updatesFrom(
+          feed,
+          position,
+          await this.resume(caller, feed, poller, position),
+          caller.authorization,
+        );
       } else {
         const state = (await poller.ready(caller)) as S;
         initial = updatesFrom(feed, emptyPosition, feed.initial(state), caller.authorization);
@@ -141,6 +144,28 @@ export class LivePolling {
       release,
       interrupted: this.closing.signal,
     });
+  }
+
+  /**
+   * What a subscriber back at `position` is shown first: what changed since (Feed.resume). Its
+   * poller takes the state that resume read when it has none. When it has one (another subscriber
+   * of the feed, resuming at the same time or subscribed before), that state was read at another
+   * time and the poller's next updates are only what changes after it: were it the later read,
+   * what changed between the two would reach this subscriber through neither (a final status
+   * missed for good). So this subscriber is also shown one poll from its own read: one read
+   * more, and repeats are dropped (subscriber.ts). The same when the poller has stopped meanwhile
+   * (at a last value another subscriber's read found).
+   */
+  private async resume<T extends { id: string }, S>(
+    caller: Caller,
+    feed: Feed<T, S>,
+    poller: Poller,
+    position: Position,
+  ): Promise<T[]> {
+    const resumed = await feed.resume(caller, position);
+    if (poller.adopt(resumed.state)) return resumed.changed;
+    const since = await feed.poll(caller, resumed.state);
+    return [...resumed.changed, ...since.changed];
   }
 
   /** What runs now: open subscriptions and pollers (tests assert both return to 0). */

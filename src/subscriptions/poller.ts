@@ -88,12 +88,16 @@ export class Poller {
   /**
    * Takes `state` (read fresh by a resuming subscriber, Feed.resume) as the feed's state when it
    * has none yet, so its first poll compares with it instead of reading a first state again.
+   * Answers whether it took it: when it has a state of its own (read at another time) or has
+   * stopped (at a last value another subscriber's read found, say), its next updates, if any, are
+   * not what changed since `state` (LivePolling's resume closes that gap).
    */
-  adopt(state: unknown): void {
-    if (this.state !== undefined || this.stopped) return;
+  adopt(state: unknown): boolean {
+    if (this.state !== undefined || this.stopped) return false;
     this.state = state;
     // A feed that starts at its last value is over already.
     if (this.feed.initial(state).some((value) => this.feed.isLast(value))) this.stop();
+    return true;
   }
 
   stop(): void {

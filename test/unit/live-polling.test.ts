@@ -1,7 +1,8 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../src/errors.ts';
-import type { Feed } from '../../src/subscriptions/feed.ts';
+import { encodeEventId, versionTag } from '../../src/subscriptions/event-ids.ts';
+import type { Feed, LiveEvent } from '../../src/subscriptions/feed.ts';
 import { MerchantWalletClient } from '../../src/upstream/client.ts';
 import { DEFAULTS, livePolling } from '../support/gateway.ts';
 
@@ -145,6 +146,71 @@ describe('LivePolling catch-up', () => {
     // And a catch-up without a loss before it reads nothing.
     await live.catchUp();
     expect(polls).toBe(3);
+    live.close();
+  });
+});
+
+describe('LivePolling resumes', () => {
+  it('two subscribers resuming at once, the feed changing between their reads and the later read finishing first: both are shown the change, for one more read', async () => {
+    const live = livePolling(client, pino({ level: 'silent' }), { pollMs: 10, maxPollMs: 10 });
+    let current: Value = { id: '1', n: 0, last: false };
+    let polls = 0;
+    /** Per resume, in call order: lets it return what it read. */
+    const finish: (() => void)[] = [];
+    const positionOf = (value: Value) => ({
+      followed: [{ id: value.id, tag: versionTag(String(value.n)), at: 0 }],
+    });
+    const feed: Feed<Value, Value> = {
+      name: 'current:scope:1',
+      kind: 'withdrawal_intent',
+      begin: async () => current,
+      initial: (state) => [state],
+      poll: async (_caller, state) => {
+        polls += 1;
+        return { state: current, changed: current.n === state.n ? [] : [current] };
+      },
+      version: (value) => String(value.n),
+      isLast: (value) => value.last,
+      position: positionOf,
+      advance: (_position, value) => positionOf(value),
+      resume: async (_caller, position) => {
+        const read = current;
+        await new Promise<void>((resolve) => finish.push(resolve));
+        const seen = position.followed[0]?.tag === versionTag(String(read.n));
+        return { state: read, changed: seen ? [] : [read] };
+      },
+    };
+    const caller = client.caller('Bearer k');
+    const after = encodeEventId(feed.kind, positionOf(current), caller.authorization);
+
+    const earlier = live.open(caller, feed, undefined, undefined, after);
+    await vi.advanceTimersByTimeAsync(0);
+    current = { id: '1', n: 1, last: false };
+    const later = live.open(caller, feed, undefined, undefined, after);
+    await vi.advanceTimersByTimeAsync(0);
+    // The later read finishes first: the poller starts from n = 1, so its polls never show the
+    // change to the subscriber that read n = 0.
+    finish[1]?.();
+    const laterStream = await later;
+    finish[0]?.();
+    const earlierStream = await earlier;
+    // One read for the resume that found the poller's state read at another time; none for the other.
+    expect(polls).toBe(1);
+
+    const shown = (stream: AsyncIterableIterator<LiveEvent<Value>>) => {
+      const values: number[] = [];
+      void (async () => {
+        for await (const event of stream) if (event.kind === 'update') values.push(event.value.n);
+      })().catch(() => {});
+      return values;
+    };
+    const earlierShown = shown(earlierStream);
+    const laterShown = shown(laterStream);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(earlierShown).toEqual([1]);
+    expect(laterShown).toEqual([1]);
+    await earlierStream.return?.();
+    await laterStream.return?.();
     live.close();
   });
 });
