@@ -77,9 +77,9 @@ function boundConnections(
   /**
    * Closes every connection still open, upgraded ones included: the HTTP server's own
    * closeAllConnections knows only those it still parses, and an upgraded socket would hold
-   * `server.close()` open for good.
+   * `server.close()` open for good. Answers how many it closed.
    */
-  closeAll(): void;
+  closeAll(): number;
 } {
   const max = edge.maxConnections;
   /** Every connection still counted: closed ones leave at once, not when their close lands. */
@@ -159,7 +159,9 @@ function boundConnections(
   return {
     stop: () => clearInterval(sweep),
     closeAll: () => {
-      for (const socket of [...open]) close(socket);
+      const left = [...open];
+      for (const socket of left) close(socket);
+      return left.length;
     },
   };
 }
@@ -225,9 +227,12 @@ export async function listen(
     closeAfterAnswer = true;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     const deadline = setTimeout(() => {
-      options.logger.warn('shutdown timeout reached: closing remaining connections');
       server.closeAllConnections();
-      connections.closeAll();
+      const closed = connections.closeAll();
+      options.logger.warn(
+        { connections: closed },
+        'shutdown timeout reached: closed the remaining connections',
+      );
     }, timeoutMs);
     deadline.unref();
     // Idle keep-alive sockets would hold close() open; busy ones finish their request first,

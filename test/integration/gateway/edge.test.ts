@@ -28,11 +28,12 @@ afterAll(async () => {
   await t.close();
 });
 
-async function serve(edge: Partial<EdgeLimits>): Promise<RunningServer> {
+/** A listening gateway with these edge limits; its log lines are also pushed to `logLines`. */
+async function serve(edge: Partial<EdgeLimits>, logLines?: string[]): Promise<RunningServer> {
   const running = await listen(t.gateway, {
     port: 0,
     host: '127.0.0.1',
-    logger: createLogger('debug', suiteLogDestination()),
+    logger: createLogger('debug', suiteLogDestination(logLines)),
     maxRequestBytes: DEFAULTS.maxRequestBytes,
     edge: { ...DEFAULTS.edge, ...edge },
     scopeOf: (authorization) => t.client.scopeOf(authorization),
@@ -369,7 +370,8 @@ describe('shutdown: whatever arrives during the drain is answered or refused, an
   });
 
   it('tells a WebSocket 1001, and cuts it at the deadline when its client never completes the close handshake', async () => {
-    const server = await serve({});
+    const logLines: string[] = [];
+    const server = await serve({}, logLines);
     const raw = await open(server);
     const switched = new Promise((resolve) => raw.once('data', resolve));
     raw.write(upgrade);
@@ -379,5 +381,11 @@ describe('shutdown: whatever arrives during the drain is answered or refused, an
     expect(received).toMatch(/^HTTP\/1\.1 101 Switching Protocols\r\n/);
     // The close frame: opcode 8, 12 bytes, code 1001 and its reason.
     expect(received).toContain('\x88\x0c\x03\xe9Going away');
+    const cut = logLines
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.msg.startsWith('shutdown timeout'));
+    expect(cut).toMatchObject([
+      { connections: 1, msg: 'shutdown timeout reached: closed the remaining connections' },
+    ]);
   });
 });
