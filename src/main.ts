@@ -108,12 +108,16 @@ async function serve(): Promise<void> {
   });
 }
 
+/** How long the steps after the connections' drain may take before the process exits all the same. */
+const SHUTDOWN_BACKSTOP_MS = 5_000;
+
 /**
  * SIGTERM or SIGINT: /readyz answers 503 at once while every request, and every new connection,
  * is still served for SHUTDOWN_GRACE_MS, so that a load balancer takes the process out before its
  * listener closes; then the listener closes, in-flight requests drain (within
- * SHUTDOWN_TIMEOUT_MS) and the process exits 0. A second signal during the grace period ends it
- * at once (a developer's second Ctrl-C); in-flight requests still finish.
+ * SHUTDOWN_TIMEOUT_MS) and the process exits 0, or 1 when stopping takes 5 s past that. A second
+ * signal during the grace period ends it at once (a developer's second Ctrl-C); in-flight
+ * requests still finish.
  */
 function shutDownOnSignals(runtime: GatewayRuntime, stop: () => Promise<void>): void {
   let phase: 'serving' | 'grace' | 'draining' = 'serving';
@@ -121,6 +125,14 @@ function shutDownOnSignals(runtime: GatewayRuntime, stop: () => Promise<void>): 
   const drain = (signal: NodeJS.Signals) => {
     phase = 'draining';
     logger.info({ signal }, 'draining in-flight requests');
+    // Connections are cut at SHUTDOWN_TIMEOUT_MS; what follows (Redis's QUIT, the last spans'
+    // export, the sandbox) is bounded too, so no step that hangs keeps a stopped process alive
+    // until the orchestrator's SIGKILL.
+    const backstopMs = config.shutdownTimeoutMs + SHUTDOWN_BACKSTOP_MS;
+    setTimeout(() => {
+      logger.error({ backstopMs }, 'shutdown did not finish within SHUTDOWN_TIMEOUT_MS + 5 s; exiting');
+      process.exit(1);
+    }, backstopMs).unref();
     stop()
       .then(() => {
         logger.info('stopped');

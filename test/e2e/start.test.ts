@@ -291,6 +291,36 @@ describe('npm start in production', () => {
     });
   });
 
+  it('exits 1 when stopping hangs past SHUTDOWN_TIMEOUT_MS (here: the last spans for a collector that never answers)', async () => {
+    // A collector that accepts connections and never answers: the exporter's flush at shutdown waits.
+    const hung = createServer(() => {});
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    const { port } = hung.address() as AddressInfo;
+    const app = await startProcess(
+      'src/main.ts',
+      [],
+      {
+        ...production(),
+        SHUTDOWN_GRACE_MS: '0',
+        SHUTDOWN_TIMEOUT_MS: '200',
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      },
+      listening,
+    );
+    try {
+      expect((await query(app.url)).status).toBe(200);
+      app.child.kill('SIGTERM');
+      expect(await app.exited).toBe(1);
+      expect(app.output()).toContain(
+        '"msg":"shutdown did not finish within SHUTDOWN_TIMEOUT_MS + 5 s; exiting"',
+      );
+    } finally {
+      if (app.child.exitCode === null) app.child.kill('SIGKILL');
+      captureProcessOutput('npm start (production, stop that hangs)', app.output());
+      hung.close();
+    }
+  });
+
   it('on SIGTERM answers 503 on /readyz and serves everything else, new connections included, until a second SIGTERM ends the grace period', async () => {
     // A grace period far longer than the test may take: only the second signal can end it.
     const app = await startProcess(
