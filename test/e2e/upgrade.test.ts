@@ -111,7 +111,8 @@ async function scenario(ops: readonly (Op & { note?: string })[]) {
     const answer = await harness.perform(op, wallet.id, run, op.fault, direct);
     if (answer) answers.push(answer);
     // Past the window of a POST whose answer was lost: the next attempt reconciles it.
-    await new Promise((resolve) => setTimeout(resolve, LATE_COMMIT_MS + 50));
+    if (answer?.code === 'OUTCOME_UNKNOWN')
+      await new Promise((resolve) => setTimeout(resolve, LATE_COMMIT_MS + 50));
   }
   return { answers, problems: harness.violations(answers, direct, wallet.id), walletId: wallet.id };
 }
