@@ -24,7 +24,7 @@ export interface RunningServer {
    */
   closeConnectionsAfterAnswer(): void;
   /**
-   * Stops accepting connections and upgrades, closes the WebSockets (1001) and lets in-flight
+   * Stops accepting connections and upgrades, closes the WebSockets (1012 Service Restart) and lets in-flight
    * requests finish, each answer closing its connection, within `timeoutMs` from the call: then
    * every connection still open is cut, whatever it is (a request, a WebSocket whose client never
    * finished the close handshake, an upgrade). Resolves once none is left. Later calls return the

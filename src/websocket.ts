@@ -50,7 +50,10 @@ export function serveGraphQLOverWebSocket(
 ): {
   /** Completes the handshake of an upgrade request, or answers it with an HTTP error and closes it. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
-  /** Closes every socket with 1001 Going Away; resolves once all have closed. */
+  /**
+   * Closes every socket with 1012 Service Restart (graphql-ws's client reconnects, elsewhere once
+   * the load balancer has taken this process out, and resumes); resolves once all have closed.
+   */
   close(): Promise<void>;
 } {
   const wss = new WebSocketServer({
@@ -141,6 +144,7 @@ export function serveGraphQLOverWebSocket(
       wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request)),
     close: () => {
       clearInterval(sweep);
+      for (const client of wss.clients) client.close(SERVICE_RESTART, RESTART_REASON);
       return Promise.resolve(disposable.dispose());
     },
   };
@@ -167,6 +171,7 @@ interface Bridged {
  * operation of the socket; a `complete` would have ended the operation for good.
  */
 const SERVICE_RESTART = 1012;
+const RESTART_REASON = 'Service restart: reconnect and resume';
 
 /** The headers an operation of this socket is sent with: its key, and who the client says it is. */
 function headersOf(request: IncomingMessage, params: Readonly<Record<string, unknown>> | undefined): Headers {
@@ -238,7 +243,7 @@ function bridge(
       if (event?.event === 'complete') return;
       if (done) {
         if (aborted.signal.aborted) return;
-        socket.close(SERVICE_RESTART, 'Service restart: reconnect and resume');
+        socket.close(SERVICE_RESTART, RESTART_REASON);
         // Never completes: graphql-ws returns this iterator once the socket has closed.
         await new Promise((resolve) => aborted.signal.addEventListener('abort', resolve, { once: true }));
         return;

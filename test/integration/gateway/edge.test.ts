@@ -369,7 +369,7 @@ describe('shutdown: whatever arrives during the drain is answered or refused, an
     await drained;
   });
 
-  it('tells a WebSocket 1001, and cuts it at the deadline when its client never completes the close handshake', async () => {
+  it('tells a WebSocket 1012 Service Restart, and cuts it at the deadline when its client never completes the close handshake', async () => {
     const logLines: string[] = [];
     const server = await serve({}, logLines);
     const raw = await open(server);
@@ -379,8 +379,8 @@ describe('shutdown: whatever arrives during the drain is answered or refused, an
     await server.close(200);
     const received = await raw.ended;
     expect(received).toMatch(/^HTTP\/1\.1 101 Switching Protocols\r\n/);
-    // The close frame: opcode 8, 12 bytes, code 1001 and its reason.
-    expect(received).toContain('\x88\x0c\x03\xe9Going away');
+    // The close frame: opcode 8, 39 bytes, code 1012 and its reason.
+    expect(received).toContain('\x88\x27\x03\xf4Service restart: reconnect and resume');
     const cut = logLines
       .map((line) => JSON.parse(line))
       .filter((line) => line.msg.startsWith('shutdown timeout'));
