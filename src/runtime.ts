@@ -204,6 +204,7 @@ export async function createGatewayRuntime(
     if (stopWatchingDelivery) stack.defer(stopWatchingDelivery);
 
     const withdrawals = withdrawalService(config, client, idempotencyStore, {
+      logger,
       ...(metrics && { metrics }),
       ...(tracer && { tracer }),
     });

@@ -19,25 +19,69 @@ import type { Attempt, IdempotencyRecord } from './idempotency-store.ts';
  */
 export const RECORD_FORMAT = 1;
 
-/** The states of a key record this release knows how to replay or take over. */
-const STATES = new Set<string>(['pending', 'succeeded', 'refused']);
-
-/** A record written in a format this release cannot read: the withdrawal is refused unsent. */
+/**
+ * A record this release cannot read: a newer release's format, or one no release wrote (edited or
+ * corrupt). The withdrawal that meets it is refused unsent; retrying helps only in the first case.
+ */
 export class UnknownRecordFormatError extends Error {
   readonly format: unknown;
+  /** A newer release's record (a replica of it can answer), not an edited or corrupt one. */
+  readonly newer: boolean;
 
-  constructor(what: string, format: unknown) {
+  constructor(what: string, format: unknown, newer: boolean) {
     super(
-      `the ${what} was written by a newer release of the gateway (record format ${String(format)}; this release reads formats up to ${RECORD_FORMAT})`,
+      newer
+        ? `the ${what} was written by a newer release of the gateway (record format ${String(format)}; this release reads formats up to ${RECORD_FORMAT})`
+        : `the ${what} is not one any release of the gateway writes (${String(format)}): it was edited or is corrupt`,
     );
     this.name = 'UnknownRecordFormatError';
     this.format = format;
+    this.newer = newer;
   }
 }
 
-/** Whether `v` (absent: 0.1.0's format 1) is a format this release reads. */
-function known(v: unknown): boolean {
-  return v === undefined || (Number.isInteger(v) && (v as number) >= 1 && (v as number) <= RECORD_FORMAT);
+/** The parsed JSON object of a stored record; throws for text no release writes. */
+function parsed(json: string, what: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw new UnknownRecordFormatError(what, 'not JSON', false);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new UnknownRecordFormatError(what, 'not an object', false);
+  }
+  const v = (value as { v?: unknown }).v;
+  if (v !== undefined && !(Number.isInteger(v) && (v as number) >= 1)) {
+    throw new UnknownRecordFormatError(what, `format ${JSON.stringify(v)}`, false);
+  }
+  if (typeof v === 'number' && v > RECORD_FORMAT) throw new UnknownRecordFormatError(what, v, true);
+  return value as Record<string, unknown>;
+}
+
+const isText = (value: unknown) => typeof value === 'string';
+const isTime = (value: unknown) => typeof value === 'number' && Number.isFinite(value);
+
+/** What each state of format 1 must hold beside `fingerprint` and `startedAt`. */
+const STATE_FIELDS: Record<string, (record: Record<string, unknown>) => boolean> = {
+  pending: (record) => record.attempt === undefined || isAttempt(record.attempt),
+  succeeded: (record) => {
+    const intent = record.intent as { id?: unknown } | null | undefined;
+    return typeof intent === 'object' && intent !== null && isText(intent.id);
+  },
+  refused: (record) => isText(record.code) && isText(record.message),
+};
+
+function isAttempt(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const attempt = value as Record<string, unknown>;
+  return (
+    isText(attempt.id) &&
+    isText(attempt.owner) &&
+    isTime(attempt.sentAt) &&
+    isTime(attempt.endsBy) &&
+    (attempt.endedAt === null || isTime(attempt.endedAt))
+  );
 }
 
 /**
@@ -45,20 +89,26 @@ function known(v: unknown): boolean {
  * fenced writes compare what they expect with the stored text, so it must stringify back to it).
  */
 export function readKeyRecord(json: string): IdempotencyRecord {
-  const record = JSON.parse(json) as IdempotencyRecord & { v?: unknown };
-  if (!known(record.v)) throw new UnknownRecordFormatError('idempotency record', record.v);
-  if (!STATES.has(record.state)) {
+  const record = parsed(json, 'idempotency record');
+  const fields = STATE_FIELDS[String(record.state)];
+  if (!fields) {
+    // A state this release has never heard of: a newer release's, if its format says so.
+    throw new UnknownRecordFormatError('idempotency record', `state ${String(record.state)}`, false);
+  }
+  if (!isText(record.fingerprint) || !isTime(record.startedAt) || !fields(record)) {
     throw new UnknownRecordFormatError(
       'idempotency record',
-      `${String(record.v ?? 1)}, state ${record.state}`,
+      `a ${String(record.state)} record without its fields`,
+      false,
     );
   }
-  return record;
+  return record as unknown as IdempotencyRecord;
 }
 
 /** A payout attempt from its stored JSON, exactly as stored. */
 export function readAttempt(json: string): Attempt {
-  const attempt = JSON.parse(json) as Attempt & { v?: unknown };
-  if (!known(attempt.v)) throw new UnknownRecordFormatError('payout attempt', attempt.v);
-  return attempt;
+  const attempt = parsed(json, 'payout attempt');
+  if (!isAttempt(attempt))
+    throw new UnknownRecordFormatError('payout attempt', 'an attempt without its fields', false);
+  return attempt as unknown as Attempt;
 }

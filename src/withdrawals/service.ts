@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import type { Logger } from 'pino';
 import { GatewayError, isGatewayError, outcomeStillUnknown } from '../errors.ts';
 import { globalIdOf } from '../global-ids.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
@@ -95,12 +96,17 @@ export class WithdrawalService {
   private readonly now: () => number;
   private readonly metrics: Pick<GatewayMetrics, 'idempotency'> | undefined;
   private readonly tracer: Tracer | undefined;
+  private readonly logger: Pick<Logger, 'warn'> | undefined;
 
   constructor(
     client: MerchantWalletClient,
     store: IdempotencyStore,
     settings: WithdrawalSettings,
-    telemetry: { metrics?: Pick<GatewayMetrics, 'idempotency'>; tracer?: Tracer } = {},
+    telemetry: {
+      metrics?: Pick<GatewayMetrics, 'idempotency'>;
+      tracer?: Tracer;
+      logger?: Pick<Logger, 'warn'>;
+    } = {},
     now: () => number = Date.now,
   ) {
     this.client = client;
@@ -109,6 +115,7 @@ export class WithdrawalService {
     this.now = now;
     this.metrics = telemetry.metrics;
     this.tracer = telemetry.tracer;
+    this.logger = telemetry.logger;
   }
 
   /**
@@ -508,9 +515,15 @@ export class WithdrawalService {
       if (error instanceof UnknownRecordFormatError) {
         // A newer release's record, met during a rolling deploy: guessing at it could send twice.
         this.metrics?.idempotency('refused_format');
+        this.logger?.warn(
+          { err: error.message },
+          'withdrawal refused unsent: a record this release cannot read',
+        );
         throw new GatewayError(
           'IDEMPOTENCY_UNAVAILABLE',
-          `The withdrawal was not sent: ${error.message}. Retry with the same idempotencyKey: a replica of the newer release will answer it.`,
+          error.newer
+            ? `The withdrawal was not sent: ${error.message}. Retry with the same idempotencyKey: a replica of the newer release will answer it.`
+            : `The withdrawal was not sent: ${error.message}. This idempotencyKey stays refused until its record expires (24 h); check withdrawalIntents before sending the payout under a new key.`,
           { cause: error, extensions: { sent: false, reason: 'RECORD_FORMAT_UNKNOWN' } },
         );
       }

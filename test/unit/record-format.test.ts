@@ -21,21 +21,50 @@ describe('record formats', () => {
     expect(readAttempt(JSON.stringify(attempt))).toEqual(attempt);
   });
 
-  it.each([RECORD_FORMAT + 1, 0, 1.5, '1', null])('refuses a record of format %j', (v) => {
-    expect(() => readKeyRecord(JSON.stringify({ v, ...pending }))).toThrow(UnknownRecordFormatError);
-    expect(() => readAttempt(JSON.stringify({ v, ...attempt }))).toThrow(UnknownRecordFormatError);
+  it('refuses a newer format, and says a replica of that release will answer', () => {
+    for (const read of [
+      () => readKeyRecord(JSON.stringify({ v: RECORD_FORMAT + 1, ...pending, state: 'queued' })),
+      () => readAttempt(JSON.stringify({ v: RECORD_FORMAT + 1, ...attempt })),
+    ]) {
+      const error = refusal(read);
+      expect(error?.newer).toBe(true);
+      expect(error?.message).toContain('newer release');
+    }
   });
 
-  it('refuses a state it does not know, and says which release wrote it', () => {
-    const error = (() => {
-      try {
-        readKeyRecord(JSON.stringify({ ...pending, state: 'queued' }));
-      } catch (caught) {
-        return caught as Error;
-      }
-    })();
-    expect(error).toBeInstanceOf(UnknownRecordFormatError);
-    expect(error?.message).toContain('newer release');
-    expect(error?.message).toContain('state queued');
+  it.each<[string, string]>([
+    ['a format no release writes', JSON.stringify({ v: '1', ...pending })],
+    ['format 0', JSON.stringify({ v: 0, ...pending })],
+    ['a fractional format', JSON.stringify({ v: 1.5, ...pending })],
+    ['a null format', JSON.stringify({ v: null, ...pending })],
+    ['a state no release writes', JSON.stringify({ ...pending, state: 'queued' })],
+    ['no state', JSON.stringify({ fingerprint: 'f', startedAt: 1 })],
+    ['a success without its intent', JSON.stringify({ ...pending, state: 'succeeded' })],
+    ['a success with an empty intent', JSON.stringify({ ...pending, state: 'succeeded', intent: {} })],
+    ['a refusal without its code', JSON.stringify({ ...pending, state: 'refused', message: 'm' })],
+    ['a pending record with half an attempt', JSON.stringify({ ...pending, attempt: { id: 'a' } })],
+    ['not JSON', '{"state":'],
+    ['JSON null', 'null'],
+    ['a JSON array', '[]'],
+  ])('refuses %s as edited or corrupt, not as a newer release', (_, json) => {
+    const error = refusal(() => readKeyRecord(json));
+    expect(error?.newer).toBe(false);
+    expect(error?.message).toContain('edited or is corrupt');
+  });
+
+  it('refuses an attempt without its fields', () => {
+    expect(refusal(() => readAttempt(JSON.stringify({ id: 'a' })))?.newer).toBe(false);
+    expect(refusal(() => readAttempt('null'))?.newer).toBe(false);
   });
 });
+
+/** The UnknownRecordFormatError `read` throws (the test fails when it throws nothing else). */
+function refusal(read: () => unknown): UnknownRecordFormatError | undefined {
+  try {
+    read();
+  } catch (error) {
+    expect(error).toBeInstanceOf(UnknownRecordFormatError);
+    return error as UnknownRecordFormatError;
+  }
+  expect.unreachable('the record was read');
+}
