@@ -1,5 +1,6 @@
 /**
- * `npm start`: the gateway at http://localhost:4000/graphql. Without UPSTREAM_URL it first starts
+ * `npm start`: the gateway at http://localhost:4000/graphql (`--check-config`: only check the
+ * environment). Without UPSTREAM_URL it first starts
  * the embedded sandbox (seeded demo world, statuses advancing on a timer) on a free port and
  * fronts it. With WORKERS > 1 this process supervises that many gateway workers (cluster.ts), each
  * of which runs this file's `serve`.
@@ -9,7 +10,13 @@ import { supervise } from './cluster.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { banner, startEmbeddedSandbox } from './embedded-sandbox.ts';
 import { exampleTabs, loadExampleOperations } from './operations.ts';
-import { connectRedis, redisAddress, warnIfRedisEvicts, warnIfTooFewReplicas } from './redis/connection.ts';
+import {
+  connectRedis,
+  redisAddress,
+  storeDescription,
+  warnIfRedisEvicts,
+  warnIfTooFewReplicas,
+} from './redis/connection.ts';
 import { RELEASE } from './release.ts';
 import { createGatewayRuntime, type GatewayRuntime } from './runtime.ts';
 import { createLogger } from './shared/logger.ts';
@@ -26,6 +33,13 @@ try {
 }
 
 const logger = createLogger(config.logLevel);
+
+// `node src/main.ts --check-config`: validates the environment (exit 2 with every problem, as a
+// start would) and exits 0 without starting anything: no port, no Redis, no REST call.
+if (process.argv.includes('--check-config')) {
+  logger.info({ version: RELEASE, store: storeDescription(config.redis) }, 'configuration is valid');
+  process.exit(0);
+}
 
 try {
   if (cluster.isPrimary && config.workers > 1) await supervise(config, logger);

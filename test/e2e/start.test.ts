@@ -242,6 +242,25 @@ describe('npm start with bad configuration', () => {
     // Refused before anything started: no sandbox, no listening.
     expect(output).not.toContain('listening');
   });
+
+  it('--check-config checks the environment and starts nothing', async () => {
+    const env = { NODE_ENV: 'production', UPSTREAM_URL: 'https://api.example.com', PORT: '1' };
+    const valid = await runToExit('--check-config (valid)', env, ['--check-config']);
+    expect(valid.code).toBe(0);
+    expect(JSON.parse(valid.output.trim())).toMatchObject({
+      msg: 'configuration is valid',
+      version: RELEASE,
+    });
+    // PORT 1 would need root: nothing was listened on.
+    expect(valid.output).not.toContain('listening');
+    const misspelt = await runToExit('--check-config (misspelt)', { ...env, REDIS_ULR: 'redis://x' }, [
+      '--check-config',
+    ]);
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.output).toContain(
+      'REDIS_ULR is not a variable the gateway reads; did you mean REDIS_URL?',
+    );
+  });
 });
 
 describe('npm start in production', () => {
@@ -384,8 +403,8 @@ describe('npm start in production', () => {
 });
 
 /** Runs `src/main.ts` with `env` until it exits by itself; its output goes to the suite's logs. */
-async function runToExit(label: string, env: Record<string, string>) {
-  const child = spawn(process.execPath, ['src/main.ts'], {
+async function runToExit(label: string, env: Record<string, string>, args: string[] = []) {
+  const child = spawn(process.execPath, ['src/main.ts', ...args], {
     cwd: new URL('../..', import.meta.url).pathname,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
