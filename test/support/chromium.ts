@@ -1,6 +1,7 @@
-import { execFileSync } from 'node:child_process';
+
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
+import { installDebianPackage } from './debian-package.ts';
 
 /**
  * Headless Chromium for the browser tests: Debian's `chromium` package driven by playwright-core
@@ -11,24 +12,7 @@ const CHROMIUM = '/usr/bin/chromium';
 
 export function ensureChromium(): string {
   if (existsSync(CHROMIUM)) return CHROMIUM;
-  if (process.getuid?.() !== 0) {
-    throw new Error(
-      'The browser tests need Chromium and cannot install it without root. Run: sudo apt-get install -y chromium',
-    );
-  }
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () =>
-    execFileSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'chromium'], {
-      stdio: 'ignore',
-      env,
-    });
-  try {
-    install();
-  } catch {
-    // A fresh machine may not have the package lists yet.
-    execFileSync('apt-get', ['update', '-q'], { stdio: 'ignore', env });
-    install();
-  }
+  installDebianPackage('chromium', 'The browser tests');
   if (!existsSync(CHROMIUM)) throw new Error(`apt-get installed chromium, but ${CHROMIUM} is missing`);
   return CHROMIUM;
 }

@@ -1,8 +1,9 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { installDebianPackage } from './debian-package.ts';
 
 /**
  * The repository's load-balancer example, ops/haproxy/haproxy.cfg, run as it is by Debian's
@@ -19,24 +20,7 @@ export const HAPROXY_CONFIG = new URL('../../ops/haproxy/haproxy.cfg', import.me
 
 export function ensureHaproxy(): string {
   if (existsSync(HAPROXY)) return HAPROXY;
-  if (process.getuid?.() !== 0) {
-    throw new Error(
-      'The rolling-restart tests need haproxy and cannot install it without root. Run: sudo apt-get install -y haproxy',
-    );
-  }
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () =>
-    execFileSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'haproxy'], {
-      stdio: 'ignore',
-      env,
-    });
-  try {
-    install();
-  } catch {
-    // A fresh machine may not have the package lists yet.
-    execFileSync('apt-get', ['update', '-q'], { stdio: 'ignore', env });
-    install();
-  }
+  installDebianPackage('haproxy', 'The rolling-restart tests');
   if (!existsSync(HAPROXY)) throw new Error(`apt-get installed haproxy, but ${HAPROXY} is missing`);
   return HAPROXY;
 }

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { installDebianPackage } from './debian-package.ts';
 
 /**
  * A real redis-server for the tests (Debian's `redis-server` package), on a free loopback port, in
@@ -27,19 +28,7 @@ export function ensureRedisServer(): string {
   const found = findRedisServer();
   if (found) return found;
   if (installed) throw new Error('redis-server was installed but cannot be run');
-  if (process.getuid?.() !== 0) {
-    throw new Error(
-      'The tests need redis-server and cannot install it without root. Run: sudo apt-get install -y redis-server',
-    );
-  }
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  try {
-    execFileSync('apt-get', ['install', '-y', '-q', 'redis-server'], { stdio: 'ignore', env });
-  } catch {
-    // A fresh machine may not have the package lists yet.
-    execFileSync('apt-get', ['update', '-q'], { stdio: 'ignore', env });
-    execFileSync('apt-get', ['install', '-y', '-q', 'redis-server'], { stdio: 'ignore', env });
-  }
+  installDebianPackage('redis-server', 'The fleet tests');
   installed = true;
   const path = findRedisServer();
   if (!path) throw new Error('apt-get installed redis-server, but it is not on the expected path');
