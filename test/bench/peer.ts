@@ -41,9 +41,8 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
-import { startProcess } from '../support/process.ts';
+import { freePort, startProcess } from '../support/process.ts';
 
 const PEER_DIR = new URL('./peer/', import.meta.url).pathname;
 const REPO_DIR = new URL('../../', import.meta.url).pathname;
@@ -173,21 +172,6 @@ export function composePeerSupergraph(): Promise<void> {
     composing = undefined;
   });
   return composing;
-}
-
-/**
- * A port free on loopback right now. The Hive Gateway CLI logs the port it was given, not the one
- * it got, so port 0 would leave no way to learn its URL.
- */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**

@@ -8,13 +8,13 @@ import {
   type BuildResult,
   buildImage,
   ensureBaseImage,
-  freePort,
   processIds,
   type RunningContainer,
   removeStaleContainers,
   runContainer,
   userNameInRoot,
 } from '../support/container.ts';
+import { freePort } from '../support/process.ts';
 import { ADMIN_TOKEN } from '../support/sandbox.ts';
 import { captureProcessOutput } from '../support/suite-logs.ts';
 

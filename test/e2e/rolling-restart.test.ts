@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
 import { type GatewayProcess, startGatewayProcess } from '../support/fleet-process.ts';
 import { startHaproxy } from '../support/haproxy.ts';
+import { freePort } from '../support/process.ts';
 import { type RunningRedis, startRedis } from '../support/redis.ts';
 import { EXTERNAL_TRON_ADDRESS, startTestSandbox, type TestSandbox } from '../support/sandbox.ts';
 import { captureProcessOutput, recordSuiteKey } from '../support/suite-logs.ts';
@@ -253,15 +253,4 @@ async function waitForAnswers(load: Load, count: number): Promise<void> {
     if (Date.now() > giveUpAt) throw new Error(`fewer than ${count} requests answered in 30 s`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }

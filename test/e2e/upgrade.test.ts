@@ -3,7 +3,13 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, type RedisClient } from '../../src/redis/connection.ts';
 import { RECORD_FORMAT } from '../../src/withdrawals/record-format.ts';
-import { type Answer, exactlyOnceHarness, type Op, opArbitrary } from '../support/exactly-once.ts';
+import {
+  type Answer,
+  exactlyOnceHarness,
+  historyMerchant,
+  type Op,
+  opArbitrary,
+} from '../support/exactly-once.ts';
 import { type GatewayProcess, startGatewayProcess } from '../support/fleet-process.ts';
 import { PREVIOUS_RELEASE, previousReleaseCheckout } from '../support/previous-release.ts';
 import { type RunningRedis, startRedis } from '../support/redis.ts';
@@ -67,13 +73,7 @@ beforeAll(async () => {
     startGatewayProcess(sandbox.url, env, checkout),
     startGatewayProcess(sandbox.url, env),
   ]);
-  const m = await sandbox.world.merchant();
-  const second = await sandbox.admin('POST', `/merchants/${m.id}/api-keys`, {
-    name: 'k2',
-    access: 'read_write',
-  });
-  merchant = { id: m.id, keys: { k1: m.key, k2: second.key, readOnly: m.readOnlyKey } };
-  for (const key of Object.values(merchant.keys)) recordSuiteKey(key);
+  merchant = await historyMerchant(sandbox);
   harness = exactlyOnceHarness({
     sandbox,
     keys: merchant.keys,

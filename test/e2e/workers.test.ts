@@ -1,11 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { createServer, request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { DEMO_KEYS } from '../../src/sandbox/seed.ts';
 import { parseMetrics, sampleSum } from '../support/metrics.ts';
-import { startProcess } from '../support/process.ts';
+import { freePort, startProcess } from '../support/process.ts';
 import { type RunningRedis, startRedis } from '../support/redis.ts';
 import { captureProcessOutput } from '../support/suite-logs.ts';
 
@@ -45,14 +44,6 @@ beforeAll(async () => {
     /gateway: (http:\/\/\S+)\/graphql/,
   );
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** One GraphQL request on a connection of its own, so that the cluster hands it to any worker. */
 function freshConnectionQuery(url: string, query: string): Promise<number> {

@@ -1,4 +1,3 @@
-
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 import { installDebianPackage } from './debian-package.ts';

@@ -12,7 +12,6 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join } from 'node:path';
 
@@ -436,18 +435,6 @@ export async function buildImage(tag: string): Promise<BuildResult> {
 
 // ---------------------------------------------------------------------------------------------
 // Containers
-
-/** A free loopback port (a container on the host's network listens on the host's ports). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 let containers = 0;
 

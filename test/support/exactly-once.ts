@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import type { Gateway } from '../../src/yoga.ts';
 import { type TestSandbox, withdrawalBody, withdrawalInput } from './sandbox.ts';
+import { recordSuiteKey } from './suite-logs.ts';
 
 /**
  * The withdrawal guarantee's harness, shared by the exactly-once property (two processes of one
@@ -63,6 +64,20 @@ export const MUTATION = `mutation Withdraw($input: CreateWithdrawalIntentInput!)
     ... on UserError { code }
   }
 }`;
+
+/** The histories' merchant: two read-write keys and a read-only one, recorded for the key scan. */
+export async function historyMerchant(
+  sandbox: TestSandbox,
+): Promise<{ id: string; keys: Record<Actor, string> }> {
+  const m = await sandbox.world.merchant();
+  const second = await sandbox.admin('POST', `/merchants/${m.id}/api-keys`, {
+    name: 'k2',
+    access: 'read_write',
+  });
+  const keys = { k1: m.key, k2: second.key, readOnly: m.readOnlyKey };
+  for (const key of Object.values(keys)) recordSuiteKey(key);
+  return { id: m.id, keys };
+}
 
 export interface HarnessOptions {
   sandbox: TestSandbox;

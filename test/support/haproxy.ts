@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installDebianPackage } from './debian-package.ts';
+import { freePort } from './process.ts';
 
 /**
  * The repository's load-balancer example, ops/haproxy/haproxy.cfg, run as it is by Debian's
@@ -175,15 +176,4 @@ async function waitUntil(check: () => Promise<boolean>, ms: number, what: () => 
     if (Date.now() > giveUpAt) throw new Error(what());
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }

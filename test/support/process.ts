@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 
 /**
  * Starts one of the project's entry points as its own process (as `npm start` would), waits for
@@ -30,4 +31,19 @@ export async function startProcess(
     exited.then((code) => reject(new Error(`${entry} exited with ${code} before it was ready:\n${output}`)));
   });
   return { child, url, output: () => output, exited };
+}
+
+/**
+ * A loopback port free right now, for a process that must be told its port before it starts
+ * (redis-server, haproxy, a container on the host's network, a restart on the same port).
+ */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }

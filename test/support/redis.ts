@@ -1,9 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installDebianPackage } from './debian-package.ts';
+import { freePort } from './process.ts';
 
 /**
  * A real redis-server for the tests (Debian's `redis-server` package), on a free loopback port, in
@@ -33,17 +33,6 @@ export function ensureRedisServer(): string {
   const path = findRedisServer();
   if (!path) throw new Error('apt-get installed redis-server, but it is not on the expected path');
   return path;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Resolves once `child` has printed `line`; rejects with its output if it exits first. */

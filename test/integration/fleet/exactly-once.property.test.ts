@@ -7,11 +7,11 @@ import { createLogger } from '../../../src/shared/logger.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
 import { RedisIdempotencyStore } from '../../../src/withdrawals/redis-idempotency-store.ts';
 import type { Gateway } from '../../../src/yoga.ts';
-import { type Actor, exactlyOnceHarness, opArbitrary } from '../../support/exactly-once.ts';
+import { type Actor, exactlyOnceHarness, historyMerchant, opArbitrary } from '../../support/exactly-once.ts';
 import { DEFAULTS, gatewayAround, testConfig } from '../../support/gateway.ts';
 import { type RunningRedis, startRedis } from '../../support/redis.ts';
 import { startTestSandbox, type TestSandbox } from '../../support/sandbox.ts';
-import { recordSuiteKey, suiteLogDestination } from '../../support/suite-logs.ts';
+import { suiteLogDestination } from '../../support/suite-logs.ts';
 
 /**
  * The withdrawal guarantee as a property. fast-check generates histories of concurrent
@@ -63,13 +63,7 @@ beforeAll(async () => {
   redis = await startRedis();
   sandbox = await startTestSandbox();
   sandbox.sandbox.idempotencyExtension = false;
-  const m = await sandbox.world.merchant();
-  const second = await sandbox.admin('POST', `/merchants/${m.id}/api-keys`, {
-    name: 'k2',
-    access: 'read_write',
-  });
-  merchant = { id: m.id, keys: { k1: m.key, k2: second.key, readOnly: m.readOnlyKey } };
-  for (const key of Object.values(merchant.keys)) recordSuiteKey(key);
+  merchant = await historyMerchant(sandbox);
   harness = exactlyOnceHarness({
     sandbox,
     keys: merchant.keys,
