@@ -15,7 +15,8 @@ export const PREVIOUS_RELEASE = {
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
-const git = (...args: string[]) => execFileSync('git', ['-C', ROOT, ...args], { encoding: 'utf8' });
+const git = (...args: string[]) =>
+  execFileSync('git', ['-C', ROOT, ...args], { encoding: 'utf8', timeout: 30_000 });
 
 /**
  * A directory holding the previous release's files (`git archive` of its commit, as a worktree
@@ -38,7 +39,9 @@ export function previousReleaseCheckout(): string {
   const staging = `${dir}.partial`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
-  execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${commit}" | tar -x -C "${staging}"`]);
+  execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${commit}" | tar -x -C "${staging}"`], {
+    timeout: 60_000,
+  });
   // The same dependencies: the lockfiles equal but for the release's own version.
   const dependencies = (at: string) => {
     const lock = JSON.parse(readFileSync(join(at, 'package-lock.json'), 'utf8'));
@@ -49,9 +52,11 @@ export function previousReleaseCheckout(): string {
   if (dependencies(staging) === dependencies(ROOT)) {
     symlinkSync(join(ROOT, 'node_modules'), join(staging, 'node_modules'), 'dir');
   } else {
+    // Bounded: a registry that stops answering fails the upgrade test instead of hanging the run.
     execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], {
       cwd: staging,
       stdio: 'ignore',
+      timeout: 180_000,
     });
   }
   renameSync(staging, dir);
