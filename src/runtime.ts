@@ -146,6 +146,7 @@ export async function createGatewayRuntime(
             minReplicaAcks: config.redis.minReplicaAcks,
             ackTimeoutMs: replicaAckTimeoutMs(config.redis),
             ...(redisHealth && { health: redisHealth }),
+            ...(metrics && { onEvicted: () => metrics.idempotency('evicted_refusal') }),
           })
         : undefined;
     const idempotencyStore =
@@ -154,6 +155,7 @@ export async function createGatewayRuntime(
       new MemoryIdempotencyStore({
         maxKeys: config.idempotencyMaxKeys,
         maxKeysPerCaller: config.idempotencyMaxKeysPerCaller,
+        ...(metrics && { onEvicted: () => metrics.idempotency('evicted_refusal') }),
       });
     // Should Redis lose the scope secret, every replica ends up on one secret again.
     // Should Redis lose its data, the store learns when (reconciliation will not vouch for older intents).

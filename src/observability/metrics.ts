@@ -57,6 +57,8 @@ export type IdempotencyEvent =
   | 'cleared'
   /** A new key was refused unsent: its caller, or the store, holds as many keys as allowed. */
   | 'refused_full'
+  /** A refused key's record was forgotten to make room for a new key (its retry is sent again). */
+  | 'evicted_refusal'
   /** Refused unsent: the store did not answer within REDIS_TIMEOUT_MS, or is known not to answer. */
   | 'refused_unavailable'
   /** Refused unsent: fewer Redis replicas than REDIS_MIN_REPLICA_ACKS acknowledged the record. */
@@ -155,7 +157,7 @@ export class GatewayMetrics implements UpstreamObserver {
   });
   private readonly idempotencyEvents = new Counter({
     name: 'gateway_idempotency_events_total',
-    help: 'createWithdrawalIntent idempotency: replayed, waited, reconciled_found, reconciled_not_found, reconciled_ambiguous, key_reused, cleared, refused_full, refused_unavailable, refused_unacknowledged, refused_format, claim_conflict.',
+    help: 'createWithdrawalIntent idempotency: replayed, waited, reconciled_found, reconciled_not_found, reconciled_ambiguous, key_reused, cleared, refused_full, evicted_refusal, refused_unavailable, refused_unacknowledged, refused_format, claim_conflict.',
     labelNames: ['event'] as const,
     registers: [this.registry],
   });

@@ -188,6 +188,8 @@ export interface StoreBounds {
   maxKeysPerCaller: number;
   /** Keys the whole in-process store may hold (IDEMPOTENCY_MAX_KEYS); Redis is bounded by its maxmemory. */
   maxKeys: number;
+  /** Told of each refused record forgotten to make room (the `evicted_refusal` metric). */
+  onEvicted?: () => void;
 }
 
 interface Expiring<T> {
@@ -195,10 +197,25 @@ interface Expiring<T> {
   expiresAt: number;
 }
 
-/** The store of one process: plain maps, swept of expired entries as they grow. */
+/** A key's record, with its names, so that the orders below can hold the entry itself. */
+interface KeyEntry extends Expiring<IdempotencyRecord> {
+  scope: string;
+  key: string;
+}
+
+/**
+ * The store of one process: plain maps. Key records are dropped as they expire (they expire in the
+ * order they were made: one TTL for all), the other registries swept of expired entries as they
+ * grow. At a bound, the oldest refusal is forgotten to make room (see evictRefusal).
+ */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   /** scope → key → record. */
-  private readonly records = new Map<string, Map<string, Expiring<IdempotencyRecord>>>();
+  private readonly records = new Map<string, Map<string, KeyEntry>>();
+  /** Every key record, oldest first: the order they expire in. */
+  private readonly byAge = new Set<KeyEntry>();
+  /** The refused records, oldest refusal first: all of them, and each scope's. */
+  private readonly refusals = new Set<KeyEntry>();
+  private readonly scopeRefusals = new Map<string, Set<KeyEntry>>();
   /** id(scope, key) → the lease: until when, and whose. */
   private readonly leases = new Map<string, { until: number; holder: string }>();
   private readonly payouts = new Map<string, Map<string, Expiring<Attempt>>>();
@@ -215,10 +232,22 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   /** Keys held now, expired ones not counted: for the flood measurement and tests. */
   get size(): number {
-    this.sweep();
+    this.expire();
     return this.keyCount;
   }
 
+  /** Refused records held now, expired ones not counted: the ones a claim may forget. */
+  get refusedSize(): number {
+    this.expire();
+    return this.refusals.size;
+  }
+
+  /**
+   * Synchronous from the read to the write, so two claims of one key cannot both find it free.
+   * At the caller's bound, the caller's own oldest refusal is forgotten to make room; at the
+   * store's, the oldest refusal of any caller. Pending and succeeded records are never forgotten:
+   * when they alone fill the bound, the claim is refused (StoreFullError).
+   */
   async claim(
     scope: string,
     key: string,
@@ -226,24 +255,26 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     leaseMs: number,
     holder: string,
   ): Promise<Held | null> {
-    const held = await this.read(scope, key);
+    const held = this.heldNow(scope, key);
     if (held) return held;
-    let keys = this.records.get(scope);
     // An expired record of this key is replaced, not counted twice.
-    if (keys?.delete(key)) this.keyCount--;
-    if (keys && keys.size >= this.bounds.maxKeysPerCaller) {
-      this.sweepScope(scope, keys);
-      if (keys.size >= this.bounds.maxKeysPerCaller) throw new StoreFullError('caller');
+    const expired = this.records.get(scope)?.get(key);
+    if (expired) this.remove(expired);
+    this.expire();
+    while ((this.records.get(scope)?.size ?? 0) >= this.bounds.maxKeysPerCaller) {
+      if (!this.evictRefusal(this.scopeRefusals.get(scope))) throw new StoreFullError('caller');
     }
-    if (this.keyCount >= this.bounds.maxKeys) {
-      this.sweep();
-      if (this.keyCount >= this.bounds.maxKeys) throw new StoreFullError('store');
+    while (this.keyCount >= this.bounds.maxKeys) {
+      if (!this.evictRefusal(this.refusals)) throw new StoreFullError('store');
     }
+    let keys = this.records.get(scope);
     if (!keys) {
       keys = new Map();
       this.records.set(scope, keys);
     }
-    keys.set(key, { value: record, expiresAt: this.now() + IDEMPOTENCY_TTL_MS });
+    const entry: KeyEntry = { scope, key, value: record, expiresAt: this.now() + IDEMPOTENCY_TTL_MS };
+    keys.set(key, entry);
+    this.byAge.add(entry);
     this.keyCount++;
     this.leases.set(id(scope, key), { until: this.now() + leaseMs, holder });
     this.wrote();
@@ -251,9 +282,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   async read(scope: string, key: string): Promise<Held | null> {
-    const entry = this.records.get(scope)?.get(key);
-    if (!entry || entry.expiresAt <= this.now()) return null;
-    return { record: entry.value, leased: this.leaseOf(scope, key) !== undefined };
+    return this.heldNow(scope, key);
   }
 
   async takeOver(
@@ -285,16 +314,23 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     expected: PendingRecord,
     record: IdempotencyRecord | null,
   ): Promise<boolean> {
-    const keys = this.records.get(scope);
-    const entry = keys?.get(key);
+    const entry = this.records.get(scope)?.get(key);
     const lease = this.leaseOf(scope, key);
     if (!entry || (lease !== holder && (lease !== undefined || entry.value !== expected))) return false;
     this.leases.delete(id(scope, key));
-    if (record) {
+    if (!record) {
+      this.remove(entry);
+    } else {
       entry.value = record;
-    } else if (keys?.delete(key)) {
-      this.keyCount--;
-      if (keys.size === 0) this.records.delete(scope);
+      if (record.state === 'refused') {
+        this.refusals.add(entry);
+        let mine = this.scopeRefusals.get(scope);
+        if (!mine) {
+          mine = new Set();
+          this.scopeRefusals.set(scope, mine);
+        }
+        mine.add(entry);
+      }
     }
     return true;
   }
@@ -349,10 +385,64 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return true;
   }
 
+  /** What holds the key now, or null. */
+  private heldNow(scope: string, key: string): Held | null {
+    const entry = this.records.get(scope)?.get(key);
+    if (!entry || entry.expiresAt <= this.now()) return null;
+    return { record: entry.value, leased: this.leaseOf(scope, key) !== undefined };
+  }
+
   /** Who holds the key's lease now, if anyone. */
   private leaseOf(scope: string, key: string): string | undefined {
     const lease = this.leases.get(id(scope, key));
     return lease && lease.until > this.now() ? lease.holder : undefined;
+  }
+
+  /**
+   * Forgets the oldest refused record of `refusals` (a scope's, or all): true when one was
+   * forgotten. A refusal holds no money: nothing was created for its key, as when a definite
+   * failure forgets a key, so a retry that finds the key free claims it anew and sends at most one
+   * POST. Only a refused record nobody leases is forgotten (a refusal is never leased; checked all
+   * the same).
+   */
+  private evictRefusal(refusals: Set<KeyEntry> | undefined): boolean {
+    for (const entry of refusals ?? []) {
+      if (entry.value.state !== 'refused' || this.leaseOf(entry.scope, entry.key) !== undefined) {
+        this.unrefuse(entry);
+        continue;
+      }
+      this.remove(entry);
+      this.bounds.onEvicted?.();
+      return true;
+    }
+    return false;
+  }
+
+  /** Drops a key's record (not its lease) from every index. */
+  private remove(entry: KeyEntry): void {
+    const keys = this.records.get(entry.scope);
+    if (keys?.get(entry.key) !== entry) return;
+    keys.delete(entry.key);
+    if (keys.size === 0) this.records.delete(entry.scope);
+    this.byAge.delete(entry);
+    this.unrefuse(entry);
+    this.keyCount--;
+  }
+
+  private unrefuse(entry: KeyEntry): void {
+    if (!this.refusals.delete(entry)) return;
+    const mine = this.scopeRefusals.get(entry.scope);
+    mine?.delete(entry);
+    if (mine?.size === 0) this.scopeRefusals.delete(entry.scope);
+  }
+
+  /** Drops the key records that expired: the oldest first, stopping at the first one still live. */
+  private expire(): void {
+    const now = this.now();
+    for (const entry of this.byAge) {
+      if (entry.expiresAt > now) break;
+      this.remove(entry);
+    }
   }
 
   /** Every 10,000 writes, drop what expired, so memory follows what is live. */
@@ -362,24 +452,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   private sweep(): void {
     const now = this.now();
-    for (const [scope, keys] of this.records) this.sweepScope(scope, keys);
+    this.expire();
     for (const [leased, lease] of this.leases) if (lease.until <= now) this.leases.delete(leased);
     for (const [payout, attempts] of this.payouts) {
       for (const [attemptId, entry] of attempts) if (entry.expiresAt <= now) attempts.delete(attemptId);
       if (attempts.size === 0) this.payouts.delete(payout);
     }
     for (const [intentId, entry] of this.owners) if (entry.expiresAt <= now) this.owners.delete(intentId);
-  }
-
-  private sweepScope(scope: string, keys: Map<string, Expiring<IdempotencyRecord>>): void {
-    const now = this.now();
-    for (const [key, entry] of keys) {
-      if (entry.expiresAt <= now) {
-        keys.delete(key);
-        this.keyCount--;
-      }
-    }
-    if (keys.size === 0) this.records.delete(scope);
   }
 }
 

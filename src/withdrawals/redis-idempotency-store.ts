@@ -31,9 +31,14 @@ const PREFIX = 'mwg';
 /** When Redis last lost its data, as a process of the fleet noticed it; absent: never. */
 const SINCE_KEY = `${PREFIX}:registry-since`;
 
-// KEYS: record, lease, scope index. ARGV: record JSON, ttl ms, lease ms, key, now ms, max keys, holder.
-// Returns nil when claimed, 'full' at the scope's bound, else {record JSON, 1 if leased}. A claim
-// this holder already made (a command the client could not see answered) counts as claimed.
+// KEYS: record, lease, scope index, scope refusals. ARGV: record JSON, ttl ms, lease ms, key, now ms,
+// max keys, holder, the scope's record key prefix, its lease key prefix. Returns nil when claimed
+// (or the number of refusals forgotten to make room, when some were), 'full' at the scope's bound
+// held by other records, else {record JSON, 1 if leased}. A claim this holder already made (a
+// command the client could not see answered) counts as claimed.
+// At the bound, the scope's oldest refusal is forgotten (record and index entry), and only a record
+// that is still a refusal and unleased: an entry of the refusals set is a hint (a key that expired
+// and was claimed again, by this release or the one before, may still be named there).
 const CLAIM = `
 local current = redis.call('GET', KEYS[1])
 if current then
@@ -42,11 +47,27 @@ if current then
   return {current, lease and 1 or 0}
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[5])
-if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return 'full' end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[5])
+local evicted = 0
+while redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) do
+  local oldest = redis.call('ZRANGE', KEYS[4], 0, 0)[1]
+  if not oldest then return 'full' end
+  redis.call('ZREM', KEYS[4], oldest)
+  local held = redis.call('GET', ARGV[8] .. oldest)
+  if held and redis.call('EXISTS', ARGV[9] .. oldest) == 0 then
+    local ok, record = pcall(cjson.decode, held)
+    if ok and type(record) == 'table' and record.state == 'refused' then
+      redis.call('DEL', ARGV[8] .. oldest)
+      redis.call('ZREM', KEYS[3], oldest)
+      evicted = evicted + 1
+    end
+  end
+end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('SET', KEYS[2], ARGV[7], 'PX', ARGV[3])
 redis.call('ZADD', KEYS[3], tonumber(ARGV[5]) + tonumber(ARGV[2]), ARGV[4])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
+if evicted > 0 then return evicted end
 return nil`;
 
 // KEYS: record, lease. ARGV: expected JSON, next JSON, ttl ms, lease ms, holder. Returns 1 when taken over.
@@ -62,17 +83,24 @@ if redis.call('GET', KEYS[2]) ~= ARGV[2] or redis.call('EXISTS', KEYS[1]) == 0 t
 redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
 return 1`;
 
-// KEYS: record, lease, scope index. ARGV: holder, expected JSON, record JSON ('' forgets), ttl ms, key.
-// Fenced: applies only while holder holds the lease, or nobody does and the record is expected.
+// KEYS: record, lease, scope index, scope refusals. ARGV: holder, expected JSON, record JSON ('' forgets),
+// ttl ms, key, now ms, '1' when the record is a refusal. Fenced: applies only while holder holds
+// the lease, or nobody does and the record is expected. A refusal is named in the scope's
+// refusals, scored by its expiry, so that CLAIM may forget it to make room.
 const SETTLE = `
 local lease = redis.call('GET', KEYS[2])
 if lease ~= ARGV[1] and (lease or redis.call('GET', KEYS[1]) ~= ARGV[2]) then return 0 end
 if ARGV[3] == '' then
   redis.call('DEL', KEYS[1], KEYS[2])
   redis.call('ZREM', KEYS[3], ARGV[5])
+  redis.call('ZREM', KEYS[4], ARGV[5])
 else
   redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
   redis.call('DEL', KEYS[2])
+  if ARGV[7] == '1' then
+    redis.call('ZADD', KEYS[4], tonumber(ARGV[6]) + tonumber(ARGV[4]), ARGV[5])
+    redis.call('PEXPIRE', KEYS[4], ARGV[4])
+  end
 end
 return 1`;
 
@@ -98,6 +126,8 @@ export interface RedisStoreOptions {
   ackTimeoutMs?: number;
   /** When given, commands are refused at once while Redis is known not to answer. */
   health?: RedisHealth;
+  /** Told of each refused record forgotten to make room (the `evicted_refusal` metric). */
+  onEvicted?: () => void;
 }
 
 export class RedisIdempotencyStore implements IdempotencyStore {
@@ -107,6 +137,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly minReplicaAcks: number;
   private readonly ackTimeoutMs: number;
   private readonly health: RedisHealth | undefined;
+  private readonly onEvicted: (() => void) | undefined;
 
   /**
    * `connections`: one, or several used in turn, so that one WAIT held by a slow replica does not
@@ -119,6 +150,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     this.minReplicaAcks = options.minReplicaAcks ?? 0;
     this.ackTimeoutMs = options.ackTimeoutMs ?? 400;
     this.health = options.health;
+    this.onEvicted = options.onEvicted;
   }
 
   /** The connection for the next command. */
@@ -180,10 +212,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const held = (await this.run(() =>
       this.redis.eval(
         CLAIM,
-        3,
+        4,
         recordKey(scope, key),
         leaseKey(scope, key),
         indexKey(scope),
+        refusalsKey(scope),
         JSON.stringify(record),
         IDEMPOTENCY_TTL_MS,
         leaseMs,
@@ -191,9 +224,15 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         Date.now(),
         this.maxKeysPerCaller,
         holder,
+        recordKey(scope, ''),
+        leaseKey(scope, ''),
       ),
-    )) as [string, number] | 'full' | null;
+    )) as [string, number] | 'full' | number | null;
     if (held === 'full') throw new StoreFullError('caller');
+    if (typeof held === 'number') {
+      for (let i = 0; i < held; i++) this.onEvicted?.();
+      return null;
+    }
     return held && { record: readKeyRecord(held[0]), leased: held[1] === 1 };
   }
 
@@ -248,15 +287,18 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const settled = await this.run(() =>
       this.redis.eval(
         SETTLE,
-        3,
+        4,
         recordKey(scope, key),
         leaseKey(scope, key),
         indexKey(scope),
+        refusalsKey(scope),
         holder,
         JSON.stringify(expected),
         record ? JSON.stringify(record) : '',
         IDEMPOTENCY_TTL_MS,
         key,
+        Date.now(),
+        record?.state === 'refused' ? '1' : '0',
       ),
     );
     return settled === 1;
@@ -328,5 +370,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 const recordKey = (scope: string, key: string) => `${PREFIX}:{${scope}}:idem:${key}`;
 const leaseKey = (scope: string, key: string) => `${PREFIX}:{${scope}}:lease:${key}`;
 const indexKey = (scope: string) => `${PREFIX}:{${scope}}:keys`;
+/** The scope's refused keys, scored by expiry: which records CLAIM may forget (0.1.0 ignores it). */
+const refusalsKey = (scope: string) => `${PREFIX}:{${scope}}:refused`;
 const attemptsKey = (payout: string) => `${PREFIX}:{${payout}}:attempts`;
 const ownerKey = (intentId: string) => `${PREFIX}:intent:${intentId}:owner`;

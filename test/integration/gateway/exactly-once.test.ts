@@ -305,7 +305,7 @@ describe('ambiguous evidence: nothing sent, the key stays blocked, the client is
 });
 
 describe('storage no caller can abuse', () => {
-  it('an unauthenticated flood leaves nothing; a caller at its bound is refused unsent and evicts nobody', async () => {
+  it('an unauthenticated flood leaves nothing; a caller at its bound forgets only its own refusals, and is refused unsent once successes fill it', async () => {
     const victim = await merchant();
     const kept = await victim.withdraw(victim.k1, { idempotencyKey: 'victim-1', amount: '3.21' });
     expect(kept.typename).toBe('CreateWithdrawalIntentSuccess');
@@ -329,8 +329,8 @@ describe('storage no caller can abuse', () => {
     expect(codes).toEqual(new Set(['UNAUTHENTICATED']));
     expect(store.size).toBe(sizeBefore);
 
-    // A valid key fills its own bound (10) with refusals that are kept; the 11th new key is refused
-    // unsent, and no other caller's record went.
+    // A valid key fills its own bound (10) with refusals. An 11th new key forgets the oldest of
+    // them (a refusal holds no money) and is sent; no other caller's record went.
     const attacker = await merchant();
     for (let i = 0; i < 10; i++) {
       const refused = await attacker.withdraw(attacker.k1, {
@@ -340,15 +340,29 @@ describe('storage no caller can abuse', () => {
       expect(refused.typename).toBe('BalanceInsufficientError');
     }
     gw.resetCalls();
-    const full = await attacker.withdraw(attacker.k1, { idempotencyKey: 'fill-10' });
-    expect(full.error).toMatchObject({ code: 'IDEMPOTENCY_UNAVAILABLE', sent: false, reason: 'STORE_FULL' });
-    expect(posts()).toEqual([]);
-    // Its kept keys still replay; the victim's record is still there: a replay sends nothing.
+    const sent = await attacker.withdraw(attacker.k1, { idempotencyKey: 'fill-10' });
+    expect(sent.typename).toBe('CreateWithdrawalIntentSuccess');
+    expect(posts()).toHaveLength(1);
+    // Its other refusals still replay; the victim's record is still there: a replay sends nothing.
+    gw.resetCalls();
     expect(
       (await attacker.withdraw(attacker.k1, { idempotencyKey: 'fill-3', amount: '999999.00' })).typename,
     ).toBe('BalanceInsufficientError');
     const replay = await victim.withdraw(victim.k1, { idempotencyKey: 'victim-1', amount: '3.21' });
     expect(replay.restId).toBe(kept.restId);
+    expect(posts()).toEqual([]);
+
+    // Successes are never forgotten: once they fill the bound, a new key is refused unsent.
+    for (let i = 11; i < 20; i++) {
+      expect((await attacker.withdraw(attacker.k1, { idempotencyKey: `fill-${i}` })).typename).toBe(
+        'CreateWithdrawalIntentSuccess',
+      );
+    }
+    gw.resetCalls();
+    const full = await attacker.withdraw(attacker.k1, { idempotencyKey: 'fill-20' });
+    expect(full.error).toMatchObject({ code: 'IDEMPOTENCY_UNAVAILABLE', sent: false, reason: 'STORE_FULL' });
+    expect(posts()).toEqual([]);
+    expect((await attacker.withdraw(attacker.k1, { idempotencyKey: 'fill-10' })).restId).toBe(sent.restId);
     expect(posts()).toEqual([]);
   });
 });
