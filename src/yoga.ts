@@ -3,11 +3,12 @@ import type { Tracer } from '@opentelemetry/api';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { createContextFactory, type GatewayContext } from './context.ts';
+import { authorizationOf, createContextFactory, type GatewayContext } from './context.ts';
 import type { GatewayMetrics, Scrape } from './observability/metrics.ts';
 import { useAuthentication, useRefuseKeyInURL } from './plugins/authentication.ts';
 import { useCompiledExecution } from './plugins/compiled-execution.ts';
 import { useIncrementalDelivery } from './plugins/defer-stream.ts';
+import { createDocumentCache, type DocumentCache, useDocumentCache } from './plugins/document-cache.ts';
 import { useEagerStringify } from './plugins/eager-stringify.ts';
 import { maskUncodedError, useCSRFHeaderRequired, useErrorContract } from './plugins/error-contract.ts';
 import { useErrorLogging } from './plugins/error-logging.ts';
@@ -23,7 +24,12 @@ import { useRequestTelemetry } from './plugins/request-telemetry.ts';
 import { useReservedResponseKeys } from './plugins/response-keys.ts';
 import { useResumableStreams } from './plugins/resumable-streams.ts';
 import { useTracing } from './plugins/tracing.ts';
-import { operationNamesOf, useTrustedDocuments } from './plugins/trusted-documents.ts';
+import {
+  createPersistedQueryRegistry,
+  operationNamesOf,
+  type PersistedQueryRegistry,
+  useTrustedDocuments,
+} from './plugins/trusted-documents.ts';
 import { schema } from './schema/index.ts';
 import type { LivePolling } from './subscriptions/live.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
@@ -63,6 +69,10 @@ export interface GatewayParts {
   metricsEndpoint: Scrape | null;
   /** OpenTelemetry spans (OTEL_EXPORTER_OTLP_ENDPOINT); null: no tracing, at no cost. */
   tracer: Tracer | null;
+  /** Parsed and validated documents kept across requests; default: createDocumentCache(). */
+  documentCache?: DocumentCache;
+  /** APQ's registered documents; default: createPersistedQueryRegistry(). */
+  persistedQueries?: PersistedQueryRegistry;
 }
 
 /**
@@ -92,7 +102,18 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
     maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
   });
   const { introspection } = config;
-  const limits: QueryLimits = { ...config.queryLimits, blockFieldSuggestions: !introspection };
+  const limits: QueryLimits = {
+    ...config.queryLimits,
+    blockFieldSuggestions: !introspection,
+    maxUpstreamCalls: config.maxUpstreamCallsPerRequest,
+  };
+  // What an outsider sends is not kept (parsed documents, APQ registrations): only what comes with
+  // a key the REST API accepted lately, or is a document of the manifest.
+  const acceptedKey = (request: Request) => {
+    const authorization = authorizationOf(request);
+    return authorization !== null && deps.client.acceptedAuthorization(authorization);
+  };
+  const manifestTexts = new Set(config.trustedDocuments.manifest.values());
   return createYoga<Record<string, unknown>, GatewayContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -108,6 +129,8 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
     graphiql: false,
     // useMaxRequestBytes below enforces MAX_REQUEST_BYTES, chunked bodies included.
     maxRequestBodySize: false,
+    // useDocumentCache below keeps parsed documents, bounded by bytes and for accepted keys only.
+    parserAndValidationCache: false,
     // One operation per request: batching would multiply every limit below.
     batching: false,
     // The GraphQL over HTTP persisted-documents parameter (useTrustedDocuments).
@@ -154,13 +177,29 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
       useIncrementalDelivery(),
       // Subscriptions over SSE: event ids, and no `complete` when the gateway shuts down.
       useResumableStreams(),
-      ...useTrustedDocuments({ ...config.trustedDocuments, logger: deps.logger, metrics }),
+      ...useTrustedDocuments({
+        ...config.trustedDocuments,
+        logger: deps.logger,
+        metrics,
+        callerScope: (request) => {
+          const authorization = authorizationOf(request);
+          return authorization === null ? null : deps.client.scopeOf(authorization);
+        },
+        accepted: acceptedKey,
+        maxTokens: config.queryLimits.maxTokens,
+        ...(deps.persistedQueries && { registry: deps.persistedQueries }),
+      }),
       ...(introspection ? [] : [useDisableIntrospection()]),
       ...useQueryLimits(limits),
       useReservedResponseKeys(),
       useAuthentication(),
       useOperationStatus(),
       useErrorLogging(),
+      // After every plugin that adds a validation rule (limits, introspection, response keys).
+      useDocumentCache(
+        deps.documentCache ?? createDocumentCache(),
+        (request, text) => manifestTexts.has(text) || acceptedKey(request),
+      ),
       // After the plugins that may change a result: it serialises the result they have finished with.
       useEagerStringify(),
       // After the plugins that look at or change a result, before deduplication, which wraps the executor it finds.

@@ -16,7 +16,8 @@ import type { GatewayMetrics } from '../observability/metrics.ts';
  * extension (`extensions.persistedQuery.sha256Hash`), and sends no `query`.
  *
  * - `off`: any document runs; ids of the manifest work; APQ registers new documents (a request
- *   with both the query and its hash) in a bounded per-process store. The hash is the sha256 of
+ *   with both the query and its hash) in a per-process store bounded by bytes, per caller key,
+ *   for keys the REST API accepted lately only (PersistedQueryRegistry). The hash is the sha256 of
  *   the text, or the hash codegen wrote for the app's document (sha256 of codegen's normalised
  *   print, see document-hashes.ts), sent with the client's own print of it, as Apollo's
  *   PersistedQueryLink does when `generateHash` returns codegen's hash.
@@ -30,10 +31,55 @@ import type { GatewayMetrics } from '../observability/metrics.ts';
  */
 
 /**
- * Tokens a registration's text may have for the gateway to re-print it as codegen would; more than
- * the default QUERY_MAX_TOKENS (3000), which would refuse such a document anyway.
+ * Default of the APQ registry's bound in estimated bytes (`registryBytes`): some 4,000
+ * registrations of a 2 KB document; past it the least recently used go, and their clients send
+ * the text again on PersistedQueryNotFound.
  */
-const MAX_NORMALISED_TOKENS = 10_000;
+export const APQ_MAX_BYTES = 16 * 1024 * 1024;
+
+/** Estimated heap of one registry entry besides its strings (the LRU's node and slots). */
+const ENTRY_OVERHEAD_BYTES = 200;
+
+/** An upper bound of what a registry entry keeps: its key and text at two bytes per character. */
+const registryBytes = (key: string, text: string) => 2 * (key.length + text.length) + ENTRY_OVERHEAD_BYTES;
+
+/**
+ * The documents APQ registered, per caller key: a key's hash-only requests find only what that
+ * key registered, and the first text registered under a hash stays (later ones run, unkept), so
+ * nobody can change what another key's hash runs. Bounded by `maxBytes` (registryBytes of every
+ * entry), least recently used first out.
+ */
+export interface PersistedQueryRegistry {
+  readonly bytes: number;
+  readonly size: number;
+  readonly maxBytes: number;
+  /** The text the key of `scope` registered under `hash`. */
+  get(scope: string, hash: string): string | undefined;
+  /** Registers `text` under `hash` for `scope` unless that key registered one there already. */
+  register(scope: string, hash: string, text: string): void;
+}
+
+export function createPersistedQueryRegistry(maxBytes: number = APQ_MAX_BYTES): PersistedQueryRegistry {
+  const entries = new LRUCache<string, string>({ maxSize: maxBytes, sizeCalculation: registryBytes });
+  const keyOf = (scope: string, hash: string) => `${scope}\n${hash}`;
+  return {
+    get bytes() {
+      return entries.calculatedSize;
+    },
+    get size() {
+      return entries.size;
+    },
+    maxBytes,
+    get: (scope, hash) => entries.get(keyOf(scope, hash)),
+    register(scope, hash, text) {
+      const key = keyOf(scope, hash);
+      if (entries.get(key) === undefined) entries.set(key, text);
+    },
+  };
+}
+
+/** Bytes of texts whose hashes (and codegen re-prints) are remembered, for keys accepted lately. */
+const HASHES_MAX_BYTES = 4 * 1024 * 1024;
 
 function requestedId(params: GraphQLParams & { documentId?: unknown }): string | null {
   if (typeof params.documentId === 'string') return params.documentId;
@@ -49,43 +95,110 @@ const required = (detail: string) =>
     `This gateway runs trusted documents only: send the documentId of an operation of the app's persisted-documents manifest. ${detail}`,
   );
 
+const mismatch = () =>
+  requestError(
+    'BAD_REQUEST',
+    "The persisted-query hash does not match the query it came with: it is neither the query's sha256 nor codegen's hash of that document.",
+  );
+
+/** An APQ registration waiting for its key to be accepted: kept when this request's answer is processed. */
+interface PendingRegistration {
+  scope: string;
+  hash: string;
+  /** The text to keep; null: codegen's re-print of `sent`, if `hash` is codegen's hash of it. */
+  text: string | null;
+  sent: string;
+}
+
 export function useTrustedDocuments(options: {
   mode: TrustedDocumentsMode;
   manifest: ReadonlyMap<string, string>;
   logger: Logger;
   metrics: GatewayMetrics | null;
-  /** Documents APQ may register per process (off and audit). */
-  maxRegistered?: number;
+  /** The caller scope of the request's key (MerchantWalletClient.scopeOf); null without a key. */
+  callerScope: (request: Request) => string | null;
+  /** Whether the REST API accepted the request's key lately (MerchantWalletClient.accepted). */
+  accepted: (request: Request) => boolean;
+  /** Tokens a registration's text may have for the gateway to re-print it as codegen would (QUERY_MAX_TOKENS). */
+  maxTokens: number;
+  /** Where APQ registrations are kept (off and audit); default: APQ_MAX_BYTES of them. */
+  registry?: PersistedQueryRegistry;
 }): Plugin[] {
-  const { mode, manifest, logger, metrics } = options;
-  const registered = new LRUCache<string, string>({ max: options.maxRegistered ?? 10_000 });
+  const { mode, manifest, logger, metrics, callerScope, accepted, maxTokens } = options;
+  const registry = options.registry ?? createPersistedQueryRegistry();
   // An app sends the same few documents again and again (Apollo's WebSocket link sends the text with
-  // the hash every time): hash each text once, and parse and re-print it as codegen would only
-  // when the hash it came with is not its own.
-  const hashes = new LRUCache<string, string>({ max: 1_000 });
-  const hashOf = (text: string) => {
+  // the hash every time): hash each text of an accepted key once, and parse and re-print it as
+  // codegen would only when the hash it came with is not its own. Anyone else's are not kept.
+  const hashes = new LRUCache<string, string>({
+    maxSize: HASHES_MAX_BYTES,
+    sizeCalculation: (hash, text) => registryBytes(text, hash),
+  });
+  const hashOf = (text: string, request: Request) => {
     let hash = hashes.get(text);
     if (hash === undefined) {
       hash = sha256(text);
-      hashes.set(text, hash);
+      if (accepted(request)) hashes.set(text, hash);
     }
     return hash;
   };
-  const registrations = new LRUCache<string, { text: string | null }>({ max: 1_000 });
+  const registrations = new LRUCache<string, { text: string | null }>({
+    maxSize: HASHES_MAX_BYTES,
+    sizeCalculation: (entry, key) => registryBytes(key, entry.text ?? ''),
+  });
+  /** Codegen's re-print of `text` when `hash` is codegen's hash of it; for accepted keys only (it parses). */
   const codegenText = (text: string, hash: string) => {
     const key = `${hash}\n${text}`;
     let entry = registrations.get(key);
     if (entry === undefined) {
-      entry = { text: codegenRegistration(text, hash, MAX_NORMALISED_TOKENS) ?? null };
+      entry = { text: codegenRegistration(text, hash, maxTokens) ?? null };
       registrations.set(key, entry);
     }
     return entry.text;
+  };
+  const pending = new WeakMap<Request, PendingRegistration>();
+  const keep = (registration: PendingRegistration) => {
+    const text = registration.text ?? codegenText(registration.sent, registration.hash);
+    if (text !== null) registry.register(registration.scope, registration.hash, text);
+  };
+  /**
+   * An APQ registration: the query with its hash, or with codegen's hash of the same document.
+   * - From a key the REST API accepted lately: a hash that is neither is refused. Under codegen's
+   *   hash this request runs, and the registry keeps, the document codegen hashed, which the hash
+   *   alone decides (document-hashes.ts, codegenRegistration). The key's first text stays.
+   * - From any other request: the text runs as sent, as the same query without a hash would, its
+   *   hash unchecked unless it is the text's sha256 (checking codegen's costs a parse and two
+   *   prints). It is kept only if the key is accepted by the time the answer is processed (its own
+   *   REST calls may have vouched for it), and checked then; a keyless one never.
+   * Returns the hash the document goes by.
+   */
+  const register = (
+    request: Request,
+    params: GraphQLParams & { query: string },
+    hash: string,
+    textHash: string,
+    setParams: (params: GraphQLParams) => void,
+  ): string => {
+    const scope = callerScope(request);
+    const sent = params.query;
+    if (scope !== null && accepted(request)) {
+      const text = hash === textHash ? sent : codegenText(sent, hash);
+      if (text === null) throw mismatch();
+      registry.register(scope, hash, text);
+      if (text !== sent) setParams({ ...params, query: text });
+      return hash;
+    }
+    if (scope !== null) pending.set(request, { scope, hash, text: hash === textHash ? sent : null, sent });
+    return textHash;
+  };
+  const registeredFor = (request: Request, hash: string) => {
+    const scope = callerScope(request);
+    return scope === null ? undefined : registry.get(scope, hash);
   };
   // Nothing to check a plain query against: no manifest, and documents outside it are neither refused nor logged.
   const plainQueriesFree = mode === 'off' && manifest.size === 0;
   return [
     {
-      onParams({ params, setParams }) {
+      onParams({ params, setParams, request }) {
         if (typeof params.query !== 'string') return;
         const id = requestedId(params);
         if (id === null && plainQueriesFree) return;
@@ -97,7 +210,7 @@ export function useTrustedDocuments(options: {
           setParams({ ...rest, documentId: hash } as GraphQLParams);
           return;
         }
-        const textHash = hashOf(params.query);
+        const textHash = hashOf(params.query, request);
         if (manifest.has(textHash)) {
           // The manifest's own text: run it as the persisted document it is.
           const { query: _text, ...rest } = params;
@@ -110,20 +223,8 @@ export function useTrustedDocuments(options: {
         }
         let documentHash = textHash;
         if (id !== null) {
-          // An APQ registration: the query with its hash, or with codegen's hash of the same
-          // document. Under codegen's hash the registry keeps (and this request runs) the document
-          // codegen hashed, which the hash alone decides (document-hashes.ts, codegenRegistration).
-          const text =
-            hash === textHash ? params.query : hash === null ? null : codegenText(params.query, hash);
-          if (hash === null || text === null) {
-            throw requestError(
-              'BAD_REQUEST',
-              "The persisted-query hash does not match the query it came with: it is neither the query's sha256 nor codegen's hash of that document.",
-            );
-          }
-          registered.set(hash, text);
-          if (text !== params.query) setParams({ ...params, query: text });
-          documentHash = hash;
+          if (hash === null) throw mismatch();
+          documentHash = register(request, { ...params, query: params.query }, hash, textHash, setParams);
         }
         metrics?.trustedDocument('untrusted');
         if (mode === 'audit') {
@@ -133,6 +234,12 @@ export function useTrustedDocuments(options: {
           );
         }
       },
+      onResultProcess({ request }) {
+        const registration = pending.get(request);
+        if (registration === undefined) return;
+        pending.delete(request);
+        if (accepted(request)) keep(registration);
+      },
     },
     usePersistedOperations({
       allowArbitraryOperations: mode !== 'enforce',
@@ -140,8 +247,8 @@ export function useTrustedDocuments(options: {
         const id = requestedId(params);
         return id === null ? null : (DOCUMENT_ID.exec(id)?.[1] ?? id);
       },
-      getPersistedOperation: (hash) => {
-        const text = manifest.get(hash) ?? (mode === 'enforce' ? undefined : registered.get(hash));
+      getPersistedOperation: (hash, request) => {
+        const text = manifest.get(hash) ?? (mode === 'enforce' ? undefined : registeredFor(request, hash));
         if (text !== undefined) metrics?.trustedDocument(manifest.has(hash) ? 'trusted' : 'registered');
         else metrics?.trustedDocument('not_found');
         return text ?? null;

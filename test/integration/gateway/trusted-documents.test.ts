@@ -232,10 +232,15 @@ describe('automatic persisted queries (APQ), where arbitrary documents may run',
   });
 
   it("cannot be poisoned: another merchant's text registered first under an app's hash changes nothing that app gets", async () => {
-    // The registry is shared by every caller. The attacker knows the app's codegen hash (it ships
-    // in the app) and registers, before the app does, texts that print to the same document.
+    // The attacker knows the app's codegen hash (it ships in the app) and registers, before the
+    // app does, texts that print to the same document, with a key the REST API accepts.
     const attacker = await off.sandbox.world.merchant();
     const hash = codegenHash(DashboardDocument);
+    await off.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${attacker.key}` },
+      body: JSON.stringify({ query: '{ wallets(first: 1) { totalCount } }' }),
+    });
     const variants = [
       print(DashboardDocument).replace(/\{\n/, '{\n  injected @client\n'),
       print(DashboardDocument),
@@ -251,7 +256,11 @@ describe('automatic persisted queries (APQ), where arbitrary documents may run',
       const body = (await response.json()) as { data?: { wallets?: Record<string, unknown> } };
       expect(body.data?.wallets).toMatchObject({ __typename: 'WalletConnection', totalCount: 0 });
     }
-    // The app (Apollo, no manifest) asks by hash alone: no error, and the __typenames its cache needs.
+    // The app (Apollo, no manifest) asks by hash alone: its key registered nothing under it yet,
+    // another key's registration is not its own. It registers, and gets the __typenames its cache needs.
+    const first = await send(off, { extensions: apq(hash) });
+    expect(first.body.errors?.map((e) => e.extensions.code)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
+    await send(off, { query: apolloPrint(DashboardDocument), extensions: apq(hash) });
     const byHash = await send(off, { extensions: apq(hash) });
     expect(byHash.status).toBe(200);
     expect(byHash.body.errors).toBeUndefined();
