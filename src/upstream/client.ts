@@ -87,6 +87,11 @@ export class MerchantWalletClient {
     return this.acceptedScopes.has(caller.cacheScope);
   }
 
+  /** `accepted` for an Authorization value, before its request has a Caller (parsing, APQ). */
+  acceptedAuthorization(authorization: string): boolean {
+    return this.acceptedScopes.has(this.scopes.scopeOf(authorization));
+  }
+
   /** Notes a 2xx for `accepted`, and hands the response on. */
   private vouched(caller: Caller, response: UpstreamResponse): UpstreamResponse {
     if (response.status >= 200 && response.status < 300) this.acceptedScopes.set(caller.cacheScope, true);
