@@ -21,6 +21,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { QueryLimitSettings } from '../config.ts';
 import { ERROR_CODES, type ErrorCode, requestError } from '../error-codes.ts';
 import { INPUT_LIMITS, isNestedDeeper } from '../input-limits.ts';
+import { LIST_SCAN_FIELDS } from '../schema/connections.ts';
 import { DEFAULT_WINDOW } from '../schema/pagination.ts';
 import { refusal } from './refusal.ts';
 
@@ -34,7 +35,23 @@ import { refusal } from './refusal.ts';
 export interface QueryLimits extends QueryLimitSettings {
   /** Hide "Did you mean …?" suggestions (they leak the schema when introspection is off). */
   blockFieldSuggestions: boolean;
+  /**
+   * MAX_UPSTREAM_CALLS_PER_REQUEST: the most REST reads one request may make, which is what a
+   * walk over a whole list is counted at (see operationCost). Default: the configuration's, 100.
+   */
+  maxUpstreamCalls?: number;
 }
+
+/**
+ * What one REST read counts in a document's cost: 100, so that a request that may spend the
+ * whole default call budget (100 reads) counts 10 000, half the default cost limit. Then the
+ * largest realistic screen (20 wallets with their deposits' and withdrawals' totalCount and a
+ * feed) passes, and lowering QUERY_MAX_COST below ~10 000 refuses every document that walks a
+ * merchant's whole list.
+ */
+export const READ_COST = 100;
+/** MAX_UPSTREAM_CALLS_PER_REQUEST's default (config.ts), when the caller does not say. */
+const DEFAULT_MAX_UPSTREAM_CALLS = 100;
 
 const CODE = 'QUERY_LIMIT_EXCEEDED' satisfies ErrorCode;
 
@@ -60,7 +77,7 @@ export function useQueryLimits(limits: QueryLimits): Plugin[] {
   return [
     useVariableDepthLimit(INPUT_LIMITS.variableDepth),
     ...(armor.protect().plugins as Plugin[]),
-    useCostLimit(limits.maxCost),
+    useCostLimit(limits.maxCost, limits.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS),
     useLimitStatus(),
   ];
 }
@@ -113,11 +130,9 @@ function useLimitStatus(): Plugin {
 
 /**
  * Rejects an operation whose cost exceeds `maxCost` before it executes (variables are known only
- * then). Every field costs 1; the subtree of a field returning a *Connection type counts
- * `first`/`last` (or the default window) times, so `deposits(first: 1000) { nodes { wallet {
- * deposits(first: 1000) … } } }` is refused while real screens pass.
+ * then); operationCost says how it is counted.
  */
-function useCostLimit(maxCost: number): Plugin {
+function useCostLimit(maxCost: number, maxUpstreamCalls: number): Plugin {
   // Without variables, an operation's cost depends on its document alone, and Yoga's parser cache
   // hands out the same document object for the same text: such costs are computed once.
   const fixedCosts = new WeakMap<DocumentNode, Map<string, number>>();
@@ -125,7 +140,9 @@ function useCostLimit(maxCost: number): Plugin {
     const name = args.operationName ?? '';
     const known = fixedCosts.get(args.document)?.get(name);
     if (known !== undefined) return known;
-    const cost = operationCost(args.schema, args.document, args.operationName, args.variableValues ?? {});
+    const cost = operationCost(args.schema, args.document, args.operationName, args.variableValues ?? {}, {
+      maxUpstreamCalls,
+    });
     if (!usesVariables(args.document)) {
       const byName = fixedCosts.get(args.document) ?? new Map<string, number>();
       byName.set(name, cost);
@@ -144,7 +161,7 @@ function useCostLimit(maxCost: number): Plugin {
     if (cost <= maxCost) return;
     const error = requestError(
       CODE,
-      `The operation's cost ${cost} exceeds the limit of ${maxCost}: ask for fewer items per connection or nest fewer connections.`,
+      `The operation's cost ${cost} exceeds the limit of ${maxCost}: ask for fewer items per connection, nest fewer connections, or select totalCount on a wallet's deposits or withdrawal intents less often (it reads the merchant's whole list).`,
       { extensions: { cost, maxCost } },
     );
     setResultAndStopExecution({ data: null, errors: [error] });
@@ -158,12 +175,30 @@ function usesVariables(document: DocumentNode): boolean {
   );
 }
 
+/**
+ * The cost of an operation, known before it runs:
+ *
+ * - its fields: every field costs 1; the subtree of a field returning a *Connection type counts
+ *   `first`/`last` (or the default window) times, so `deposits(first: 1000) { nodes { wallet {
+ *   deposits(first: 1000) … } } }` is refused while real screens pass;
+ * - plus READ_COST for each REST read it may make over a wallet's list (LIST_SCAN_FIELDS): the
+ *   REST API has no wallet filter, so such a connection scans the merchant's list, once per list
+ *   and status filter per request whatever the number of wallets. A scan for a window counts one
+ *   read (its first page usually holds it); a scan that walks the whole list (`totalCount`
+ *   selected, or `last` without `before`) counts `maxUpstreamCalls` reads, the most it may make
+ *   (the list's length is not known before the walk). All such reads together count at most
+ *   `maxUpstreamCalls`: the request makes no more.
+ *
+ * Other connections' reads (one or two pages each) are not counted beyond their fields.
+ */
 export function operationCost(
   schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,
   variables: Record<string, unknown>,
+  options: { maxUpstreamCalls?: number } = {},
 ): number {
+  const maxUpstreamCalls = options.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS;
   const operation = getOperationAST(document, operationName);
   if (!operation) return 0;
   const fragments = new Map<string, FragmentDefinitionNode>();
@@ -172,12 +207,26 @@ export function operationCost(
   }
   const root = schema.getRootType(operation.operation);
   const visiting = new Set<string>();
+  /** The lists scanned, by field and status filter: whether one of their selections walks all of it. */
+  const scans = new Map<string, boolean>();
 
+  const resolved = (value: ValueNode | undefined): unknown =>
+    value === undefined ? undefined : valueFromASTUntyped(value, variables);
   const count = (value: ValueNode | undefined): number | undefined => {
-    if (!value) return undefined;
-    const resolved = valueFromASTUntyped(value, variables);
-    return typeof resolved === 'number' && resolved >= 0 ? resolved : undefined;
+    const number = resolved(value);
+    return typeof number === 'number' && number >= 0 ? number : undefined;
   };
+
+  /** Whether `set` selects `name` at its own level, through fragments included. */
+  const selects = (set: SelectionSetNode, name: string, seen = new Set<string>()): boolean =>
+    set.selections.some((selection) => {
+      if (selection.kind === Kind.FIELD) return selection.name.value === name;
+      if (selection.kind === Kind.INLINE_FRAGMENT) return selects(selection.selectionSet, name, seen);
+      const fragment = fragments.get(selection.name.value);
+      if (!fragment || seen.has(selection.name.value)) return false;
+      seen.add(selection.name.value);
+      return selects(fragment.selectionSet, name, seen);
+    });
 
   const costOf = (set: SelectionSetNode, type: GraphQLCompositeType): number => {
     let total = 0;
@@ -187,10 +236,17 @@ export function operationCost(
         if (name.startsWith('__')) continue;
         const field = isObjectType(type) || isInterfaceType(type) ? type.getFields()[name] : undefined;
         const fieldType = field && getNamedType(field.type);
+        const argument = (n: string) => selection.arguments?.find((a) => a.name.value === n)?.value;
+        if (LIST_SCAN_FIELDS.has(`${type.name}.${name}`)) {
+          const list = `${type.name}.${name}|${JSON.stringify(resolved(argument('status')) ?? null)}`;
+          const walksAll =
+            (argument('last') !== undefined && argument('before') === undefined) ||
+            (selection.selectionSet !== undefined && selects(selection.selectionSet, 'totalCount'));
+          scans.set(list, (scans.get(list) ?? false) || walksAll);
+        }
         let cost = 1;
         if (selection.selectionSet && fieldType && isCompositeType(fieldType)) {
           const children = costOf(selection.selectionSet, fieldType);
-          const argument = (n: string) => selection.arguments?.find((a) => a.name.value === n)?.value;
           const times = fieldType.name.endsWith('Connection')
             ? (count(argument('first')) ?? count(argument('last')) ?? DEFAULT_WINDOW)
             : 1;
@@ -211,7 +267,11 @@ export function operationCost(
     }
     return total;
   };
-  return root ? costOf(operation.selectionSet, root) : 0;
+  if (!root) return 0;
+  const fields = costOf(operation.selectionSet, root);
+  let reads = 0;
+  for (const walksAll of scans.values()) reads += walksAll ? maxUpstreamCalls : 1;
+  return fields + READ_COST * Math.min(reads, maxUpstreamCalls);
 }
 
 /**

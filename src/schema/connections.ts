@@ -161,6 +161,13 @@ function withAnchor(window: Window, anchor: CursorAnchor | null): Window {
 }
 
 /**
+ * The connection fields resolved by resolveScanConnection, as `Type.field`: each reads the
+ * merchant's whole list (one scan per list and status filter per request), so the cost limit
+ * (plugins/limits.ts) counts the REST reads they may make.
+ */
+export const LIST_SCAN_FIELDS: ReadonlySet<string> = new Set(['Wallet.deposits', 'Wallet.withdrawalIntents']);
+
+/**
  * A connection over one wallet's items of a merchant-wide list (the REST API has no wallet
  * filter): the request's shared scan walks pages only until this window is filled. hasNextPage
  * (one item past the window) and totalCount (the whole list) read further only when selected.

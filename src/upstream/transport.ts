@@ -3,6 +3,7 @@ import { budget, spend } from './budget.ts';
 import type { Activity, Attempt, UpstreamCall, UpstreamResponse } from './call.ts';
 import type { Caller } from './caller.ts';
 import { type CircuitBreakerOptions, CircuitBreakers, circuit } from './circuit-breakers.ts';
+import { FairShare, type FairShareOptions } from './fair-share.ts';
 import { observe } from './observe.ts';
 import { type RetryOptions, retry } from './retry.ts';
 import { BASE_PATH, routeLabels } from './routes.ts';
@@ -14,10 +15,13 @@ import { wire } from './wire.ts';
  * GraphQL request's deadline on every call, and bounded, jittered retries for idempotent GETs.
  * A call passes these stages, outermost first, one module each:
  *
- *   retry (GETs only) → budget → circuit → spend → observe → wire
+ *   retry (GETs only) → fair share → budget → circuit → spend → observe → wire
  *
- * Every attempt, retries included, passes the request's call budget (budget.ts, Caller.calls) and
- * the route's circuit breaker (circuit-breakers.ts) before it leaves; one that leaves is counted
+ * Every attempt, retries included, waits for a slot of its caller's share of the REST API
+ * (fair-share.ts: a few calls per key in flight, a POST never waits), then passes the request's
+ * call budget (budget.ts, Caller.calls) and the route's circuit breaker (circuit-breakers.ts)
+ * before it leaves; the share comes first so that the budget and the spending of it are checked
+ * and counted in one step, after any wait. One that leaves is counted
  * against the budget, counted and traced (observe.ts), and sent (wire.ts: the deadline, the
  * caller's key, `x-request-id` and `traceparent`). Nothing here knows a resource or an envelope
  * (client.ts and envelope.ts do).
@@ -31,7 +35,19 @@ export interface TransportOptions extends RetryOptions {
   connections: number;
   maxResponseBytes: number;
   circuitBreaker: CircuitBreakerOptions;
+  /**
+   * Each key's share of the REST API (fair-share.ts); default: CALLS_PER_KEY calls in flight per
+   * key, no hook. `callsPerKey: 0` turns it off.
+   */
+  fairShare?: Partial<FairShareOptions>;
 }
+
+/**
+ * Each key's share by default (fair-share.ts): a request's first 4 calls go at once (S1–S3 make at
+ * most 3, the largest realistic screen 5), and at most 4 calls of a key's expensive requests are
+ * in flight at once. Chosen by `npm run bench -- --neighbour` (docs/benchmark.md).
+ */
+export const CALLS_PER_KEY = 4;
 
 /** A GET's headers beyond the ones every call has (wire.ts): none. */
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
@@ -43,6 +59,7 @@ export class Transport {
   private readonly pathPrefix: string;
   private readonly breakers: CircuitBreakers;
   private readonly underWay: Activity = { calls: 0, timers: 0 };
+  private readonly fairShare: FairShare;
   /** One attempt, through every stage but retry: a POST's only one. */
   private readonly attempt: Attempt;
   /** A GET: its attempts, retried. */
@@ -69,9 +86,10 @@ export class Transport {
       maxResponseSize: 64 * 1024,
     });
     const onTheWire = wire(this.pool, this.pathPrefix, this.underWay);
-    this.attempt = budget(
-      observer,
-      circuit(this.breakers, observer, spend(observe(telemetry, url.host, onTheWire))),
+    this.fairShare = new FairShare({ callsPerKey: CALLS_PER_KEY, ...options.fairShare });
+    this.attempt = this.fairShare.stage(
+      this.underWay,
+      budget(observer, circuit(this.breakers, observer, spend(observe(telemetry, url.host, onTheWire)))),
     );
     this.read = retry(options, this.underWay, this.attempt);
   }
@@ -95,7 +113,8 @@ export class Transport {
   }
 
   /**
-   * One POST, never retried: a second attempt could move money twice. Throws a GatewayError when it
+   * One POST, never retried: a second attempt could move money twice; it never waits for its key's
+   * share either (fair-share.ts). Throws a GatewayError when it
    * was not sent (open circuit, spent budget), else the raw transport error when no answer came,
    * for the caller to decide what it means (see createWithdrawalIntent).
    */
@@ -131,10 +150,18 @@ export class Transport {
     await Promise.all([this.pool.close(), this.probe.destroy()]);
   }
 
-  /** Calls under way, timers pending (deadlines, backoffs), and the pool's sockets and queue. */
+  /**
+   * Calls under way, timers pending (deadlines, backoffs, waits for a share), calls waiting for
+   * their key's share, and the pool's sockets and queue.
+   */
   activity() {
     const { connected, free, pending, queued, running } = this.pool.stats;
     const { calls, timers } = this.underWay;
-    return { calls, timers, pool: { connected, free, pending, queued, running } };
+    return {
+      calls,
+      timers,
+      waiting: this.fairShare.activity().waiting,
+      pool: { connected, free, pending, queued, running },
+    };
   }
 }

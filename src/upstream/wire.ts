@@ -81,7 +81,8 @@ export function wire(pool: Pool, pathPrefix: string, activity: Activity): Wire {
   };
 }
 
-function deadlinePassed(cause?: unknown): Error {
+/** The error of a call whose request's deadline passed (DEADLINE: transport-errors.ts); fair-share.ts fails a queued call with it too. */
+export function deadlinePassed(cause?: unknown): Error {
   return Object.assign(new Error('request deadline passed', cause === undefined ? {} : { cause }), {
     code: 'DEADLINE',
   });

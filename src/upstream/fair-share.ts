@@ -1,0 +1,157 @@
+import type { Activity, Attempt, UpstreamCall } from './call.ts';
+import type { Caller } from './caller.ts';
+import { deadlinePassed } from './wire.ts';
+
+/**
+ * Each key's share of the REST API for expensive requests. A request's first `callsPerKey` calls
+ * go at once, always: a normal screen makes one to three, so none of its calls ever waits, however
+ * many screens a key sends at once. A request's further calls (the pages of a scan over a whole
+ * list, many aliased lists) are its key's expensive ones: at most `callsPerKey` of those, across
+ * all the key's requests, are in flight at once (caller scope: Caller.cacheScope, one per API key);
+ * the rest wait in the key's own FIFO queue. So one key's expensive requests queue behind each
+ * other instead of taking the REST API's time, and the gateway's, from every other key, and
+ * another key's call never waits behind them.
+ *
+ * - A queued call waits at most until its request's deadline; then it fails as the deadline fails
+ *   a call on the wire (DEADLINE, so UPSTREAM_TIMEOUT; not retried, not a circuit failure) and is
+ *   never sent, nor counted against the call budget.
+ * - A POST (a withdrawal) never waits and takes no slot: delaying it could only bring it nearer its
+ *   deadline, where an answer lost on the wire leaves its outcome unknown; and GraphQL runs a
+ *   mutation's fields one after the other, so a request has at most one POST under way.
+ * - A slot is held for the whole attempt, body included, and released when it ends whatever the
+ *   outcome; a retry's backoff holds none (this stage is inside retry, transport.ts).
+ *
+ * A merchant with several keys gets a share per key: the gateway only knows keys (the REST API,
+ * not the gateway, knows whose a key is). What bounds that is the keys a merchant creates, each of
+ * which it must hold, and UPSTREAM_CONNECTIONS for all keys together. Requests that stay within
+ * their first calls are not bounded here (RATE_LIMIT_PER_KEY bounds those). Memory: one entry per
+ * key with expensive calls in flight or queued, removed when its last one ends.
+ */
+
+export interface FairShareOptions {
+  /**
+   * A request's calls that go at once, and the most calls past those that one caller scope has in
+   * flight at once; 0 (or less) turns the stage off.
+   */
+  callsPerKey: number;
+  /** Called each time a call has to wait for its scope's share (metrics, tests). */
+  onQueued?: (scope: string) => void;
+}
+
+/** What a scope's share holds: expensive calls in flight, and those waiting, oldest first. */
+interface Share {
+  inFlight: number;
+  waiting: Waiter[];
+}
+
+interface Waiter {
+  /** Takes the slot the last call handed on, and goes. */
+  go: () => void;
+}
+
+/** Calls waiting for their scope's share right now (Transport.activity). */
+export interface FairShareActivity {
+  waiting: number;
+}
+
+export class FairShare {
+  private readonly shares = new Map<string, Share>();
+  /** Attempts each request (its Caller) has started through this stage, retries included. */
+  private readonly started = new WeakMap<Caller, number>();
+  private readonly options: FairShareOptions;
+  private queuedCalls = 0;
+
+  constructor(options: FairShareOptions) {
+    this.options = options;
+  }
+
+  /** The stage: `next`, once the call's scope has a slot free (see the module's contract). */
+  stage(activity: Activity, next: Attempt): Attempt {
+    if (this.options.callsPerKey <= 0) return next;
+    return async (call, attempt) => {
+      if (this.isFree(call)) return next(call, attempt);
+      const scope = call.caller.cacheScope;
+      await this.acquire(scope, call, activity);
+      try {
+        return await next(call, attempt);
+      } finally {
+        this.release(scope);
+      }
+    };
+  }
+
+  activity(): FairShareActivity {
+    return { waiting: this.queuedCalls };
+  }
+
+  /** A POST, or one of its request's first calls: goes at once and takes no slot. */
+  private isFree(call: UpstreamCall): boolean {
+    const started = this.started.get(call.caller) ?? 0;
+    this.started.set(call.caller, started + 1);
+    return call.method === 'POST' || started < this.options.callsPerKey;
+  }
+
+  /** A slot of `scope`'s share: at once when one is free, else when one is handed on. */
+  private acquire(scope: string, call: UpstreamCall, activity: Activity): Promise<void> | void {
+    let share = this.shares.get(scope);
+    if (!share) {
+      share = { inFlight: 0, waiting: [] };
+      this.shares.set(scope, share);
+    }
+    if (share.inFlight < this.options.callsPerKey) {
+      share.inFlight++;
+      return;
+    }
+    return this.wait(scope, share, call, activity);
+  }
+
+  /** Queues the call until a slot is handed to it, or its deadline passes (then it is dropped, unsent). */
+  private wait(scope: string, share: Share, call: UpstreamCall, activity: Activity): Promise<void> {
+    const { deadline } = call.caller;
+    const remaining = deadline === undefined ? undefined : deadline - Date.now();
+    if (remaining !== undefined && remaining <= 0) return Promise.reject(deadlinePassed());
+    this.options.onQueued?.(scope);
+    this.queuedCalls++;
+    return new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const settle = () => {
+        this.queuedCalls--;
+        if (timer) {
+          clearTimeout(timer);
+          activity.timers--;
+        }
+      };
+      const waiter: Waiter = {
+        go: () => {
+          settle();
+          resolve();
+        },
+      };
+      share.waiting.push(waiter);
+      if (remaining !== undefined) {
+        activity.timers++;
+        timer = setTimeout(() => {
+          timer = undefined;
+          activity.timers--;
+          share.waiting.splice(share.waiting.indexOf(waiter), 1);
+          this.queuedCalls--;
+          reject(deadlinePassed());
+        }, remaining);
+      }
+    });
+  }
+
+  /** The call ended: its slot goes to the scope's oldest waiting call, else is freed. */
+  private release(scope: string): void {
+    const share = this.shares.get(scope);
+    if (!share) return;
+    const next = share.waiting.shift();
+    // The slot passes straight on: inFlight stays, so no call arriving meanwhile can take it first.
+    if (next) {
+      next.go();
+      return;
+    }
+    share.inFlight--;
+    if (share.inFlight <= 0) this.shares.delete(scope);
+  }
+}

@@ -1,0 +1,185 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { GatewayError } from '../../../src/errors.ts';
+import { DEMO_KEYS, seedWorld } from '../../../src/sandbox/seed.ts';
+import { CALLS_PER_KEY } from '../../../src/upstream/transport.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+
+/**
+ * Each key's share of the REST API (src/upstream/fair-share.ts): a request's first CALLS_PER_KEY
+ * calls go at once; past those, CALLS_PER_KEY calls of one key in flight at once, its further
+ * calls waiting in its own queue, unsent, while other keys' calls go at once. The sandbox holds
+ * one key's calls (a latency fault on deposits) so that its share stays taken while the test
+ * looks; counts, not times, are asserted.
+ */
+
+/** Calls one request can have in flight before any waits: its free calls, then its key's share. */
+const AT_ONCE = 2 * CALLS_PER_KEY;
+
+let gw: TestGateway;
+/** Calls that had to wait for their key's share, by scope. */
+const queued = new Map<string, number>();
+let busy: { key: string };
+let other: { key: string };
+
+beforeAll(async () => {
+  gw = await startTestGateway({
+    upstream: {
+      fairShare: { onQueued: (scope: string) => queued.set(scope, (queued.get(scope) ?? 0) + 1) },
+    },
+  });
+  busy = await gw.sandbox.world.merchant();
+  other = await gw.sandbox.world.merchant();
+  for (const { id } of [busy, other] as unknown as { id: string }[]) {
+    const wallet = await gw.sandbox.world.wallet(id);
+    await gw.sandbox.world.deposit(wallet.id, { amount: '5' });
+  }
+  // Keys the REST API has accepted: an unknown key's calls wait for its first answer (client.ts).
+  for (const { key } of [busy, other]) await gw.request('{ wallets(first: 1) { totalCount } }', {}, { key });
+});
+beforeEach(async () => {
+  queued.clear();
+  await gw.sandbox.admin('DELETE', '/faults');
+  gw.resetCalls();
+});
+afterAll(() => gw.close());
+
+const depositCalls = () => gw.upstreamCalls().filter((call) => call.startsWith('GET /external/v1/deposits'));
+const scopeOf = (key: string) => gw.client.scopeOf(`Bearer ${key}`);
+
+/** One request with `n` different REST reads, all at once: deposits by made-up ids (each null). */
+function manyReads(n: number): string {
+  const id = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+  return `{ ${Array.from({ length: n }, (_, i) => `d${i}: deposit(id: "${id(i)}") { id }`).join(' ')} }`;
+}
+
+describe("each key's share of the REST API", () => {
+  it("queues one key's calls past its share, unsent, while another key's call goes at once", async () => {
+    await gw.sandbox.admin('POST', '/faults', {
+      method: 'GET',
+      path: '/external/v1/deposits',
+      latencyMs: 1_500,
+    });
+    const extra = 2;
+    const expensive = gw.request(manyReads(AT_ONCE + extra), {}, { key: busy.key });
+    // The busy key holds its whole share; its other calls wait in its queue.
+    await expect.poll(() => depositCalls().length).toBe(AT_ONCE);
+    await expect.poll(() => queued.get(scopeOf(busy.key))).toBe(extra);
+
+    const quick = await gw.request('{ wallets(first: 1) { totalCount } }', {}, { key: other.key });
+    expect(quick.body).toEqual({ data: { wallets: { totalCount: 1 } } });
+    expect(queued.has(scopeOf(other.key))).toBe(false);
+    // Answered while the busy key's queued calls were still unsent.
+    expect(depositCalls()).toHaveLength(AT_ONCE);
+
+    // Each queued call goes when a slot of its own key is free: all answered, none twice.
+    const answer = await expensive;
+    expect(answer.body.errors).toBeUndefined();
+    expect(Object.values(answer.body.data ?? {})).toEqual(
+      Array.from({ length: AT_ONCE + extra }, () => null),
+    );
+    expect(depositCalls()).toHaveLength(AT_ONCE + extra);
+    expect(gw.client.activity()).toMatchObject({ calls: 0, timers: 0 });
+  });
+
+  it('fails a queued call whose deadline passes with the deadline error, and never sends it', async () => {
+    await gw.sandbox.admin('POST', '/faults', {
+      method: 'GET',
+      path: '/external/v1/deposits',
+      latencyMs: 1_500,
+    });
+    const authorization = `Bearer ${busy.key}`;
+    // The share taken by the calls of a request with time to spare…
+    const holder = gw.client.caller(authorization, Date.now() + 10_000);
+    const held = Array.from({ length: AT_ONCE }, (_, i) =>
+      gw.client.listDeposits(holder, { page: 1, size: i + 1 }),
+    );
+    await expect.poll(() => depositCalls().length).toBe(AT_ONCE);
+    // …and another request of the same key, past its free calls, whose deadline comes first.
+    const late = gw.client.caller(authorization, Date.now() + 1_000);
+    for (let i = 0; i < CALLS_PER_KEY; i++) await gw.client.listWallets(late, { page: 1, size: i + 1 });
+    const error = (await gw.client.listDeposits(late, { page: 1, size: 50 }).catch((e) => e)) as GatewayError;
+    expect(error.code).toBe('UPSTREAM_TIMEOUT');
+    expect(queued.get(scopeOf(busy.key))).toBe(1);
+    // Dropped from the queue at its deadline, before any slot was free: never sent, never spent.
+    expect(depositCalls()).toHaveLength(AT_ONCE);
+    expect(late.calls.made).toBe(CALLS_PER_KEY);
+    await Promise.all(held);
+    expect(depositCalls()).toHaveLength(AT_ONCE);
+  });
+
+  it('lets a POST go at once, whatever its key has in flight', async () => {
+    const merchant = await gw.sandbox.world.merchant();
+    const wallet = await gw.sandbox.world.wallet(merchant.id, { USDT: '1000' });
+    await gw.request('{ wallets(first: 1) { totalCount } }', {}, { key: merchant.key });
+    await gw.sandbox.admin('POST', '/faults', {
+      method: 'GET',
+      path: '/external/v1/deposits',
+      latencyMs: 1_500,
+    });
+    const reads = gw.request(manyReads(AT_ONCE + 1), {}, { key: merchant.key });
+    await expect.poll(() => queued.get(scopeOf(merchant.key))).toBe(1);
+    const created = await gw.request(
+      `mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }`,
+      {
+        input: {
+          walletId: wallet.id,
+          serviceFeeMode: 'EXCLUSIVE',
+          currencyCode: 'USDT',
+          amount: '1',
+          destination: { type: 'crypto', rail: 'tron', identifier: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7' },
+        },
+      },
+      { key: merchant.key },
+    );
+    expect(created.body.errors).toBeUndefined();
+    // Sent while the key's reads were still queued.
+    expect(
+      gw.upstreamCalls().filter((c) => c.startsWith('POST /external/v1/withdrawal-intents')),
+    ).toHaveLength(1);
+    expect(depositCalls()).toHaveLength(AT_ONCE);
+    expect(queued.get(scopeOf(merchant.key))).toBe(1);
+    await reads;
+  });
+});
+
+describe('normal screens never wait', () => {
+  it('S1 and S3 of the benchmark make their calls without queueing, at the default share', async () => {
+    const world = seedWorld({ wallets: 20, deposits: 3_000, withdrawals: 500 });
+    const waited: string[] = [];
+    const big = await startTestGateway({
+      store: world.store,
+      upstream: { fairShare: { onQueued: (scope: string) => waited.push(scope) } },
+    });
+    try {
+      const key = DEMO_KEYS.acmeReadWrite;
+      const s1 = await big.request(
+        '{ wallets(first: 20) { nodes { id address assets { currencyCode balance { availableAmount lockedAmount } } } } }',
+        {},
+        { key },
+      );
+      expect(s1.body.errors).toBeUndefined();
+      const walletId = (s1.body.data as { wallets: { nodes: { id: string }[] } }).wallets.nodes[0]?.id;
+      const s3 = await big.request(
+        'query($id: ID!) { wallet(id: $id) { address assets { currencyCode balance { availableAmount } } deposits(first: 10) { nodes { id amount status } } withdrawalIntents(first: 10) { nodes { id amount status } } } }',
+        { id: walletId },
+        { key },
+      );
+      expect(s3.body.errors).toBeUndefined();
+      // Ten of each at once, as a busy app's screens would come.
+      const screens = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          big.request(
+            'query($id: ID!) { wallet(id: $id) { deposits(first: 10) { nodes { id } } withdrawalIntents(first: 10) { nodes { id } } } }',
+            { id: walletId },
+            { key },
+          ),
+        ),
+      );
+      for (const screen of screens) expect(screen.body.errors).toBeUndefined();
+      expect(big.upstreamCalls().length).toBeGreaterThanOrEqual(4);
+      expect(waited).toEqual([]);
+    } finally {
+      await big.close();
+    }
+  });
+});
