@@ -9,6 +9,7 @@
  * TIME_WAIT is left behind), answers `{ type: 'stopped', report }` and the process waits for the
  * next command; it exits when the parent goes away.
  */
+import { createHash } from 'node:crypto';
 import { Agent, type IncomingMessage, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import WebSocket from 'ws';
@@ -29,6 +30,18 @@ export type AttackCommand =
   | { cmd: 'readyz'; host: string; port: number; callers: number }
   | { cmd: 'graphiql'; host: string; port: number; loads: number }
   | { cmd: 'slow-readers'; host: string; port: number; count: number; localAddresses: string[] }
+  | {
+      /**
+       * `documents`: unique ~84 KB keyless documents (2,880 fields and as many comments) that parse
+       * and fail validation; `apq`: keyless APQ registrations of unique ~95 KB texts under their
+       * own sha256 (they need not parse). `count` POSTs, `concurrency` at a time.
+       */
+      cmd: 'documents' | 'apq';
+      host: string;
+      port: number;
+      count: number;
+      concurrency: number;
+    }
   | { cmd: 'stop' };
 
 /** What happened to the connections of one kind (idle, partial, headers, ws…). */
@@ -270,6 +283,47 @@ function loadGraphiQL(command: Extract<AttackCommand, { cmd: 'graphiql' }>): voi
   release = () => agent.destroy();
 }
 
+/** A unique ~84 KB document under every query limit: 2,880 tokens, and a comment after each. */
+export function outsiderDocument(n: number): string {
+  const fields = Array.from({ length: 2_880 }, (_, i) => `f${i} # ${'x'.repeat(20)}\n`).join('');
+  return `query Outsider${n}_${process.pid} {\n${fields}}`;
+}
+
+/** A unique ~95 KB APQ registration: a text (one long name, it does not parse) and its own sha256. */
+export function outsiderRegistration(n: number): string {
+  const query = `{ outsider${n}_${process.pid}${'y'.repeat(95_000)} `;
+  const hash = createHash('sha256').update(query).digest('hex');
+  return JSON.stringify({ query, extensions: { persistedQuery: { version: 1, sha256Hash: hash } } });
+}
+
+/** `count` keyless POSTs of `body(n)`, `concurrency` at a time, on keep-alive connections. */
+function floodPosts(
+  command: Extract<AttackCommand, { cmd: 'documents' | 'apq' }>,
+  body: (n: number) => string,
+): void {
+  const agent = new Agent({ keepAlive: true, maxSockets: command.concurrency });
+  const flood = newFlood();
+  const { signal } = current;
+  let next = 0;
+  const lane = async () => {
+    while (!signal.aborted && next < command.count) {
+      const payload = body(next++);
+      await send(
+        command.host,
+        command.port,
+        'POST',
+        '/graphql',
+        { 'content-type': 'application/json' },
+        payload,
+        agent,
+        flood,
+      );
+    }
+  };
+  for (let i = 0; i < command.concurrency; i++) void lane();
+  release = () => agent.destroy();
+}
+
 function newFlood(): Flood {
   latencies.length = 0;
   report.flood = { done: 0, inFlight: 0, statuses: {}, errors: {}, bytes: 0 };
@@ -282,6 +336,20 @@ function get(
   port: number,
   path: string,
   headers: Record<string, string>,
+  agent: Agent,
+  flood: Flood,
+): Promise<void> {
+  return send(host, port, 'GET', path, headers, null, agent, flood);
+}
+
+/** One request; the answer's body is counted, not kept. Never rejects. */
+function send(
+  host: string,
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string | null,
   agent: Agent,
   flood: Flood,
 ): Promise<void> {
@@ -301,7 +369,7 @@ function get(
       if (error) bump(flood.errors, error);
       resolve();
     };
-    const req = request({ host, port, path, headers, agent, timeout: REQUEST_TIMEOUT_MS }, (res) => {
+    const req = request({ host, port, method, path, headers, agent, timeout: REQUEST_TIMEOUT_MS }, (res) => {
       const encoding = res.headers['content-encoding'];
       res.on('data', (chunk: Buffer) => {
         flood.bytes += chunk.length;
@@ -311,7 +379,7 @@ function get(
     });
     req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'timeout' })));
     req.on('error', (e: NodeJS.ErrnoException) => finish(null, e.code ?? e.message));
-    req.end();
+    req.end(body ?? undefined);
   });
 }
 
@@ -395,6 +463,12 @@ process.on('message', (command: AttackCommand) => {
       break;
     case 'graphiql':
       loadGraphiQL(command);
+      break;
+    case 'documents':
+      floodPosts(command, (n) => JSON.stringify({ query: outsiderDocument(n) }));
+      break;
+    case 'apq':
+      floodPosts(command, outsiderRegistration);
       break;
   }
 });

@@ -10,11 +10,19 @@
  *   3 readyz      300 callers looping on /readyz while the REST API answers in 3 s
  *   4 loris       connections that send their headers, or a declared body, a byte every 3 s
  *   5 graphiql    100 uncompressed GraphiQL page loads at once
+ *   7 documents   300 unique ~84 KB keyless documents (2,880 tokens, a comment after each: under
+ *                 every query limit), 8 at a time: what parsing and validating what an outsider
+ *                 sends leaves in the gateway's heap (the parse and validation cache)
+ *   8 apq         2,700 keyless APQ registrations of unique ~95 KB texts under their own sha256,
+ *                 8 at a time: what the APQ registry keeps for an outsider
  *   6 slow-readers  (only when asked for: --only 6) 300 connections that ask for the GraphiQL page
  *                 and never read it: what a response the client does not take costs the gateway.
  *                 `--slow-readers 10500` (past MAX_CONNECTIONS) shows whether such connections
  *                 can fill the connection cap; not on a version that copies the page per response
  *                 (before bb638be), where each one holds the 9 MB page in memory.
+ *
+ * The gateway's heap (nodejs_heap_size_used_bytes on its /metrics, served on a free port of its own
+ * unless --env sets METRICS_PORT or METRICS=false) is sampled with its RSS, every 500 ms.
  *
  * The probe is `{ wallets(first: N) { edges { node { id } } } }` with the sandbox's demo key, one
  * at a time every --probe-interval ms, each on a new connection (as a new client would come) and
@@ -34,7 +42,8 @@
  * --idle 20000, --partial-share 0.25, --websockets 10000, --readyz-callers 300,
  * --readyz-latency-ms 3000, --readyz-slow readiness|global (delay only the REST route /readyz
  * checks, GET /external/v1/wallets, or every route), --loris 1000 (connections of each of its three
- * kinds), --loris-interval-ms 3000, --graphiql-loads 100, --slow-readers 300, --probe-interval-ms 50,
+ * kinds), --loris-interval-ms 3000, --graphiql-loads 100, --slow-readers 300, --documents 300,
+ * --apq-registrations 2700, --flood-concurrency 8 (phases 7 and 8), --probe-interval-ms 50,
  * --probe-timeout-ms 30000, --env NAME=VALUE (repeatable: gateway environment), --checkout DIR (run
  * the gateway and the sandbox from another checkout with its own node_modules, e.g. an older commit
  * unpacked with `git archive`, to compare two versions under the same attacks).
@@ -47,11 +56,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
-import { startProcess } from '../support/process.ts';
+import { freePort, startProcess } from '../support/process.ts';
 import type { AttackCommand, AttackReport, Flood, Tally } from './hostile-attacker.ts';
 
 const OPTIONS = {
-  only: { type: 'string', default: '1,2,3,4,5' },
+  only: { type: 'string', default: '1,2,3,4,5,7,8' },
   'phase-seconds': { type: 'string', default: '15' },
   'hold-seconds': { type: 'string', default: '40' },
   idle: { type: 'string', default: '20000' },
@@ -64,6 +73,9 @@ const OPTIONS = {
   'loris-interval-ms': { type: 'string', default: '3000' },
   'graphiql-loads': { type: 'string', default: '100' },
   'slow-readers': { type: 'string', default: '300' },
+  documents: { type: 'string', default: '300' },
+  'apq-registrations': { type: 'string', default: '2700' },
+  'flood-concurrency': { type: 'string', default: '8' },
   'probe-interval-ms': { type: 'string', default: '50' },
   'probe-timeout-ms': { type: 'string', default: '30000' },
   checkout: { type: 'string', default: '' },
@@ -79,7 +91,16 @@ const number = (name: OptionName): number => {
     throw new Error(`--${name} must be a number >= 0; got ${option(name)}`);
   return value;
 };
-const PHASES = ['idle', 'websockets', 'readyz', 'loris', 'graphiql', 'slow-readers'] as const;
+const PHASES = [
+  'idle',
+  'websockets',
+  'readyz',
+  'loris',
+  'graphiql',
+  'slow-readers',
+  'documents',
+  'apq',
+] as const;
 type PhaseName = (typeof PHASES)[number];
 const only = new Set(
   option('only')
@@ -89,7 +110,7 @@ const only = new Set(
 );
 for (const name of only) {
   if (!PHASES.includes(name as PhaseName))
-    throw new Error(`--only: unknown phase ${name}; phases: 1-5 or ${PHASES}`);
+    throw new Error(`--only: unknown phase ${name}; phases: 1-8 or ${PHASES}`);
 }
 const phaseMs = number('phase-seconds') * 1000;
 const holdMs = number('hold-seconds') * 1000;
@@ -216,8 +237,15 @@ const gatewayEnv: Record<string, string> = {
   UPSTREAM_URL: sandbox.url,
   NODE_ENV: 'production',
   GRAPHIQL: 'true',
+  // /metrics on a port of its own, free now (production's 9464 may be another gateway's): its heap.
+  METRICS_PORT: String(await freePort()),
   ...extraEnv,
 };
+/** Where the gateway's heap is read; null when its metrics are off or on PORT. */
+const metricsPort =
+  gatewayEnv.METRICS === 'false' || gatewayEnv.METRICS_PORT === 'same'
+    ? null
+    : Number(gatewayEnv.METRICS_PORT);
 const deaths: { at: string; window: string; code: number | null; signal: string | null }[] = [];
 let gateway: Gateway | null = null;
 
@@ -240,7 +268,12 @@ async function startGateway(): Promise<Gateway> {
       );
     }
     await sleep(100);
-    url = /gateway: (http:\/\/\S+)\/graphql/.exec(readFileSync(gatewayLogPath, 'utf8').slice(from))?.[1];
+    // The 'gateway listening' JSON line (production logs nothing else), or a developer's banner.
+    const log = readFileSync(gatewayLogPath, 'utf8').slice(from);
+    const match =
+      /"url":"(http:\/\/[^"]+)\/graphql".*"gateway listening"/.exec(log) ??
+      /gateway: (http:\/\/\S+)\/graphql/.exec(log);
+    url = match?.[1];
   }
   const pid = child.pid as number;
   const started: Gateway = {
@@ -387,6 +420,8 @@ interface ProcessSample {
   at: number;
   rssKB?: number;
   fds?: number;
+  /** nodejs_heap_size_used_bytes, in KB. */
+  heapKB?: number;
 }
 let currentWindow = 'setup';
 const probeSamples: ProbeSample[] = [];
@@ -499,7 +534,23 @@ async function sampleProcess(): Promise<void> {
   } catch {
     // The gateway exited between the check and the read.
   }
+  const heap = await heapUsedKB(target);
+  if (heap !== null) sample.heapKB = heap;
   processSamples.push(sample);
+}
+
+/** The gateway's used heap from its /metrics (prom-client's default metrics), or null. */
+async function heapUsedKB(target: Gateway): Promise<number | null> {
+  if (metricsPort === null) return null;
+  try {
+    const response = await fetch(`http://${target.host}:${metricsPort}/metrics`, {
+      signal: AbortSignal.timeout(2_000),
+    });
+    const bytes = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(await response.text())?.[1];
+    return bytes === undefined ? null : Math.round(Number(bytes) / 1024);
+  } catch {
+    return null;
+  }
 }
 
 async function admin(method: string, route: string, body?: unknown): Promise<unknown> {
@@ -723,6 +774,36 @@ async function runPhase(name: PhaseName): Promise<void> {
           );
           break;
         }
+        case 'documents':
+        case 'apq': {
+          const count = number(name === 'documents' ? 'documents' : 'apq-registrations');
+          const concurrency = number('flood-concurrency');
+          result.title =
+            name === 'documents'
+              ? `${count} unique ~84 KB keyless documents (2,880 tokens and as many comments), ${concurrency} at a time`
+              : `${count} keyless APQ registrations of unique ~95 KB texts under their own sha256, ${concurrency} at a time`;
+          result.setting = { count, concurrency };
+          const attacker = attackers[0] as Attacker;
+          command(attacker, { cmd: name, host: target.host, port: target.port, count, concurrency });
+          const began = Date.now();
+          const heapBy5s: string[] = [];
+          // As fast as the gateway answers, bounded: a gateway that died answers no more.
+          while (Date.now() - began < 300_000 && gateway) {
+            await sleep(1_000);
+            const seconds = Math.round((Date.now() - began) / 1000);
+            const last = processSamples.at(-1);
+            if (seconds % 5 === 0)
+              heapBy5s.push(
+                `${seconds} s: ${attacker.latest?.flood?.done ?? 0} sent, heap ${last?.heapKB ? mb(last.heapKB) : '–'} MB`,
+              );
+            const flood = attacker.latest?.flood;
+            if (flood && flood.done >= count && flood.inFlight === 0) break;
+          }
+          result.notes.push(`the requests took ${((Date.now() - began) / 1000).toFixed(1)} s`);
+          result.notes.push(`heap while under way: ${heapBy5s.join('; ')}`);
+          result.report = await stopAttack([attacker]);
+          break;
+        }
         case 'graphiql': {
           const loads = number('graphiql-loads');
           result.title = `${loads} GraphiQL page loads at once (GET /graphql, accept: text/html, no accept-encoding)`;
@@ -818,6 +899,7 @@ const rows = windows.map((w) => {
     .map((s) => s.rssKB)
     .filter((v): v is number => v !== undefined && !Number.isNaN(v));
   const fds = processInWindow.map((s) => s.fds).filter((v): v is number => v !== undefined);
+  const heap = processInWindow.map((s) => s.heapKB).filter((v): v is number => v !== undefined);
   // The main probe first, then phase 3's probe on the undelayed route.
   const probes = [...new Set(probeSamples.filter((s) => s.window === w.key).map((s) => s.probe))].sort(
     (a, b) => Number(b === 'wallets') - Number(a === 'wallets'),
@@ -828,6 +910,11 @@ const rows = windows.map((w) => {
     upstreamCalls: w.upstreamCalls,
     readinessCalls: w.readinessCalls,
     listenOverflows: w.listenOverflows,
+    heapMB: {
+      start: heap[0] ? mb(heap[0]) : null,
+      end: heap.at(-1) ? mb(heap.at(-1) as number) : null,
+      peak: heap.length ? mb(Math.max(...heap)) : null,
+    },
     rssMB: {
       start: rss[0] ? mb(rss[0]) : null,
       end: rss.at(-1) ? mb(rss.at(-1) as number) : null,
@@ -929,6 +1016,7 @@ for (const row of rows) {
       String(probe.p99 ?? '–'),
       String(probe.max ?? '–'),
       probe.errors ? `${probe.errors} ${JSON.stringify(probe.errorKinds)}` : '0',
+      `${row.heapMB.start ?? '–'} / ${row.heapMB.end ?? '–'} / ${row.heapMB.peak ?? '–'}`,
       `${row.rssMB.end ?? '–'} / ${row.rssMB.peak ?? '–'}`,
       `${row.gatewayFds.end ?? '–'} / ${row.gatewayFds.peak ?? '–'}`,
       String(row.upstreamCalls),
@@ -943,6 +1031,7 @@ const header = [
   'p99 ms',
   'max ms',
   'errors',
+  'heap MB start / end / peak',
   'RSS MB end / peak',
   'gateway fds end / peak',
   'REST calls',
