@@ -15,7 +15,8 @@ const heapUsed = () => {
 
 // Documents that hold the most heap per character or per token, and an app's screen.
 const SHAPES: Record<string, (n: number) => string> = {
-  'one short field per token': (n) => `query Q${n} { wallets(first: 1) { nodes { ${'id '.repeat(2_990)} } } }`,
+  'one short field per token': (n) =>
+    `query Q${n} { wallets(first: 1) { nodes { ${'id '.repeat(2_990)} } } }`,
   'comments, which the token limit does not count': (n) =>
     `query Q${n} { wallets(first: 1) { totalCount } }\n${'#\n'.repeat(40_000)}`,
   'unknown fields': (n) => `query Q${n} { ${Array.from({ length: 2_900 }, (_, i) => `f${i}`).join(' ')} }`,
@@ -58,7 +59,8 @@ describe('createDocumentCache', () => {
     // Each is ~1.8 MB estimated: larger than the whole bound, none is kept.
     expect(cache.size).toBe(0);
     const small = createDocumentCache(200_000);
-    for (let n = 0; n < 50; n++) small.keep(SHAPES['a screen']?.(n) ?? '', parse(SHAPES['a screen']?.(n) ?? ''));
+    for (let n = 0; n < 50; n++)
+      small.keep(SHAPES['a screen']?.(n) ?? '', parse(SHAPES['a screen']?.(n) ?? ''));
     expect(small.bytes).toBeLessThanOrEqual(200_000);
     expect(small.get(SHAPES['a screen']?.(49) ?? '')).toBeDefined();
     expect(small.get(SHAPES['a screen']?.(0) ?? '')).toBeUndefined();
