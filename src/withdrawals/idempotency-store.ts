@@ -8,8 +8,11 @@ import type { WithdrawalIntentDTO } from '../upstream/types.ts';
  * - **Key records**, per (caller scope, idempotency key), for 24 h: what the key's first attempt
  *   did. An attempt holds its key with a lease while its POST may be in flight, so no other
  *   attempt, in this process or another, sends meanwhile. Records are bounded per caller scope and
- *   in all, and never evicted: when a bound is reached a new key is refused unsent
- *   (StoreFullError), so no caller can push out another's record.
+ *   in all. At a bound, the oldest refused record is forgotten to make room (the caller's own at
+ *   its bound): a refusal holds no money, since its key created nothing, so a retry that then finds
+ *   the key free sends at most one POST, as after a definite failure. Pending and succeeded records
+ *   are never forgotten: when they fill a bound a new key is refused unsent (StoreFullError), so
+ *   no caller's refusals can take the room another's withdrawals need.
  * - **Attempts**, per payout (the content of the POST: wallet, amount, fee mode, destination): every
  *   POST that is in flight, or whose answer never came, with its window in time. Keyed or not,
  *   from any API key and any process, registered before it is sent and removed once its outcome is
@@ -17,7 +20,7 @@ import type { WithdrawalIntentDTO } from '../upstream/types.ts';
  * - **Claimed intents**: every intent id the gateway has handed to a caller, and to whom, written
  *   before the answer leaves. Reconciliation never hands out an intent claimed by someone else.
  *
- * Everything expires after IDEMPOTENCY_TTL_MS, so the store stays bounded without evicting.
+ * Everything expires after IDEMPOTENCY_TTL_MS; nothing but a refusal is forgotten before.
  */
 
 /** One POST that may have created an intent. Times are the gateway's clock, epoch ms. */

@@ -15,16 +15,20 @@ import { readAttempt, readKeyRecord } from './record-format.ts';
 
 /**
  * The idempotency store of a fleet, in Redis (the contract: idempotency-store.ts). Every key has a
- * TTL, so memory stays bounded without evicting; Redis itself must not evict either
+ * TTL, and the only record forgotten before it is a refusal, by CLAIM at the scope's bound (there is
+ * no store-wide bound but Redis's memory); Redis itself must not evict
  * (`maxmemory-policy noeviction`, checked at start-up by warnIfRedisEvicts): a full Redis refuses
  * the claim, and the withdrawal is refused unsent.
  *
  * Per idempotency key: the record (JSON, 24 h) and its lease (`leaseMs`, judged by Redis's own
  * clock, so the replicas' clocks never have to agree), and the caller scope's index of its keys (a
- * sorted set scored by expiry) that bounds how many one scope may hold. Every step that decides
+ * sorted set scored by expiry) that bounds how many one scope may hold, with beside it the scope's
+ * refusals (another sorted set, which the previous release neither reads nor writes: its refusals
+ * are not named there, so they are kept to their TTL). Every step that decides
  * who may send is one Lua script, atomic in Redis. Keys of one caller scope share the hash tag
  * `{scope}`, a payout's attempts the tag `{payout}`, and each claimed intent is one key: every
- * script touches one slot, so they stay valid in a Redis Cluster.
+ * script touches one slot, so they stay valid in a Redis Cluster (CLAIM also deletes a forgotten
+ * refusal's record, which it cannot name in advance: a key of the same scope, so of the same slot).
  */
 
 const PREFIX = 'mwg';
