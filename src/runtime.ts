@@ -248,6 +248,7 @@ export async function createGatewayRuntime(
           maxRequestBytes: config.maxRequestBytes,
           edge: config.edge,
           scopeOf: (authorization) => client.scopeOf(authorization),
+          keys: client,
         });
         owned.defer(() => running.close(config.shutdownTimeoutMs));
         // Subscription streams are interrupted first, not completed (LivePolling.close): their

@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { EdgeLimits } from './config.ts';
-import { serveGraphQLOverWebSocket } from './websocket.ts';
+import { type KeyEvidenceSource, serveGraphQLOverWebSocket } from './websocket.ts';
 import type { Gateway } from './yoga.ts';
 
 /**
@@ -180,6 +180,8 @@ export async function listen(
     edge: EdgeLimits;
     /** The caller scope of an Authorization header (MerchantWalletClient.scopeOf): WebSockets per key. */
     scopeOf: (authorization: string) => string;
+    /** Which keys the REST API accepted lately (the upstream client): WebSocket admission by evidence. */
+    keys?: KeyEvidenceSource;
   },
 ) {
   const { edge } = options;
@@ -213,6 +215,7 @@ export async function listen(
     perKey: edge.webSocketsPerKey,
     idleMs: edge.webSocketIdleMs,
     scopeOf: options.scopeOf,
+    ...(options.keys && { keys: options.keys }),
   });
   // The one listener for upgrades, there for the server's whole life: Node hands an upgrade
   // request's socket to its 'upgrade' listeners, and one that nobody answers is open for good

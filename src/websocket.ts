@@ -9,6 +9,8 @@ import { WebSocketServer } from 'ws';
 import { isBearer } from './context.ts';
 import { nestingError } from './plugins/limits.ts';
 import { schema } from './schema/index.ts';
+import type { Caller } from './upstream/caller.ts';
+import type { KeyProof } from './upstream/client.ts';
 import type { Gateway } from './yoga.ts';
 
 /**
@@ -30,6 +32,16 @@ import type { Gateway } from './yoga.ts';
  * 503; with no operation under way for a while, it is closed with 1000 (clients reconnect lazily).
  * A socket that never sends connection_init is closed by graphql-ws after 3 s (4408).
  *
+ * Admission by evidence: a well-formed key proves nothing (anyone can make one up), so only keys
+ * the REST API accepted lately (MerchantWalletClient.isAcceptedScope) may fill the process's cap.
+ * Sockets of keys not accepted lately share a small allowance (`unproven`, 5 % of `max` by
+ * default). Past it, such a key's socket waits for one REST call that proves the key
+ * (MerchantWalletClient.proveKey) before it is acknowledged: accepted, it takes an ordinary slot;
+ * refused, it is closed with 4401; with no answer either way, with 4429, as past its key's cap, so
+ * graphql-ws clients retry with backoff. A socket in the allowance leaves it once its key is
+ * accepted (its first operation's REST call answered 2xx), at the next sweep or when the allowance
+ * is found full, whichever comes first.
+ *
  * It serves the upgrades it is handed (the HTTP server's one `upgrade` listener, server.ts, which
  * refuses them itself once the server closes) and listens on no server of its own.
  */
@@ -46,6 +58,13 @@ export function serveGraphQLOverWebSocket(
     /** A socket with no operation under way for this long is closed (1000). */
     idleMs: number;
     scopeOf: (authorization: string) => string;
+    /**
+     * What the REST API said of keys lately (the upstream client). Without it no key is ever
+     * accepted: every socket must fit in the allowance of keys not accepted lately.
+     */
+    keys?: KeyEvidenceSource;
+    /** Acknowledged sockets of keys not accepted lately, all keys together; default 5 % of `max`. */
+    unproven?: number;
   },
 ): {
   /** Completes the handshake of an upgrade request, or answers it with an HTTP error and closes it. */
@@ -68,35 +87,60 @@ export function serveGraphQLOverWebSocket(
     },
   });
   wss.on('error', (error) => options.logger.warn({ err: error.message }, 'websocket server error'));
-  /** Acknowledged sockets: their key's scope, and when an operation last ran on them. */
-  const sockets = new Map<WsContext, { scope: string; busyAt: number }>();
+  /** Acknowledged sockets, and the sockets of each key. */
+  const sockets = new Map<WsContext, AcknowledgedSocket>();
   const perScope = new Map<string, number>();
+  const allowance = new UnprovenAllowance(
+    options.unproven ?? Math.ceil(options.max * UNPROVEN_SHARE),
+    (scope) => options.keys?.isAcceptedScope(scope) ?? false,
+  );
   const disposable = useServer(
     {
       // Never send an unexpected error's message to the client.
       isProd: true,
       // The key is checked before the ack, as an HTTP request's is before it runs: a socket without
-      // a well-formed one, or past its key's cap, is closed and never acknowledged.
-      onConnect: (ctx) => {
+      // a well-formed one, past its key's cap, or of a key not accepted lately once the allowance
+      // is full and the REST API did not accept it either, is closed and never acknowledged.
+      onConnect: async (ctx) => {
         const authorization = authorizationOf(ctx.extra.request, ctx.connectionParams);
         if (!authorization) {
           ctx.extra.socket.close(CloseCode.Unauthorized, 'Authorization: Bearer <API key> required');
           return false;
         }
         const scope = options.scopeOf(authorization);
-        const held = perScope.get(scope) ?? 0;
-        if (held >= options.perKey) {
-          ctx.extra.socket.close(TOO_MANY_FOR_KEY, 'Too many WebSockets for this API key');
-          return false;
+        if (!withinKeyCap(ctx, scope)) return false;
+        let unproven = !allowance.isAccepted(scope);
+        if (unproven && allowance.isFull()) {
+          const proof = options.keys
+            ? await options.keys.proveKey(
+                options.keys.caller(authorization, Date.now() + PROOF_DEADLINE_MS, 1),
+              )
+            : ({ kind: 'unproven' } as const);
+          // Closed while the REST API was asked: graphql-ws has called onClose already.
+          if (ctx.extra.socket.readyState !== OPEN) return false;
+          if (proof.kind === 'refused') {
+            ctx.extra.socket.close(CloseCode.Unauthorized, 'The API key was not accepted');
+            return false;
+          }
+          if (proof.kind === 'unproven') {
+            ctx.extra.socket.close(TOO_MANY_FOR_KEY, 'Too many WebSockets for API keys not yet accepted');
+            return false;
+          }
+          unproven = false;
+          // Other sockets of this key may have been acknowledged meanwhile.
+          if (!withinKeyCap(ctx, scope)) return false;
         }
-        perScope.set(scope, held + 1);
-        sockets.set(ctx, { scope, busyAt: Date.now() });
+        perScope.set(scope, (perScope.get(scope) ?? 0) + 1);
+        const socket: AcknowledgedSocket = { scope, busyAt: Date.now() };
+        sockets.set(ctx, socket);
+        if (unproven) allowance.take(socket);
         return true;
       },
       onClose: (ctx) => {
         const socket = sockets.get(ctx);
         if (!socket) return;
         sockets.delete(ctx);
+        allowance.leave(socket);
         const held = (perScope.get(socket.scope) ?? 1) - 1;
         if (held > 0) perScope.set(socket.scope, held);
         else perScope.delete(socket.scope);
@@ -125,10 +169,17 @@ export function serveGraphQLOverWebSocket(
     },
     wss,
   );
+  /** Whether the key has a slot left under its cap; if not, the socket is closed with 4429. */
+  function withinKeyCap(ctx: WsContext, scope: string): boolean {
+    if ((perScope.get(scope) ?? 0) < options.perKey) return true;
+    ctx.extra.socket.close(TOO_MANY_FOR_KEY, 'Too many WebSockets for this API key');
+    return false;
+  }
   // Idle sockets are closed: one sweep a fraction of the timeout, so none lives past 1.25× of it.
   const sweep = setInterval(
     () => {
       const now = Date.now();
+      allowance.release();
       for (const [ctx, socket] of sockets) {
         if (Object.keys(ctx.subscriptions).length > 0) socket.busyAt = now;
         else if (now - socket.busyAt >= options.idleMs) {
@@ -153,8 +204,70 @@ export function serveGraphQLOverWebSocket(
 /** A socket's context as graphql-ws keeps it; `extra` carries the ws socket and upgrade request. */
 type WsContext = Context<Record<string, unknown> | undefined, Extra>;
 
-/** Past WEBSOCKETS_PER_KEY (graphql-ws clients retry it with backoff, as they do 1013). */
+/** What the REST API said of keys lately: the upstream client's view of it (MerchantWalletClient). */
+export interface KeyEvidenceSource {
+  isAcceptedScope(scope: string): boolean;
+  proveKey(caller: Caller): Promise<KeyProof>;
+  caller(authorization: string, deadline?: number, maxCalls?: number): Caller;
+}
+
+/**
+ * Past WEBSOCKETS_PER_KEY, or past the allowance of keys not accepted lately with no answer on the
+ * key (graphql-ws clients retry it with backoff, as they do 1013).
+ */
 const TOO_MANY_FOR_KEY = 4429;
+
+/** The share of MAX_WEBSOCKETS that sockets of keys not accepted lately may hold, all together. */
+const UNPROVEN_SHARE = 0.05;
+
+/** How long a socket past the allowance waits for the REST API to prove its key (one call, no retry). */
+const PROOF_DEADLINE_MS = 5_000;
+
+/** ws's WebSocket.OPEN. */
+const OPEN = 1;
+
+/** An acknowledged socket: its key's scope, when an operation last ran on it. */
+interface AcknowledgedSocket {
+  scope: string;
+  busyAt: number;
+}
+
+/**
+ * The slots of the sockets of keys not accepted lately, all keys together: holds those sockets,
+ * and lets out the ones whose key has been accepted since (they then count as ordinary sockets).
+ * Its work is bounded by its size, whatever the number of sockets.
+ */
+class UnprovenAllowance {
+  private readonly held = new Set<AcknowledgedSocket>();
+  private readonly size: number;
+  readonly isAccepted: (scope: string) => boolean;
+
+  constructor(size: number, isAccepted: (scope: string) => boolean) {
+    this.size = size;
+    this.isAccepted = isAccepted;
+  }
+
+  /** Whether no slot is left, once the sockets whose key was accepted since have left. */
+  isFull(): boolean {
+    if (this.held.size < this.size) return false;
+    this.release();
+    return this.held.size >= this.size;
+  }
+
+  take(socket: AcknowledgedSocket): void {
+    this.held.add(socket);
+  }
+
+  /** A socket closed: its slot, if it held one, is free. */
+  leave(socket: AcknowledgedSocket): void {
+    this.held.delete(socket);
+  }
+
+  /** Lets out the sockets whose key was accepted since. */
+  release(): void {
+    for (const socket of this.held) if (this.isAccepted(socket.scope)) this.held.delete(socket);
+  }
+}
 
 const BRIDGED = parse('subscription Bridged { __typename }');
 

@@ -1,10 +1,10 @@
-import { LRUCache } from 'lru-cache';
 import { GatewayError, outcomeUnknown } from '../errors.ts';
 import { type KeptResult, ResponseCache } from './cache.ts';
 import type { UpstreamResponse } from './call.ts';
 import type { Caller } from './caller.ts';
 import { CallerScopes } from './caller-scope.ts';
 import { type Decoder, decodeOne, decodePage, decodeResponse, envelopeCode } from './envelope.ts';
+import { KeyEvidence } from './key-evidence.ts';
 import type { UpstreamTelemetry } from './telemetry.ts';
 import { Transport, type TransportOptions } from './transport.ts';
 import type {
@@ -22,8 +22,10 @@ import type {
  * and forwards its Authorization value unchanged: the gateway has no key of its own.
  *
  * GETs go through the micro-cache and coalescing (cache.ts, keyed by the caller's scope:
- * caller-scope.ts), then the transport (transport.ts: deadline, retries), then envelope decoding
- * (envelope.ts: REST errors become GatewayErrors).
+ * caller-scope.ts), then what the REST API said of the key lately (key-evidence.ts: a key refused
+ * within the TTL is answered without a call; a key not known yet makes one call at a time until its
+ * first answer), then the transport (transport.ts: deadline, retries), then envelope decoding
+ * (envelope.ts: REST errors become GatewayErrors). The POST passes the key evidence too.
  */
 
 export interface UpstreamClientOptions extends TransportOptions {
@@ -39,15 +41,35 @@ export interface UpstreamClientOptions extends TransportOptions {
   onWithdrawal?: (scope: string) => Promise<void>;
   /** Metrics and traces of upstream calls; none by default. */
   telemetry?: UpstreamTelemetry;
+  /**
+   * How long a key the REST API answered 401 is refused without asking it again (key-evidence.ts);
+   * 0 remembers none. Default REFUSED_KEY_TTL_MS.
+   */
+  refusedKeyTtlMs?: number;
 }
+
+/** How long a refused key is remembered by default: a key made valid meanwhile waits at most this. */
+export const REFUSED_KEY_TTL_MS = 30_000;
+
+/**
+ * Whether the REST API accepts a caller's key (MerchantWalletClient.proveKey), decided once where
+ * the answer is read.
+ */
+export type KeyProof =
+  /** A 2xx (or a refusal only its merchant can get), now or in the last 10 minutes. */
+  | { kind: 'accepted' }
+  /** A 401, now or remembered: `error` is the UNAUTHENTICATED error the caller is answered with. */
+  | { kind: 'refused'; error: GatewayError }
+  /** No answer that says either (a 403, a 5xx, a timeout, an open circuit): try again later. */
+  | { kind: 'unproven' };
 
 export class MerchantWalletClient {
   private readonly transport: Transport;
   private readonly cache: ResponseCache;
   private readonly scopes: CallerScopes;
   private readonly onWithdrawal: ((scope: string) => Promise<void>) | undefined;
-  /** Caller scopes the REST API answered with a 2xx lately: keys known to be real (`accepted`). */
-  private readonly acceptedScopes = new LRUCache<string, true>({ max: 10_000, ttl: 10 * 60_000 });
+  /** What the REST API said of each caller scope lately: accepted, refused, or not known yet. */
+  private readonly evidence: KeyEvidence;
 
   constructor(options: UpstreamClientOptions, clock?: () => number) {
     this.transport = new Transport(options, options.telemetry);
@@ -59,6 +81,7 @@ export class MerchantWalletClient {
       now: clock,
     });
     this.scopes = new CallerScopes(options.scopeSecret);
+    this.evidence = new KeyEvidence(options.refusedKeyTtlMs ?? REFUSED_KEY_TTL_MS);
   }
 
   /** The Caller of one GraphQL request: its key, deadline and upstream call budget. */
@@ -79,23 +102,41 @@ export class MerchantWalletClient {
   }
 
   /**
-   * Whether the REST API accepted this caller's key lately (a 2xx in the last 10 minutes, in this
-   * process). Outsiders with made-up keys never are, so what they send cannot fill per-name slots
-   * (the metrics' operation names).
+   * Whether the REST API accepted this caller's key lately (a 2xx, or a refusal only its merchant
+   * can get, in the last 10 minutes, in this process: key-evidence.ts). Outsiders with made-up
+   * keys never are, so what they send cannot fill per-name slots (the metrics' operation names).
    */
   accepted(caller: Caller): boolean {
-    return this.acceptedScopes.has(caller.cacheScope);
+    return this.evidence.isAccepted(caller.cacheScope);
   }
 
   /** `accepted` for an Authorization value, before its request has a Caller (parsing, APQ). */
   acceptedAuthorization(authorization: string): boolean {
-    return this.acceptedScopes.has(this.scopes.scopeOf(authorization));
+    return this.evidence.isAccepted(this.scopes.scopeOf(authorization));
   }
 
-  /** Notes a 2xx for `accepted`, and hands the response on. */
-  private vouched(caller: Caller, response: UpstreamResponse): UpstreamResponse {
-    if (response.status >= 200 && response.status < 300) this.acceptedScopes.set(caller.cacheScope, true);
-    return response;
+  /** `accepted`, by caller scope (scopeOf): for a WebSocket, which has a scope and no Caller. */
+  isAcceptedScope(scope: string): boolean {
+    return this.evidence.isAccepted(scope);
+  }
+
+  /**
+   * Whether the REST API accepts the caller's key: from the evidence when it accepted or refused
+   * it lately (no call), else one GET of the smallest page of wallets (fresh: never cached or
+   * coalesced). For deciding about a key before serving what was kept for it (a replayed
+   * withdrawal, a WebSocket past the allowance of keys not yet accepted).
+   */
+  async proveKey(caller: Caller): Promise<KeyProof> {
+    if (this.evidence.isAccepted(caller.cacheScope)) return { kind: 'accepted' };
+    try {
+      await this.get(caller, 'GET /wallets', '/wallets?page=1&size=1', decodePage<WalletDTO>, true);
+      return { kind: 'accepted' };
+    } catch (error) {
+      if (error instanceof GatewayError && error.code === 'UNAUTHENTICATED') {
+        return { kind: 'refused', error };
+      }
+      return { kind: 'unproven' };
+    }
   }
 
   /** Scopes from now on are HMACs under this secret: the fleet's, as keepFleetScopeSecret keeps it. */
@@ -198,9 +239,8 @@ export class MerchantWalletClient {
     const headers: Record<string, string> = idempotencyKey ? { 'idempotency-key': idempotencyKey } : {};
     let response: UpstreamResponse;
     try {
-      response = this.vouched(
-        caller,
-        await this.transport.post(
+      response = await this.evidence.send(caller.cacheScope, () =>
+        this.transport.post(
           caller,
           'POST /withdrawal-intents',
           '/withdrawal-intents',
@@ -301,8 +341,7 @@ export class MerchantWalletClient {
     decode: Decoder<T>,
     fresh = false,
   ): Promise<T> {
-    const read = () =>
-      this.transport.get(caller, route, path).then((response) => this.vouched(caller, response));
+    const read = () => this.evidence.send(caller.cacheScope, () => this.transport.get(caller, route, path));
     if (fresh) caller.served.cachedUntil = Number.NEGATIVE_INFINITY;
     const response = fresh
       ? await read()
@@ -317,8 +356,18 @@ function query(params: ListParams): string {
   return `?${search.toString().replace(/%2C/g, ',')}`;
 }
 
-/** A withdrawal refused before it was sent: the same error, saying so, so the client knows nothing moved. */
+/**
+ * A withdrawal refused before it was sent: the same error, saying so, so the client knows nothing
+ * moved. A key refused within the TTL keeps the words of the REST API's 401 (the answer a refused
+ * key gets everywhere, operation-status.ts), with `sent: false`.
+ */
 function notSent(error: GatewayError): GatewayError {
+  if (error.code === 'UNAUTHENTICATED') {
+    return new GatewayError(error.code, error.message, {
+      ...(error.upstream && { upstream: error.upstream }),
+      extensions: { sent: false },
+    });
+  }
   return new GatewayError(
     error.code,
     `The withdrawal was not sent, so nothing was created: ${error.message}`,

@@ -222,6 +222,8 @@ export class WithdrawalService {
     let held = await this.traced('withdrawal.idempotency.claim', claim);
     for (let wait = 10; held; wait = Math.min(wait * 2, 200)) {
       const { record, leased } = held;
+      // A settled record is answered from the store: only to a key the REST API still accepts.
+      if (record.state !== 'pending') await this.requireAcceptedKey(caller);
       if (record.fingerprint !== fingerprint) throw this.reused();
       if (record.state === 'succeeded') {
         this.metrics?.idempotency('replayed');
@@ -474,6 +476,20 @@ export class WithdrawalService {
     const others = await this.guard(() => this.store.attempts(payout));
     const since = await this.guard(() => this.store.registrySince());
     return decide(attempt, body, matching, owners, others, settings, this.now(), since);
+  }
+
+  /**
+   * Before a key's kept outcome is replayed (or its key called reused): a caller whose key the
+   * REST API has not accepted lately in this process (MerchantWalletClient.accepted) costs one GET
+   * (MerchantWalletClient.proveKey, none for a key refused within its TTL), so a revoked key is
+   * answered UNAUTHENTICATED, never its earlier withdrawal. With no answer either way (a 403, a 5xx,
+   * a timeout) the outcome is replayed: refusing it would tell a retrying client nothing about an
+   * intent that exists.
+   */
+  private async requireAcceptedKey(caller: Caller): Promise<void> {
+    if (this.client.accepted(caller)) return;
+    const proof = await this.client.proveKey(caller);
+    if (proof.kind === 'refused') throw proof.error;
   }
 
   /** `work` inside a span of its own, when tracing is on. */
