@@ -24,7 +24,7 @@ import { DOCUMENTED_CODES, fromUpstreamStatus } from './error-mapping.ts';
  * count; a key pushed out is simply not known any more.
  */
 export class KeyEvidence {
-  private readonly accepted = new LRUCache<string, true>({ max: SCOPES_KEPT, ttl: ACCEPTED_TTL_MS });
+  private readonly accepted: LRUCache<string, true>;
   /** The refused scopes, with the `code` of the REST API's 401 (its error is rebuilt from it). */
   private readonly refused: LRUCache<string, { code: string | null }> | null;
   /**
@@ -33,12 +33,18 @@ export class KeyEvidence {
    */
   private readonly firstCalls = new Map<string, Promise<void>>();
 
-  /** `refusedTtlMs`: how long a 401 is remembered; 0 remembers none (calls still wait for a first one). */
-  constructor(refusedTtlMs: number) {
-    this.refused = refusedTtlMs > 0 ? new LRUCache({ max: SCOPES_KEPT, ttl: refusedTtlMs }) : null;
+  /**
+   * `refusedTtlMs`: how long a 401 is remembered; 0 remembers none (calls still wait for a first
+   * one). `now`: the clock of both TTLs (a test's); default the LRU's own (performance.now).
+   */
+  constructor(refusedTtlMs: number, now?: () => number) {
+    // A test clock must be read on every access, not memoised between timer ticks.
+    const clock = now && { perf: { now }, ttlResolution: 0 };
+    this.accepted = new LRUCache({ max: SCOPES_KEPT, ttl: ACCEPTED_TTL_MS, ...clock });
+    this.refused = refusedTtlMs > 0 ? new LRUCache({ max: SCOPES_KEPT, ttl: refusedTtlMs, ...clock }) : null;
   }
 
-  /** Whether the REST API answered a call of this scope with a 2xx in the last 10 minutes. */
+  /** Whether the REST API accepted this scope's key in the last 10 minutes (see the class comment). */
   isAccepted(scope: string): boolean {
     return this.accepted.has(scope);
   }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SandboxStore } from '../../../src/sandbox/store/store.ts';
 import type { RunningServer } from '../../../src/server.ts';
 import { MemoryIdempotencyStore } from '../../../src/withdrawals/idempotency-store.ts';
@@ -183,13 +183,14 @@ describe('WebSockets of made-up keys', () => {
   /** 40 WebSockets per process: the allowance of keys not accepted lately is 5 % of it, 2. */
   let ws: TestGateway;
   let server: RunningServer;
-  const sockets: WebSocket[] = [];
-  beforeAll(async () => {
+  let sockets: WebSocket[] = [];
+  beforeEach(async () => {
     ws = await startTestGateway({ config: { edge: { maxWebSockets: 40, webSocketsPerKey: 20 } } });
     server = await ws.runtime.listen({ port: 0, host: '127.0.0.1' });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     for (const socket of sockets) socket.close();
+    sockets = [];
     await ws.close();
   });
 
@@ -232,6 +233,26 @@ describe('WebSockets of made-up keys', () => {
     recordSuiteKey(fresh.key);
     expect(await connect(fresh.key)).toEqual({ acknowledged: true, closeCode: null });
     // Its first socket waited for one call that proved the key.
+    expect(ws.upstreamCalls()).toEqual(['GET /external/v1/wallets?page=1&size=1']);
+  });
+
+  it('a socket in the allowance leaves it once its key is accepted, making room for others', async () => {
+    const merchant = await ws.sandbox.world.merchant();
+    recordSuiteKey(merchant.key);
+    // A new key's two sockets fill the allowance of 2, with no REST call.
+    expect([await connect(merchant.key), await connect(merchant.key)]).toEqual([
+      { acknowledged: true, closeCode: null },
+      { acknowledged: true, closeCode: null },
+    ]);
+    expect(ws.upstreamCalls()).toEqual([]);
+    // Its first operation's REST call (here over HTTP) answers 2xx: the key is accepted.
+    await ws.request('{ wallets(first: 1) { totalCount } }', {}, { key: merchant.key });
+    ws.resetCalls();
+    // The allowance is empty again: two made-up keys' sockets take it, a third is asked about.
+    expect(await connect(madeUpKey())).toEqual({ acknowledged: true, closeCode: null });
+    expect(await connect(madeUpKey())).toEqual({ acknowledged: true, closeCode: null });
+    expect(ws.upstreamCalls()).toEqual([]);
+    expect(await connect(madeUpKey())).toEqual({ acknowledged: false, closeCode: 4401 });
     expect(ws.upstreamCalls()).toEqual(['GET /external/v1/wallets?page=1&size=1']);
   });
 });
