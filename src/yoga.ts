@@ -187,7 +187,7 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
         },
         accepted: acceptedKey,
         maxTokens: config.queryLimits.maxTokens,
-        ...(deps.persistedQueries && { registry: deps.persistedQueries }),
+        registry: deps.persistedQueries ?? createPersistedQueryRegistry(),
       }),
       ...(introspection ? [] : [useDisableIntrospection()]),
       ...useQueryLimits(limits),

@@ -121,11 +121,10 @@ export function useTrustedDocuments(options: {
   accepted: (request: Request) => boolean;
   /** Tokens a registration's text may have for the gateway to re-print it as codegen would (QUERY_MAX_TOKENS). */
   maxTokens: number;
-  /** Where APQ registrations are kept (off and audit); default: APQ_MAX_BYTES of them. */
-  registry?: PersistedQueryRegistry;
+  /** Where APQ registrations are kept (off and audit): createPersistedQueryRegistry(). */
+  registry: PersistedQueryRegistry;
 }): Plugin[] {
-  const { mode, manifest, logger, metrics, callerScope, accepted, maxTokens } = options;
-  const registry = options.registry ?? createPersistedQueryRegistry();
+  const { mode, manifest, logger, metrics, callerScope, accepted, maxTokens, registry } = options;
   // An app sends the same few documents again and again (Apollo's WebSocket link sends the text with
   // the hash every time): hash each text of an accepted key once, and parse and re-print it as
   // codegen would only when the hash it came with is not its own. Anyone else's are not kept.
