@@ -122,12 +122,17 @@ export class MerchantWalletClient {
 
   /**
    * Whether the REST API accepts the caller's key: from the evidence when it accepted or refused
-   * it lately (no call), else one GET of the smallest page of wallets (fresh: never cached or
-   * coalesced). For deciding about a key before serving what was kept for it (a replayed
+   * it lately, or from the answer of the key's first call under way (no call of its own), else one
+   * GET of the smallest page of wallets (fresh: never cached or coalesced). For deciding about a key before serving what was kept for it (a replayed
    * withdrawal, a WebSocket past the allowance of keys not yet accepted).
    */
   async proveKey(caller: Caller): Promise<KeyProof> {
-    if (this.evidence.isAccepted(caller.cacheScope)) return { kind: 'accepted' };
+    const scope = caller.cacheScope;
+    // A call of this key already under way answers for it: many proofs at once make one call.
+    await this.evidence.firstAnswer(scope);
+    if (this.evidence.isAccepted(scope)) return { kind: 'accepted' };
+    const refusal = this.evidence.refusal(scope);
+    if (refusal) return { kind: 'refused', error: refusal };
     try {
       await this.get(caller, 'GET /wallets', '/wallets?page=1&size=1', decodePage<WalletDTO>, true);
       return { kind: 'accepted' };

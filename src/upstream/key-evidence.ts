@@ -72,6 +72,11 @@ export class KeyEvidence {
     return this.noted(scope, send());
   }
 
+  /** Resolves once the key's first call under way, if any, has been answered and noted. */
+  firstAnswer(scope: string): Promise<void> {
+    return this.firstCalls.get(scope) ?? Promise.resolve();
+  }
+
   private sendFirst(scope: string, send: () => Promise<UpstreamResponse>): Promise<UpstreamResponse> {
     const call = this.noted(scope, send());
     const settled = call.then(

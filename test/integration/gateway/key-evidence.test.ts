@@ -231,8 +231,10 @@ describe('WebSockets of made-up keys', () => {
 
     const fresh = await ws.sandbox.world.merchant();
     recordSuiteKey(fresh.key);
-    expect(await connect(fresh.key)).toEqual({ acknowledged: true, closeCode: null });
-    // Its first socket waited for one call that proved the key.
+    // Its first sockets, five at once, waited for one call that proved the key.
+    expect(await Promise.all(Array.from({ length: 5 }, () => connect(fresh.key)))).toEqual(
+      Array(5).fill({ acknowledged: true, closeCode: null }),
+    );
     expect(ws.upstreamCalls()).toEqual(['GET /external/v1/wallets?page=1&size=1']);
   });
 
