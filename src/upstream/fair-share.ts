@@ -3,11 +3,12 @@ import type { Caller } from './caller.ts';
 import { deadlinePassed } from './wire.ts';
 
 /**
- * Each key's share of the REST API for expensive requests. A request's first `callsPerKey` calls
- * go at once, always: a normal screen makes one to three, so none of its calls ever waits, however
- * many screens a key sends at once. A request's further calls (the pages of a scan over a whole
- * list, many aliased lists) are its key's expensive ones: at most `callsPerKey` of those, across
- * all the key's requests, are in flight at once (caller scope: Caller.cacheScope, one per API key);
+ * Each key's share of the REST API for expensive requests. A request's first
+ * `freeCallsPerRequest` calls (5) go at once, always: a normal screen makes one to three, the
+ * largest realistic one five, so none of their calls ever waits, however many screens a key sends
+ * at once. A request's further calls (the pages of a scan over a whole list, many aliased lists)
+ * are its key's expensive ones: at most `callsPerKey` of those, across all the key's requests, are
+ * in flight at once (caller scope: Caller.cacheScope, one per API key);
  * the rest wait in the key's own FIFO queue. So one key's expensive requests queue behind each
  * other instead of taking the REST API's time, and the gateway's, from every other key, and
  * another key's call never waits behind them.
@@ -30,13 +31,18 @@ import { deadlinePassed } from './wire.ts';
 
 export interface FairShareOptions {
   /**
-   * A request's calls that go at once, and the most calls past those that one caller scope has in
-   * flight at once; 0 (or less) turns the stage off.
+   * The most calls past their request's free ones that one caller scope has in flight at once;
+   * 0 (or less) turns the stage off.
    */
   callsPerKey: number;
+  /** A request's calls that go at once and take no slot; default FREE_CALLS_PER_REQUEST. */
+  freeCallsPerRequest?: number;
   /** Called each time a call has to wait for its scope's share (metrics, tests). */
   onQueued?: (scope: string) => void;
 }
+
+/** The most REST calls the largest realistic screen makes (test/integration/gateway/limits.test.ts). */
+export const FREE_CALLS_PER_REQUEST = 5;
 
 /** What a scope's share holds: expensive calls in flight, and those waiting, oldest first. */
 interface Share {
@@ -59,10 +65,12 @@ export class FairShare {
   /** Attempts each request (its Caller) has started through this stage, retries included. */
   private readonly started = new WeakMap<Caller, number>();
   private readonly options: FairShareOptions;
+  private readonly freeCalls: number;
   private queuedCalls = 0;
 
   constructor(options: FairShareOptions) {
     this.options = options;
+    this.freeCalls = options.freeCallsPerRequest ?? FREE_CALLS_PER_REQUEST;
   }
 
   /** The stage: `next`, once the call's scope has a slot free (see the module's contract). */
@@ -88,7 +96,7 @@ export class FairShare {
   private isFree(call: UpstreamCall): boolean {
     const started = this.started.get(call.caller) ?? 0;
     this.started.set(call.caller, started + 1);
-    return call.method === 'POST' || started < this.options.callsPerKey;
+    return call.method === 'POST' || started < this.freeCalls;
   }
 
   /** A slot of `scope`'s share: at once when one is free, else when one is handed on. */

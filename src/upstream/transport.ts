@@ -37,17 +37,18 @@ export interface TransportOptions extends RetryOptions {
   circuitBreaker: CircuitBreakerOptions;
   /**
    * Each key's share of the REST API (fair-share.ts); default: CALLS_PER_KEY calls in flight per
-   * key, no hook. `callsPerKey: 0` turns it off.
+   * key past each request's first FREE_CALLS_PER_REQUEST, no hook. `callsPerKey: 0` turns it off.
    */
   fairShare?: Partial<FairShareOptions>;
 }
 
 /**
- * Each key's share by default (fair-share.ts): a request's first 4 calls go at once (S1–S3 make at
- * most 3, the largest realistic screen 5), and at most 4 calls of a key's expensive requests are
- * in flight at once. Chosen by `npm run bench -- --neighbour` (docs/benchmark.md).
+ * Each key's share by default (fair-share.ts): past a request's first 5 calls, at most 2 calls of
+ * a key's expensive requests in flight at once. Chosen by `npm run bench -- --neighbour`
+ * (docs/benchmark.md): 2 protected another merchant as well as 1 did, and left the neighbour's own
+ * walks as fast as with no share; 4 let twice the damage through.
  */
-export const CALLS_PER_KEY = 4;
+export const CALLS_PER_KEY = 2;
 
 /** A GET's headers beyond the ones every call has (wire.ts): none. */
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});

@@ -38,6 +38,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
+import { CALLS_PER_KEY } from '../../src/upstream/transport.ts';
 import { startProcess } from '../support/process.ts';
 import { type PeerScreen, peerRequestBody, startPeer } from './peer.ts';
 
@@ -64,6 +65,13 @@ const { values } = parseArgs({
     store: { type: 'boolean', default: false },
     /** What metrics and tracing cost runs instead: S1 with metrics off, on, and tracing at 100 %. */
     observability: { type: 'boolean', default: false },
+    /**
+     * A noisy neighbour runs instead: another merchant's wallet screen alone, then while a merchant
+     * with 100 000 deposits sends whole-list walks as fast as it can, for each key's share of the
+     * REST API off and on (`--share 0 --share 4 …`; default 0, 1, 2, 4, 8).
+     */
+    neighbour: { type: 'boolean', default: false },
+    share: { type: 'string', multiple: true },
   },
 });
 const quick = values.quick ?? false;
@@ -983,7 +991,212 @@ async function observabilityCost() {
   console.log(`\n${markdown}`);
 }
 
+/** Waits until the sandbox has seen no REST call for a second (at most 30 s). */
+async function quiesce(sandboxURL: string): Promise<void> {
+  let count = await upstreamCount(sandboxURL);
+  for (let polls = 0; polls < 30; polls++) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const next = await upstreamCount(sandboxURL);
+    if (next === count) return;
+    count = next;
+  }
+}
+
+/**
+ * `--neighbour`: what a merchant sending expensive queries does to another merchant's screens.
+ * One sandbox (Acme with 100 000 deposits and 20 wallets: the neighbour; Globex with 3 wallets:
+ * the quiet merchant), one gateway per setup (sharing off in all, so every quiet request calls the
+ * REST API). For each setup, in alternating rounds: phase A, the quiet merchant's wallet screen
+ * alone (QUIET_CONNECTIONS at a time); phase B, the same while the neighbour sends the
+ * whole-list walk from NEIGHBOUR_CONNECTIONS loops without pause. The quiet p50/p99 of B against A
+ * is the figure; medians over rounds. Setups: each key's share off (0) and the shares given with
+ * `--share` (default 0, 1, 2, 4, 8), at the default cost limit, which the walk passes (10 061).
+ * Also the REST calls per second and the CPU of the gateway and of the sandbox during phase B,
+ * which say what the quiet merchant waits for.
+ */
+async function noisyNeighbour() {
+  const QUIET_KEY = 'Bearer mw_sandbox_demo_globex_read_write';
+  const NEIGHBOUR_CONNECTIONS = 24;
+  const QUIET_CONNECTIONS = 4;
+  const WALK = '{ wallets(first: 20) { nodes { deposits(first: 1) { totalCount } } } }';
+  const latency = values.latency?.[0] ?? '0';
+  const sandbox = await startBenchSandbox([
+    '--deposits',
+    '100000',
+    '--withdrawals',
+    '10000',
+    '--latency',
+    latency,
+  ]);
+  pin(sandbox.child.pid, EVERYTHING_ELSE);
+  const wallets = await fetch(`${sandbox.url}/external/v1/wallets?size=20`, {
+    headers: { authorization: QUIET_KEY },
+  });
+  const walletId = ((await wallets.json()) as { data: { id: string }[] }).data[0]?.id ?? '';
+  const shares = (values.share ?? ['0', '1', '2', '4', '8']).map(Number);
+  const setups: [string, Record<string, string>][] = shares.map((share) => [
+    share === 0 ? 'share off' : share === CALLS_PER_KEY ? `share ${share} (default)` : `share ${share}`,
+    { BENCH_CALLS_PER_KEY: String(share) },
+  ]);
+  const gateways = [];
+  for (const [, env] of setups) {
+    const started = await startProcess(
+      'test/bench/share-gateway.ts',
+      [],
+      {
+        LOG_LEVEL: 'warn',
+        UPSTREAM_URL: sandbox.url,
+        PORT: '0',
+        NODE_ENV: 'production',
+        GRAPHIQL: 'false',
+        METRICS_PORT: 'same',
+        ...SHARING_OFF,
+        ...env,
+      },
+      /gateway: (http:\/\/\S+)\/graphql/,
+    );
+    pin(started.child.pid, UNDER_TEST);
+    gateways.push(started);
+  }
+  const quietScreen = (url: string): autocannon.Options => ({
+    url: `${url}/graphql`,
+    method: 'POST',
+    headers: { authorization: QUIET_KEY, 'content-type': 'application/json' },
+    body: graphql(
+      'query($id: ID!) { wallet(id: $id) { address assets { currencyCode balance { availableAmount } } deposits(first: 10) { nodes { id amount status } } withdrawalIntents(first: 10) { nodes { id amount status } } } }',
+      { id: walletId },
+    ),
+  });
+  // Identical walks in flight share their REST calls (coalescing), so the neighbour varies the
+  // status filter: the whole list and every combination of statuses, in turn (16 different walks).
+  const STATUSES = ['COMPLETED', 'PENDING', 'PROCESSING', 'FAILED'];
+  const filters = Array.from({ length: 16 }, (_, bits) =>
+    bits === 0 ? '' : `, status: [${STATUSES.filter((_, i) => bits & (1 << i)).join(', ')}]`,
+  );
+  let walkCount = 0;
+  const walk = (url: string): autocannon.Options => ({
+    url: `${url}/graphql`,
+    timeout: 60,
+    requests: [
+      {
+        method: 'POST',
+        headers: { authorization: KEY, 'content-type': 'application/json' },
+        setupRequest: (request) => ({
+          ...request,
+          body: graphql(WALK.replace('deposits(first: 1)', `deposits(first: 1${filters[walkCount++ % 16]})`)),
+        }),
+      },
+    ],
+  });
+  /** Response times of `options` for `seconds`, sorted, and the errors. */
+  const timed = async (options: autocannon.Options, seconds: number, connectionCount: number) => {
+    const times: number[] = [];
+    const instance = autocannon({
+      ...options,
+      connections: connectionCount,
+      duration: seconds,
+    }) as unknown as autocannon.Instance & Promise<autocannon.Result>;
+    instance.on(
+      'response',
+      (_client: unknown, _status: number, _bytes: number, ms: number) => void times.push(ms),
+    );
+    const result = await instance;
+    times.sort((a, b) => a - b);
+    return {
+      times,
+      requests: result.requests.total,
+      errors: result.errors + result.non2xx,
+      non2xx: result.non2xx,
+    };
+  };
+  interface Phase {
+    quietP50: number;
+    quietP99: number;
+    quietPerSecond: number;
+    quietErrors: number;
+  }
+  const rounds = quick ? 1 : Math.max(1, Number(values.rounds));
+  const results = setups.map(() => ({
+    alone: [] as Phase[],
+    beside: [] as (Phase & {
+      walks: number;
+      walkErrors: number;
+      upstreamPerSecond: number;
+      gatewayCpuPercent: number;
+      sandboxCpuPercent: number;
+    })[],
+  }));
+  const phase = (measured: Awaited<ReturnType<typeof timed>>): Phase => ({
+    quietP50: percentile(measured.times, 50),
+    quietP99: percentile(measured.times, 99),
+    quietPerSecond: Math.round(measured.requests / duration),
+    quietErrors: measured.errors,
+  });
+  try {
+    for (const gateway of gateways)
+      await autocannon({ ...quietScreen(gateway.url), connections: QUIET_CONNECTIONS, duration: warmup });
+    for (let round = 0; round < rounds; round++) {
+      const order = [...gateways.keys()];
+      if (round % 2 === 1) order.reverse();
+      for (const i of order) {
+        const gateway = gateways[i] as (typeof gateways)[number];
+        const alone = phase(await timed(quietScreen(gateway.url), duration, QUIET_CONNECTIONS));
+        // The neighbour starts first and runs a second past the quiet merchant's measurement.
+        const noisy = timed(walk(gateway.url), duration + 2, NEIGHBOUR_CONNECTIONS);
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        const upstreamBefore = await upstreamCount(sandbox.url);
+        const cpuBefore = [await cpuMs(gateway.child.pid), await cpuMs(sandbox.child.pid)];
+        const beside = await timed(quietScreen(gateway.url), duration, QUIET_CONNECTIONS);
+        const cpuAfter = [await cpuMs(gateway.child.pid), await cpuMs(sandbox.child.pid)];
+        const upstreamAfter = await upstreamCount(sandbox.url);
+        const walks = await noisy;
+        const busy = (k: number) => Math.round(((cpuAfter[k] ?? 0) - (cpuBefore[k] ?? 0)) / (duration * 10));
+        const row = {
+          ...phase(beside),
+          walks: walks.requests,
+          walkErrors: walks.errors,
+          upstreamPerSecond: Math.round((upstreamAfter - upstreamBefore) / duration),
+          gatewayCpuPercent: busy(0),
+          sandboxCpuPercent: busy(1),
+        };
+        // The walks autocannon left in flight end at their deadline (REQUEST_DEADLINE_MS): wait
+        // for the REST API to go quiet so that they do not load the next measurement.
+        await quiesce(sandbox.url);
+        results[i]?.alone.push(alone);
+        results[i]?.beside.push(row);
+        console.log(JSON.stringify({ setup: setups[i]?.[0], round, alone, beside: row }));
+      }
+    }
+  } finally {
+    for (const gateway of gateways) await stop(gateway.child);
+    await stop(sandbox.child);
+  }
+  const med = (list: number[]) => Number(median(list).toFixed(2));
+  const rows = results.map(({ alone, beside }, i) => {
+    const a = { p50: med(alone.map((x) => x.quietP50)), p99: med(alone.map((x) => x.quietP99)) };
+    const b = { p50: med(beside.map((x) => x.quietP50)), p99: med(beside.map((x) => x.quietP99)) };
+    const p99Ratios = beside.map((x, r) => ratio(x.quietP99, alone[r]?.quietP99 ?? 0) ?? 0).join(', ');
+    const walks = med(beside.map((x) => x.walks / (duration + 2)));
+    const errors =
+      beside.reduce((sum, x) => sum + x.quietErrors, 0) + alone.reduce((sum, x) => sum + x.quietErrors, 0);
+    const cpu = `${med(beside.map((x) => x.gatewayCpuPercent))} % / ${med(beside.map((x) => x.sandboxCpuPercent))} %`;
+    return `| ${setups[i]?.[0]} | ${a.p50} / ${a.p99} | ${b.p50} / ${b.p99} | ×${ratio(b.p50, a.p50)} / ×${ratio(b.p99, a.p99)} (rounds: ${p99Ratios}) | ${walks} | ${med(beside.map((x) => x.upstreamPerSecond))} | ${cpu} | ${errors} |`;
+  });
+  const markdown = [
+    `Noisy neighbour (${quick ? 'quick' : 'full'}: ${rounds} alternating rounds of ${duration} s per phase, medians; sandbox latency ${latency} ms; ${pinned ? 'gateway pinned to core 0, sandbox and load to core 1' : 'not pinned'}), ${new Date().toISOString()}`,
+    `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}. Quiet merchant: Globex's wallet screen, ${QUIET_CONNECTIONS} connections. Neighbour: Acme (100 000 deposits), \`${WALK}\` with each of 16 status filters in turn, from ${NEIGHBOUR_CONNECTIONS} connections without pause. Sharing off (UPSTREAM_CACHE_TTL_MS=0, QUERY_DEDUPLICATION=false) in every setup.`,
+    '',
+    '| Setup | quiet alone p50 / p99 ms | quiet beside the neighbour p50 / p99 ms | beside / alone p50 / p99 | neighbour walks answered/s | REST calls/s (phase B) | CPU gateway / sandbox (phase B) | quiet errors |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+  await mkdir(new URL('./results/', import.meta.url), { recursive: true });
+  await writeFile(new URL('./results/neighbour.md', import.meta.url), `${markdown}\n`);
+  console.log(`\n${markdown}`);
+}
+
 if (values.fleet) await fleet();
+else if (values.neighbour) await noisyNeighbour();
 else if (values.store) await storeOnly();
 else if (values.observability) await observabilityCost();
 else await main();

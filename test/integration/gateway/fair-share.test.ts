@@ -1,19 +1,21 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayError } from '../../../src/errors.ts';
 import { DEMO_KEYS, seedWorld } from '../../../src/sandbox/seed.ts';
+import { FREE_CALLS_PER_REQUEST } from '../../../src/upstream/fair-share.ts';
 import { CALLS_PER_KEY } from '../../../src/upstream/transport.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 
 /**
- * Each key's share of the REST API (src/upstream/fair-share.ts): a request's first CALLS_PER_KEY
- * calls go at once; past those, CALLS_PER_KEY calls of one key in flight at once, its further
+ * Each key's share of the REST API (src/upstream/fair-share.ts): a request's first
+ * FREE_CALLS_PER_REQUEST calls go at once; past those, CALLS_PER_KEY calls of one key in flight at
+ * once, its further
  * calls waiting in its own queue, unsent, while other keys' calls go at once. The sandbox holds
  * one key's calls (a latency fault on deposits) so that its share stays taken while the test
  * looks; counts, not times, are asserted.
  */
 
 /** Calls one request can have in flight before any waits: its free calls, then its key's share. */
-const AT_ONCE = 2 * CALLS_PER_KEY;
+const AT_ONCE = FREE_CALLS_PER_REQUEST + CALLS_PER_KEY;
 
 let gw: TestGateway;
 /** Calls that had to wait for their key's share, by scope. */
@@ -96,13 +98,14 @@ describe("each key's share of the REST API", () => {
     await expect.poll(() => depositCalls().length).toBe(AT_ONCE);
     // …and another request of the same key, past its free calls, whose deadline comes first.
     const late = gw.client.caller(authorization, Date.now() + 1_000);
-    for (let i = 0; i < CALLS_PER_KEY; i++) await gw.client.listWallets(late, { page: 1, size: i + 1 });
+    for (let i = 0; i < FREE_CALLS_PER_REQUEST; i++)
+      await gw.client.listWallets(late, { page: 1, size: i + 1 });
     const error = (await gw.client.listDeposits(late, { page: 1, size: 50 }).catch((e) => e)) as GatewayError;
     expect(error.code).toBe('UPSTREAM_TIMEOUT');
     expect(queued.get(scopeOf(busy.key))).toBe(1);
     // Dropped from the queue at its deadline, before any slot was free: never sent, never spent.
     expect(depositCalls()).toHaveLength(AT_ONCE);
-    expect(late.calls.made).toBe(CALLS_PER_KEY);
+    expect(late.calls.made).toBe(FREE_CALLS_PER_REQUEST);
     await Promise.all(held);
     expect(depositCalls()).toHaveLength(AT_ONCE);
   });
