@@ -6,6 +6,7 @@ import { type DocumentNode, print } from 'graphql';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DashboardScreenDocument } from '../../../examples/apollo/generated/graphql.ts';
+import { loadManifest } from '../../../src/config.ts';
 import * as documentHashes from '../../../src/document-hashes.ts';
 import { createDocumentCache, type DocumentCache } from '../../../src/plugins/document-cache.ts';
 import {
@@ -14,7 +15,13 @@ import {
 } from '../../../src/plugins/trusted-documents.ts';
 import type { Gateway } from '../../../src/yoga.ts';
 import { DashboardDocument, WalletScreenDocument } from '../../generated/graphql.ts';
-import { DEFAULTS, gatewayAround, startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import {
+  DEFAULTS,
+  gatewayAround,
+  startTestGateway,
+  type TestGateway,
+  testConfig,
+} from '../../support/gateway.ts';
 import { recordSuiteKey } from '../../support/suite-logs.ts';
 
 // codegenRegistration, counted: the wrong-hash attack must not reach it without an accepted key.
@@ -137,6 +144,20 @@ describe('the parse and validation cache', () => {
     const kept = documentCache.get(texts.at(-1) ?? '');
     await send({ query: texts.at(-1) }, null);
     expect(documentCache.get(texts.at(-1) ?? '')).toBe(kept);
+  });
+
+  it('keeps a document of the manifest whoever sends it', async () => {
+    const manifest = loadManifest(
+      new URL('../../generated/persisted-documents.json', import.meta.url).pathname,
+    );
+    const [id, text] = [...manifest].find(([, t]) => t.includes('query Dashboard(')) ?? ['', ''];
+    gateway = gatewayAround(t.client, pino({ level: 'silent' }), {
+      config: testConfig({ trustedDocuments: { mode: 'audit', manifest } }),
+      parts: { documentCache, persistedQueries: registry },
+    });
+    const answer = await send({ documentId: `sha256:${id}` }, null);
+    expect(answer.status).toBe(401);
+    expect(documentCache.get(text)).toBeDefined();
   });
 
   it('keeps neither a made-up key’s documents nor a document that does not validate', async () => {
