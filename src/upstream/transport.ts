@@ -45,8 +45,8 @@ export interface TransportOptions extends RetryOptions {
 /**
  * Each key's share by default (fair-share.ts): past a request's first 5 calls, at most 2 calls of
  * a key's expensive requests in flight at once. Chosen by `npm run bench -- --neighbour`
- * (docs/benchmark.md): 2 protected another merchant as well as 1 did, and left the neighbour's own
- * walks as fast as with no share; 4 let twice the damage through.
+ * (docs/benchmark.md): 1 and 2 protected another merchant alike within the noise, 4 let two to
+ * three times the damage through; 2 keeps a screen's two scans in parallel.
  */
 export const CALLS_PER_KEY = 2;
 
