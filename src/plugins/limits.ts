@@ -17,8 +17,9 @@ import {
   type ValueNode,
   valueFromASTUntyped,
 } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { QueryLimitSettings } from '../config.ts';
+import type { GatewayContext } from '../context.ts';
 import { ERROR_CODES, type ErrorCode, requestError } from '../error-codes.ts';
 import { INPUT_LIMITS, isNestedDeeper } from '../input-limits.ts';
 import { LIST_SCAN_FIELDS } from '../schema/connections.ts';
@@ -33,6 +34,8 @@ import { refusal } from './refusal.ts';
  */
 
 export interface QueryLimits extends QueryLimitSettings {
+  /** WALKS_PER_KEY unless given; 0 turns the wait off. */
+  walksPerKey?: number;
   /** Hide "Did you mean …?" suggestions (they leak the schema when introspection is off). */
   blockFieldSuggestions: boolean;
   /**
@@ -52,6 +55,14 @@ export interface QueryLimits extends QueryLimitSettings {
 export const READ_COST = 100;
 /** MAX_UPSTREAM_CALLS_PER_REQUEST's default (config.ts), when the caller does not say. */
 const DEFAULT_MAX_UPSTREAM_CALLS = 100;
+
+/**
+ * Executions of one key's documents that walk a whole list (cost at least READ_COST × the call
+ * budget) at once; the key's further ones wait for one of them to end. Identical walks in flight
+ * share their REST calls (coalescing), so the transport's per-key share (fair-share.ts) does not
+ * bound them; their cost is the gateway's own work on every page, once per request.
+ */
+export const WALKS_PER_KEY = 2;
 
 const CODE = 'QUERY_LIMIT_EXCEEDED' satisfies ErrorCode;
 
@@ -77,7 +88,11 @@ export function useQueryLimits(limits: QueryLimits): Plugin[] {
   return [
     useVariableDepthLimit(INPUT_LIMITS.variableDepth),
     ...(armor.protect().plugins as Plugin[]),
-    useCostLimit(limits.maxCost, limits.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS),
+    useCostLimit(
+      limits.maxCost,
+      limits.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS,
+      limits.walksPerKey ?? WALKS_PER_KEY,
+    ),
     useLimitStatus(),
   ];
 }
@@ -130,9 +145,11 @@ function useLimitStatus(): Plugin {
 
 /**
  * Rejects an operation whose cost exceeds `maxCost` before it executes (variables are known only
- * then); operationCost says how it is counted.
+ * then); operationCost says how it is counted. An operation that walks a whole list (costs at
+ * least READ_COST × `maxUpstreamCalls`) then waits until fewer than `walksPerKey` of its key's
+ * walks execute, FIFO, at most until its request's deadline (then RATE_LIMITED, nothing run).
  */
-function useCostLimit(maxCost: number, maxUpstreamCalls: number): Plugin {
+function useCostLimit(maxCost: number, maxUpstreamCalls: number, walksPerKey: number): Plugin {
   // Without variables, an operation's cost depends on its document alone, and Yoga's parser cache
   // hands out the same document object for the same text: such costs are computed once.
   const fixedCosts = new WeakMap<DocumentNode, Map<string, number>>();
@@ -150,23 +167,127 @@ function useCostLimit(maxCost: number, maxUpstreamCalls: number): Plugin {
     }
     return cost;
   };
-  const check = ({
-    args,
-    setResultAndStopExecution,
-  }: {
-    args: ExecutionArgs;
-    setResultAndStopExecution(result: ExecutionResult): void;
-  }) => {
+  const walks = new KeyedSlots(walksPerKey);
+  const walkCost = READ_COST * maxUpstreamCalls;
+  type Hook = { args: ExecutionArgs; setResultAndStopExecution(result: ExecutionResult): void };
+  /** The cost, or null once the operation is refused for it. */
+  const check = ({ args, setResultAndStopExecution }: Hook): number | null => {
     const cost = costOf(args);
-    if (cost <= maxCost) return;
+    if (cost <= maxCost) return cost;
     const error = requestError(
       CODE,
       `The operation's cost ${cost} exceeds the limit of ${maxCost}: ask for fewer items per connection, nest fewer connections, or select totalCount on a wallet's deposits or withdrawal intents less often (it reads the merchant's whole list).`,
       { extensions: { cost, maxCost } },
     );
     setResultAndStopExecution({ data: null, errors: [error] });
+    return null;
   };
-  return { onExecute: check, onSubscribe: check };
+  /**
+   * A whole-list walk waits for one of its key's slots (see useCostLimit). Anything else passes
+   * synchronously: a hook that returns a promise delays every plugin after it by a tick, and
+   * query deduplication joins identical requests only when they reach it in the same tick.
+   */
+  const waitForWalk = (hook: Hook) => {
+    const cost = check(hook);
+    const context = hook.args.contextValue as Partial<GatewayContext> | undefined;
+    if (cost === null || cost < walkCost || walksPerKey <= 0) return;
+    if (!context?.authorization || !context.caller) return;
+    const entered = walks.enter(context.caller.cacheScope, context.caller.deadline);
+    const settle = (release: (() => void) | null) => {
+      if (!release) {
+        const error = requestError(
+          'RATE_LIMITED',
+          `This key had ${walksPerKey} operations reading a merchant's whole list running until this request's deadline; retry when they are done, or select totalCount less often.`,
+          { extensions: { retryAfterSeconds: 1, walksPerKey } },
+        );
+        hook.setResultAndStopExecution({ data: null, errors: [error] });
+        return;
+      }
+      return {
+        onExecuteDone({ result }: { result: unknown }) {
+          if (!isAsyncIterable(result)) {
+            release();
+            return;
+          }
+          return { onEnd: release };
+        },
+      };
+    };
+    return entered instanceof Promise ? entered.then(settle) : settle(entered);
+  };
+  return {
+    onExecute: waitForWalk,
+    // A subscription's events are polled reads of one item each, paced by the poller.
+    onSubscribe: (hook) => void check(hook),
+  };
+}
+
+/**
+ * At most `perKey` holders per key at once; the others wait in the key's FIFO queue. A slot is
+ * given back by its release function, or at the holder's deadline at the latest (an execution
+ * that failed before its end was reported cannot keep a key's slot).
+ */
+class KeyedSlots {
+  private readonly keys = new Map<string, { holders: number; waiting: (() => void)[] }>();
+  private readonly perKey: number;
+
+  constructor(perKey: number) {
+    this.perKey = perKey;
+  }
+
+  /** A release function once `key` has a free slot, or null when `deadline` passes first. */
+  enter(key: string, deadline: number | undefined): Promise<(() => void) | null> | (() => void) | null {
+    let entry = this.keys.get(key);
+    if (!entry) {
+      entry = { holders: 0, waiting: [] };
+      this.keys.set(key, entry);
+    }
+    if (entry.holders < this.perKey) {
+      entry.holders++;
+      return this.releaser(key, deadline);
+    }
+    const queue = entry.waiting;
+    return new Promise((resolve) => {
+      const timer =
+        deadline === undefined
+          ? undefined
+          : setTimeout(
+              () => {
+                queue.splice(queue.indexOf(go), 1);
+                resolve(null);
+              },
+              Math.max(0, deadline - Date.now()),
+            );
+      const go = () => {
+        clearTimeout(timer);
+        resolve(this.releaser(key, deadline));
+      };
+      queue.push(go);
+    });
+  }
+
+  /** Gives the slot back once: to the oldest waiting holder, else frees it. */
+  private releaser(key: string, deadline: number | undefined): () => void {
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      clearTimeout(backstop);
+      const entry = this.keys.get(key);
+      if (!entry) return;
+      const next = entry.waiting.shift();
+      if (next) {
+        next();
+        return;
+      }
+      entry.holders--;
+      if (entry.holders <= 0) this.keys.delete(key);
+    };
+    const backstop =
+      deadline === undefined ? undefined : setTimeout(release, Math.max(0, deadline - Date.now()));
+    backstop?.unref();
+    return release;
+  }
 }
 
 function usesVariables(document: DocumentNode): boolean {

@@ -37,6 +37,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { WALKS_PER_KEY } from '../../src/plugins/limits.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { CALLS_PER_KEY } from '../../src/upstream/transport.ts';
 import { startProcess } from '../support/process.ts';
@@ -72,6 +73,8 @@ const { values } = parseArgs({
      */
     neighbour: { type: 'boolean', default: false },
     share: { type: 'string', multiple: true },
+    /** With --neighbour: every walk the same (no status filter), so identical calls in flight coalesce. */
+    'same-walk': { type: 'boolean', default: false },
   },
 });
 const quick = values.quick ?? false;
@@ -1034,10 +1037,15 @@ async function noisyNeighbour() {
   });
   const walletId = ((await wallets.json()) as { data: { id: string }[] }).data[0]?.id ?? '';
   const shares = (values.share ?? ['0', '1', '2', '4', '8']).map(Number);
-  const setups: [string, Record<string, string>][] = shares.map((share) => [
-    share === 0 ? 'share off' : share === CALLS_PER_KEY ? `share ${share} (default)` : `share ${share}`,
-    { BENCH_CALLS_PER_KEY: String(share) },
-  ]);
+  // Each share with the key's whole-list walks unbounded (what the share alone does), then the
+  // defaults: the default share and WALKS_PER_KEY walks of a key at once.
+  const setups: [string, Record<string, string>][] = [
+    ...shares.map((share): [string, Record<string, string>] => [
+      share === 0 ? 'share off, walks unbounded' : `share ${share}, walks unbounded`,
+      { BENCH_CALLS_PER_KEY: String(share), BENCH_WALKS_PER_KEY: '0' },
+    ]),
+    [`defaults (share ${CALLS_PER_KEY}, ${WALKS_PER_KEY} walks per key)`, {}],
+  ];
   const gateways = [];
   for (const [, env] of setups) {
     const started = await startProcess(
@@ -1083,7 +1091,11 @@ async function noisyNeighbour() {
         headers: { authorization: KEY, 'content-type': 'application/json' },
         setupRequest: (request) => ({
           ...request,
-          body: graphql(WALK.replace('deposits(first: 1)', `deposits(first: 1${filters[walkCount++ % 16]})`)),
+          body: graphql(
+            values['same-walk']
+              ? WALK
+              : WALK.replace('deposits(first: 1)', `deposits(first: 1${filters[walkCount++ % 16]})`),
+          ),
         }),
       },
     ],
@@ -1184,14 +1196,15 @@ async function noisyNeighbour() {
   });
   const markdown = [
     `Noisy neighbour (${quick ? 'quick' : 'full'}: ${rounds} alternating rounds of ${duration} s per phase, medians; sandbox latency ${latency} ms; ${pinned ? 'gateway pinned to core 0, sandbox and load to core 1' : 'not pinned'}), ${new Date().toISOString()}`,
-    `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}. Quiet merchant: Globex's wallet screen, ${QUIET_CONNECTIONS} connections. Neighbour: Acme (100 000 deposits), \`${WALK}\` with each of 16 status filters in turn, from ${NEIGHBOUR_CONNECTIONS} connections without pause. Sharing off (UPSTREAM_CACHE_TTL_MS=0, QUERY_DEDUPLICATION=false) in every setup.`,
+    `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}. Quiet merchant: Globex's wallet screen, ${QUIET_CONNECTIONS} connections. Neighbour: Acme (100 000 deposits), \`${WALK}\` ${values['same-walk'] ? 'the same every time' : 'with each of 16 status filters in turn'}, from ${NEIGHBOUR_CONNECTIONS} connections without pause. Sharing off (UPSTREAM_CACHE_TTL_MS=0, QUERY_DEDUPLICATION=false) in every setup.`,
     '',
     '| Setup | quiet alone p50 / p99 ms | quiet beside the neighbour p50 / p99 ms | beside / alone p50 / p99 | neighbour walks answered/s | REST calls/s (phase B) | CPU gateway / sandbox (phase B) | quiet errors |',
     '|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
   await mkdir(new URL('./results/', import.meta.url), { recursive: true });
-  await writeFile(new URL('./results/neighbour.md', import.meta.url), `${markdown}\n`);
+  const name = values['same-walk'] ? 'neighbour-same-walk' : 'neighbour';
+  await writeFile(new URL(`./results/${name}.md`, import.meta.url), `${markdown}\n`);
   console.log(`\n${markdown}`);
 }
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayError } from '../../../src/errors.ts';
+import { WALKS_PER_KEY } from '../../../src/plugins/limits.ts';
 import { DEMO_KEYS, seedWorld } from '../../../src/sandbox/seed.ts';
 import { FREE_CALLS_PER_REQUEST } from '../../../src/upstream/fair-share.ts';
 import { CALLS_PER_KEY } from '../../../src/upstream/transport.ts';
@@ -20,8 +21,8 @@ const AT_ONCE = FREE_CALLS_PER_REQUEST + CALLS_PER_KEY;
 let gw: TestGateway;
 /** Calls that had to wait for their key's share, by scope. */
 const queued = new Map<string, number>();
-let busy: { key: string };
-let other: { key: string };
+let busy: { id: string; key: string };
+let other: { id: string; key: string };
 
 beforeAll(async () => {
   gw = await startTestGateway({
@@ -31,7 +32,7 @@ beforeAll(async () => {
   });
   busy = await gw.sandbox.world.merchant();
   other = await gw.sandbox.world.merchant();
-  for (const { id } of [busy, other] as unknown as { id: string }[]) {
+  for (const { id } of [busy, other]) {
     const wallet = await gw.sandbox.world.wallet(id);
     await gw.sandbox.world.deposit(wallet.id, { amount: '5' });
   }
@@ -184,5 +185,34 @@ describe('normal screens never wait', () => {
     } finally {
       await big.close();
     }
+  });
+});
+
+describe("each key's whole-list walks", () => {
+  it(`runs ${WALKS_PER_KEY} of one key's walks at once; its next waits unsent while another key's walk runs`, async () => {
+    // Each with its own wallet page, so that no two share their REST calls (coalescing).
+    const walkOf = (list: 'deposits' | 'withdrawalIntents', status: string, wallets: number) =>
+      `{ wallets(first: ${wallets}) { nodes { ${list}(first: 1, status: [${status}]) { totalCount } } } }`;
+    const statuses = ['COMPLETED', 'PENDING', 'PROCESSING', 'FAILED'];
+    await gw.sandbox.admin('POST', '/faults', {
+      method: 'GET',
+      path: '/external/v1/deposits',
+      latencyMs: 1_500,
+    });
+    const walletReads = (merchant: { id: string }) =>
+      gw.sandbox.sandbox.requests.filter(
+        (r) => r.path.startsWith('/external/v1/wallets') && r.merchantId === merchant.id,
+      ).length;
+    const busyWalks = Array.from({ length: WALKS_PER_KEY + 1 }, (_, i) =>
+      gw.request(walkOf('deposits', statuses[i] ?? 'COMPLETED', i + 1), {}, { key: busy.key }),
+    );
+    // Two walks run (their wallet read done, their deposits held); the third has not started.
+    await expect.poll(() => walletReads(busy)).toBe(WALKS_PER_KEY);
+    const otherWalk = await gw.request(walkOf('withdrawalIntents', 'COMPLETED', 1), {}, { key: other.key });
+    expect(otherWalk.body.errors).toBeUndefined();
+    expect(walletReads(busy)).toBe(WALKS_PER_KEY);
+    const answers = await Promise.all(busyWalks);
+    for (const answer of answers) expect(answer.body.errors).toBeUndefined();
+    expect(walletReads(busy)).toBe(WALKS_PER_KEY + 1);
   });
 });
