@@ -68,6 +68,7 @@ const schema = z.object({
   UPSTREAM_MAX_RESPONSE_BYTES: integer(16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   UPSTREAM_CACHE_TTL_MS: integer(1_000, 0, 3_600_000),
   UPSTREAM_CACHE_MAX_BYTES: integer(32 * 1024 * 1024, 1024, 8 * 1024 * 1024 * 1024),
+  REFUSED_KEY_TTL_MS: integer(30_000, 0, 3_600_000),
   CIRCUIT_BREAKER_FAILURES: integer(5, 0, 1_000),
   CIRCUIT_BREAKER_HALF_OPEN_AFTER_MS: integer(10_000, 100, 3_600_000),
   MAX_UPSTREAM_CALLS_PER_REQUEST: integer(100, 1, 100_000),
@@ -79,6 +80,8 @@ const schema = z.object({
   QUERY_MAX_TOKENS: integer(3_000, 1, 1_000_000),
   QUERY_MAX_DIRECTIVES: integer(20, 1, 10_000),
   QUERY_MAX_COST: integer(20_000, 1, 100_000_000),
+  DOCUMENT_CACHE_MAX_BYTES: integer(32 * 1024 * 1024, 0, 8 * 1024 * 1024 * 1024),
+  APQ_MAX_BYTES: integer(16 * 1024 * 1024, 0, 8 * 1024 * 1024 * 1024),
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 0, 600_000),
   // Unset: 5 s in production, 0 elsewhere (shutdownGraceOf).
   SHUTDOWN_GRACE_MS: optionalInteger(0, 300_000),
@@ -89,6 +92,8 @@ const schema = z.object({
   MAX_CONNECTIONS: integer(10_000, 1, 1_000_000),
   MAX_WEBSOCKETS: integer(5_000, 0, 1_000_000),
   WEBSOCKETS_PER_KEY: integer(20, 1, 100_000),
+  // Unset: 5 % of MAX_WEBSOCKETS (websocket.ts).
+  WEBSOCKETS_UNPROVEN: optionalInteger(0, 1_000_000),
   WEBSOCKET_IDLE_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
   REQUEST_DEADLINE_MS: integer(15_000, 100, 600_000),
   QUERY_DEDUPLICATION: flag,
@@ -195,6 +200,11 @@ export interface EdgeLimits {
   webSocketsPerKey: number;
   /** A WebSocket with no operation under way for this long is closed. */
   webSocketIdleMs: number;
+  /**
+   * WebSockets of keys the REST API has not accepted lately, all such keys together (websocket.ts):
+   * made-up keys cannot take real merchants' slots. Undefined: 5 % of maxWebSockets.
+   */
+  webSocketsUnproven?: number | undefined;
 }
 
 export interface Config {
@@ -220,6 +230,13 @@ export interface Config {
   requestDeadlineMs: number;
   /** Upstream calls one GraphQL request may make, retries included; past it, fields fail. */
   maxUpstreamCallsPerRequest: number;
+  /**
+   * Estimated heap of parsed, validated documents kept across requests, filled only by keys the
+   * REST API accepted lately and manifest documents (plugins/document-cache.ts); 0 keeps none.
+   */
+  documentCacheMaxBytes: number;
+  /** Bytes of APQ registrations kept, per key scope, filled only by accepted keys (plugins/trusted-documents.ts). */
+  apqMaxBytes: number;
   /** Identical concurrent queries of one caller share one execution. */
   queryDeduplication: boolean;
   /** COMPILED_EXECUTION: queries and mutations run as code compiled once per document (graphql-jit). */
@@ -277,8 +294,10 @@ export const KNOWN_VARIABLES: readonly string[] = Object.keys(schema.shape);
  * OTEL_EXPORTER_OTLP_HEADERS and others itself, and the container has a HOSTNAME.
  */
 export const OWNED_PREFIXES: readonly string[] = [
+  'APQ_',
   'CIRCUIT_BREAKER_',
   'COMPILED_EXECUTION',
+  'DOCUMENT_CACHE',
   'GRAPHIQL',
   'HEADERS_TIMEOUT',
   'IDEMPOTENCY_',
@@ -291,6 +310,7 @@ export const OWNED_PREFIXES: readonly string[] = [
   'QUERY_',
   'RATE_LIMIT',
   'REDIS_',
+  'REFUSED_KEY',
   'REQUEST_DEADLINE',
   'REQUEST_TIMEOUT',
   'SANDBOX_',
@@ -465,12 +485,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       maxResponseBytes: c.UPSTREAM_MAX_RESPONSE_BYTES,
       cacheTtlMs: c.UPSTREAM_CACHE_TTL_MS,
       cacheMaxBytes: c.UPSTREAM_CACHE_MAX_BYTES,
+      refusedKeyTtlMs: c.REFUSED_KEY_TTL_MS,
       circuitBreaker: {
         failures: c.CIRCUIT_BREAKER_FAILURES,
         halfOpenAfterMs: c.CIRCUIT_BREAKER_HALF_OPEN_AFTER_MS,
       },
     },
     maxUpstreamCallsPerRequest: c.MAX_UPSTREAM_CALLS_PER_REQUEST,
+    documentCacheMaxBytes: c.DOCUMENT_CACHE_MAX_BYTES,
+    apqMaxBytes: c.APQ_MAX_BYTES,
     graphiql: c.GRAPHIQL ?? c.NODE_ENV !== 'production',
     introspection: c.INTROSPECTION ?? c.GRAPHIQL ?? c.NODE_ENV !== 'production',
     maxRequestBytes: c.MAX_REQUEST_BYTES,
@@ -492,6 +515,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       maxWebSockets: c.MAX_WEBSOCKETS,
       webSocketsPerKey: c.WEBSOCKETS_PER_KEY,
       webSocketIdleMs: c.WEBSOCKET_IDLE_TIMEOUT_MS,
+      webSocketsUnproven: c.WEBSOCKETS_UNPROVEN,
     },
     requestDeadlineMs: c.REQUEST_DEADLINE_MS,
     queryDeduplication: c.QUERY_DEDUPLICATION ?? true,

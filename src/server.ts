@@ -213,6 +213,7 @@ export async function listen(
     logger: options.logger,
     max: edge.maxWebSockets,
     perKey: edge.webSocketsPerKey,
+    ...(edge.webSocketsUnproven !== undefined && { unproven: edge.webSocketsUnproven }),
     idleMs: edge.webSocketIdleMs,
     scopeOf: options.scopeOf,
     ...(options.keys && { keys: options.keys }),

@@ -187,7 +187,7 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
         },
         accepted: acceptedKey,
         maxTokens: config.queryLimits.maxTokens,
-        registry: deps.persistedQueries ?? createPersistedQueryRegistry(),
+        registry: deps.persistedQueries ?? createPersistedQueryRegistry(config.apqMaxBytes),
       }),
       ...(introspection ? [] : [useDisableIntrospection()]),
       ...useQueryLimits(limits),
@@ -197,7 +197,7 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
       useErrorLogging(),
       // After every plugin that adds a validation rule (limits, introspection, response keys).
       useDocumentCache(
-        deps.documentCache ?? createDocumentCache(),
+        deps.documentCache ?? createDocumentCache(config.documentCacheMaxBytes),
         (request, text) => manifestTexts.has(text) || acceptedKey(request),
       ),
       // After the plugins that may change a result: it serialises the result they have finished with.

@@ -64,7 +64,8 @@ export interface DocumentCache {
 
 export function createDocumentCache(maxBytes: number = DOCUMENT_CACHE_MAX_BYTES): DocumentCache {
   const documents = new LRUCache<string, DocumentNode>({
-    maxSize: maxBytes,
+    // lru-cache wants a positive bound; at 1 byte no document fits, so 0 keeps none.
+    maxSize: Math.max(1, maxBytes),
     sizeCalculation: (document, text) => Math.max(1, retainedBytes(text, document)),
   });
   return {

@@ -60,7 +60,11 @@ export interface PersistedQueryRegistry {
 }
 
 export function createPersistedQueryRegistry(maxBytes: number = APQ_MAX_BYTES): PersistedQueryRegistry {
-  const entries = new LRUCache<string, string>({ maxSize: maxBytes, sizeCalculation: registryBytes });
+  // lru-cache wants a positive bound; at 1 byte no registration fits, so 0 keeps none.
+  const entries = new LRUCache<string, string>({
+    maxSize: Math.max(1, maxBytes),
+    sizeCalculation: registryBytes,
+  });
   const keyOf = (scope: string, hash: string) => `${scope}\n${hash}`;
   return {
     get bytes() {

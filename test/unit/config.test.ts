@@ -51,6 +51,19 @@ describe('configuration', () => {
       webSocketsPerKey: 20,
       webSocketIdleMs: 60_000,
     });
+    // What an outsider can make the gateway keep or hold is bounded by default, and tunable.
+    expect(config.edge.webSocketsUnproven).toBeUndefined(); // 5 % of MAX_WEBSOCKETS (websocket.ts)
+    expect(parseConfig({ WEBSOCKETS_UNPROVEN: '10' }).edge.webSocketsUnproven).toBe(10);
+    expect(config.upstream.refusedKeyTtlMs).toBe(30_000);
+    expect(parseConfig({ REFUSED_KEY_TTL_MS: '0' }).upstream.refusedKeyTtlMs).toBe(0);
+    expect([config.documentCacheMaxBytes, config.apqMaxBytes]).toEqual([32 * 1024 * 1024, 16 * 1024 * 1024]);
+    expect(parseConfig({ DOCUMENT_CACHE_MAX_BYTES: '0', APQ_MAX_BYTES: '0' })).toMatchObject({
+      documentCacheMaxBytes: 0,
+      apqMaxBytes: 0,
+    });
+    expect(() => parseConfig({ DOCUMENT_CACHE_MAX_BYTE: '1' })).toThrow(
+      /did you mean DOCUMENT_CACHE_MAX_BYTES/,
+    );
     expect(() => parseConfig({ HEADERS_TIMEOUT_MS: '40000' })).toThrow(
       /HEADERS_TIMEOUT_MS: must be at most REQUEST_TIMEOUT_MS/,
     );

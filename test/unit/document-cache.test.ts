@@ -65,4 +65,11 @@ describe('createDocumentCache', () => {
     expect(small.get(SHAPES['a screen']?.(49) ?? '')).toBeDefined();
     expect(small.get(SHAPES['a screen']?.(0) ?? '')).toBeUndefined();
   });
+
+  it('keeps nothing at a bound of 0 (DOCUMENT_CACHE_MAX_BYTES=0)', () => {
+    const none = createDocumentCache(0);
+    const text = SHAPES['a screen']?.(0) ?? '';
+    none.keep(text, parse(text));
+    expect([none.size, none.bytes, none.get(text)]).toEqual([0, 0, undefined]);
+  });
 });
