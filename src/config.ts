@@ -3,8 +3,10 @@ import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { DOCUMENT_ID, sha256 } from './document-hashes.ts';
 import type { TracingConfig } from './observability/tracing.ts';
+import { WALKS_PER_KEY } from './plugins/limits.ts';
 import type { HostPort, RedisSettings, RedisTopology } from './redis/connection.ts';
 import type { UpstreamClientOptions } from './upstream/client.ts';
+import { CALLS_PER_KEY } from './upstream/transport.ts';
 
 /**
  * All of the gateway's configuration, parsed once from the environment, and the one place its
@@ -69,6 +71,7 @@ const schema = z.object({
   UPSTREAM_CACHE_TTL_MS: integer(1_000, 0, 3_600_000),
   UPSTREAM_CACHE_MAX_BYTES: integer(32 * 1024 * 1024, 1024, 8 * 1024 * 1024 * 1024),
   REFUSED_KEY_TTL_MS: integer(30_000, 0, 3_600_000),
+  UPSTREAM_CALLS_PER_KEY: integer(CALLS_PER_KEY, 0, 10_000),
   CIRCUIT_BREAKER_FAILURES: integer(5, 0, 1_000),
   CIRCUIT_BREAKER_HALF_OPEN_AFTER_MS: integer(10_000, 100, 3_600_000),
   MAX_UPSTREAM_CALLS_PER_REQUEST: integer(100, 1, 100_000),
@@ -80,6 +83,7 @@ const schema = z.object({
   QUERY_MAX_TOKENS: integer(3_000, 1, 1_000_000),
   QUERY_MAX_DIRECTIVES: integer(20, 1, 10_000),
   QUERY_MAX_COST: integer(20_000, 1, 100_000_000),
+  QUERY_WALKS_PER_KEY: integer(WALKS_PER_KEY, 0, 10_000),
   DOCUMENT_CACHE_MAX_BYTES: integer(32 * 1024 * 1024, 0, 8 * 1024 * 1024 * 1024),
   APQ_MAX_BYTES: integer(16 * 1024 * 1024, 0, 8 * 1024 * 1024 * 1024),
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 0, 600_000),
@@ -178,8 +182,13 @@ export interface QueryLimitSettings {
   maxAliases: number;
   maxTokens: number;
   maxDirectives: number;
-  /** Sum over fields of 1, with a connection's subtree counted first/last (default 20) times. */
+  /**
+   * Sum over fields of 1, with a connection's subtree counted first/last (default 20) times, plus
+   * the REST reads over wallets' lists (plugins/limits.ts, operationCost).
+   */
   maxCost: number;
+  /** Operations of one key that may walk a whole list running at once; 0: no wait (plugins/limits.ts). */
+  walksPerKey: number;
 }
 
 /** How connections are bounded and reaped at the edge (src/server.ts, src/websocket.ts). */
@@ -486,6 +495,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       cacheTtlMs: c.UPSTREAM_CACHE_TTL_MS,
       cacheMaxBytes: c.UPSTREAM_CACHE_MAX_BYTES,
       refusedKeyTtlMs: c.REFUSED_KEY_TTL_MS,
+      fairShare: { callsPerKey: c.UPSTREAM_CALLS_PER_KEY },
       circuitBreaker: {
         failures: c.CIRCUIT_BREAKER_FAILURES,
         halfOpenAfterMs: c.CIRCUIT_BREAKER_HALF_OPEN_AFTER_MS,
@@ -503,6 +513,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       maxTokens: c.QUERY_MAX_TOKENS,
       maxDirectives: c.QUERY_MAX_DIRECTIVES,
       maxCost: c.QUERY_MAX_COST,
+      walksPerKey: c.QUERY_WALKS_PER_KEY,
     },
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
     shutdownGraceMs: shutdownGraceOf(c),

@@ -34,8 +34,6 @@ import { refusal } from './refusal.ts';
  */
 
 export interface QueryLimits extends QueryLimitSettings {
-  /** WALKS_PER_KEY unless given; 0 turns the wait off. */
-  walksPerKey?: number;
   /** Hide "Did you mean …?" suggestions (they leak the schema when introspection is off). */
   blockFieldSuggestions: boolean;
   /**
@@ -88,11 +86,7 @@ export function useQueryLimits(limits: QueryLimits): Plugin[] {
   return [
     useVariableDepthLimit(INPUT_LIMITS.variableDepth),
     ...(armor.protect().plugins as Plugin[]),
-    useCostLimit(
-      limits.maxCost,
-      limits.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS,
-      limits.walksPerKey ?? WALKS_PER_KEY,
-    ),
+    useCostLimit(limits.maxCost, limits.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS, limits.walksPerKey),
     useLimitStatus(),
   ];
 }

@@ -40,7 +40,7 @@ import autocannon from 'autocannon';
 import { WALKS_PER_KEY } from '../../src/plugins/limits.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { CALLS_PER_KEY } from '../../src/upstream/transport.ts';
-import { startProcess } from '../support/process.ts';
+import { freePort, startProcess } from '../support/process.ts';
 import { type PeerScreen, peerRequestBody, startPeer } from './peer.ts';
 
 const { values } = parseArgs({
@@ -229,24 +229,43 @@ async function warmAndMeasure(
   return measure(sandboxURL, options, pid);
 }
 
-/** The gateway as deployed (production mode, its defaults), in front of `upstreamURL`, with `env` on top. */
-function startBenchGateway(upstreamURL: string, env: Record<string, string> = {}, cwd?: string) {
+/**
+ * The gateway as deployed (production mode, its defaults), in front of `upstreamURL`, with `env` on
+ * top. It logs at warn, so it says nothing when it listens (production prints no banner, and its
+ * access log would cost what is measured): it gets a free port and is ready when /healthz answers.
+ */
+async function startBenchGateway(upstreamURL: string, env: Record<string, string> = {}, cwd?: string) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
   return startProcess(
     'src/main.ts',
     [],
     {
       LOG_LEVEL: 'warn',
       UPSTREAM_URL: upstreamURL,
-      PORT: '0',
+      PORT: String(port),
       NODE_ENV: 'production',
       GRAPHIQL: 'false',
       // Several gateways run at once; production's own metrics port (9464) would be taken twice.
       METRICS_PORT: 'same',
       ...env,
     },
-    /gateway: (http:\/\/\S+)\/graphql/,
+    () => healthy(url),
     cwd,
   );
+}
+
+/** `url` once its /healthz answers 200, polled every 50 ms for at most 60 s. */
+async function healthy(url: string): Promise<string> {
+  for (let tries = 0; tries < 1200; tries++) {
+    const ok = await fetch(`${url}/healthz`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ok) return url;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no answer from ${url}/healthz within 60 s`);
 }
 
 const graphql = (query: string, variables: Record<string, unknown> = {}) =>
@@ -1042,27 +1061,13 @@ async function noisyNeighbour() {
   const setups: [string, Record<string, string>][] = [
     ...shares.map((share): [string, Record<string, string>] => [
       share === 0 ? 'share off, walks unbounded' : `share ${share}, walks unbounded`,
-      { BENCH_CALLS_PER_KEY: String(share), BENCH_WALKS_PER_KEY: '0' },
+      { UPSTREAM_CALLS_PER_KEY: String(share), QUERY_WALKS_PER_KEY: '0' },
     ]),
     [`defaults (share ${CALLS_PER_KEY}, ${WALKS_PER_KEY} walks per key)`, {}],
   ];
   const gateways = [];
   for (const [, env] of setups) {
-    const started = await startProcess(
-      'test/bench/share-gateway.ts',
-      [],
-      {
-        LOG_LEVEL: 'warn',
-        UPSTREAM_URL: sandbox.url,
-        PORT: '0',
-        NODE_ENV: 'production',
-        GRAPHIQL: 'false',
-        METRICS_PORT: 'same',
-        ...SHARING_OFF,
-        ...env,
-      },
-      /gateway: (http:\/\/\S+)\/graphql/,
-    );
+    const started = await startBenchGateway(sandbox.url, { ...SHARING_OFF, ...env });
     pin(started.child.pid, UNDER_TEST);
     gateways.push(started);
   }

@@ -9,7 +9,11 @@ export async function startProcess(
   entry: string,
   args: string[],
   env: Record<string, string>,
-  urlPattern: RegExp,
+  /**
+   * Where the URL shows in its output (the first group), or how to learn that it is ready (for a
+   * process that prints nothing, such as a production gateway logging at warn).
+   */
+  urlPattern: RegExp | (() => Promise<string>),
   /** The checkout to run it in; default: this one. */
   cwd = new URL('../..', import.meta.url).pathname,
 ): Promise<{ child: ChildProcess; url: string; output: () => string; exited: Promise<number | null> }> {
@@ -23,11 +27,12 @@ export async function startProcess(
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const match = urlPattern.exec(output);
+      const match = urlPattern instanceof RegExp ? urlPattern.exec(output) : null;
       if (match?.[1]) resolve(match[1]);
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
+    if (!(urlPattern instanceof RegExp)) urlPattern().then(resolve, reject);
     exited.then((code) => reject(new Error(`${entry} exited with ${code} before it was ready:\n${output}`)));
   });
   return { child, url, output: () => output, exited };
