@@ -6,7 +6,7 @@ import type { TracingConfig } from './observability/tracing.ts';
 import { WALKS_PER_KEY } from './plugins/limits.ts';
 import type { HostPort, RedisSettings, RedisTopology } from './redis/connection.ts';
 import type { UpstreamClientOptions } from './upstream/client.ts';
-import { CALLS_PER_KEY } from './upstream/transport.ts';
+import { CALLS_PER_KEY, CALLS_PER_KEY_PER_SECOND } from './upstream/transport.ts';
 
 /**
  * All of the gateway's configuration, parsed once from the environment, and the one place its
@@ -72,6 +72,7 @@ const schema = z.object({
   UPSTREAM_CACHE_MAX_BYTES: integer(32 * 1024 * 1024, 1024, 8 * 1024 * 1024 * 1024),
   REFUSED_KEY_TTL_MS: integer(30_000, 0, 3_600_000),
   UPSTREAM_CALLS_PER_KEY: integer(CALLS_PER_KEY, 0, 10_000),
+  UPSTREAM_CALLS_PER_KEY_PER_SECOND: integer(CALLS_PER_KEY_PER_SECOND, 0, 100_000),
   CIRCUIT_BREAKER_FAILURES: integer(5, 0, 1_000),
   CIRCUIT_BREAKER_HALF_OPEN_AFTER_MS: integer(10_000, 100, 3_600_000),
   MAX_UPSTREAM_CALLS_PER_REQUEST: integer(100, 1, 100_000),
@@ -495,7 +496,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       cacheTtlMs: c.UPSTREAM_CACHE_TTL_MS,
       cacheMaxBytes: c.UPSTREAM_CACHE_MAX_BYTES,
       refusedKeyTtlMs: c.REFUSED_KEY_TTL_MS,
-      fairShare: { callsPerKey: c.UPSTREAM_CALLS_PER_KEY },
+      fairShare: {
+        callsPerKey: c.UPSTREAM_CALLS_PER_KEY,
+        callsPerSecond: c.UPSTREAM_CALLS_PER_KEY_PER_SECOND,
+      },
       circuitBreaker: {
         failures: c.CIRCUIT_BREAKER_FAILURES,
         halfOpenAfterMs: c.CIRCUIT_BREAKER_HALF_OPEN_AFTER_MS,

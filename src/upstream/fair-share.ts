@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Activity, Attempt, UpstreamCall } from './call.ts';
 import type { Caller } from './caller.ts';
 import { deadlinePassed } from './wire.ts';
@@ -22,6 +23,13 @@ import { deadlinePassed } from './wire.ts';
  * - A slot is held for the whole attempt, body included, and released when it ends whatever the
  *   outcome; a retry's backoff holds none (this stage is inside retry, transport.ts).
  *
+ * - Past its share in flight, a key's expensive calls are also paced: at most `callsPerSecond` a
+ *   second on average, a second's worth at once (a token bucket, kept as the time its next call
+ *   may go). What one expensive call costs is a whole REST page (1000 deposits: ~17 ms of the REST
+ *   API's time and ~9 ms of the gateway's), so calls in flight alone still let one key keep both
+ *   busy; the pace bounds the share of their time one key takes. A call that could not go before
+ *   its deadline fails at once, unsent, as a queued one does.
+ *
  * A merchant with several keys gets a share per key: the gateway only knows keys (the REST API,
  * not the gateway, knows whose a key is). What bounds that is the keys a merchant creates, each of
  * which it must hold, and UPSTREAM_CONNECTIONS for all keys together. Requests that stay within
@@ -35,6 +43,8 @@ export interface FairShareOptions {
    * 0 (or less) turns the stage off.
    */
   callsPerKey: number;
+  /** Expensive calls of one caller scope per second, on average; 0 (or less, or absent): no pace. */
+  callsPerSecond?: number;
   /** A request's calls that go at once and take no slot; default FREE_CALLS_PER_REQUEST. */
   freeCallsPerRequest?: number;
   /** Called each time a call has to wait for its scope's share (metrics, tests). */
@@ -67,6 +77,11 @@ export class FairShare {
   private readonly options: FairShareOptions;
   private readonly freeCalls: number;
   private queuedCalls = 0;
+  /**
+   * Each paced scope's next free time (epoch ms, a GCRA's theoretical arrival time), kept only
+   * while it is in the future: an entry per key that made expensive calls in the last second.
+   */
+  private readonly paced = new LRUCache<string, number>({ max: 10_000 });
 
   constructor(options: FairShareOptions) {
     this.options = options;
@@ -79,6 +94,7 @@ export class FairShare {
     return async (call, attempt) => {
       if (this.isFree(call)) return next(call, attempt);
       const scope = call.caller.cacheScope;
+      await this.pace(scope, call, activity);
       await this.acquire(scope, call, activity);
       try {
         return await next(call, attempt);
@@ -97,6 +113,35 @@ export class FairShare {
     const started = this.started.get(call.caller) ?? 0;
     this.started.set(call.caller, started + 1);
     return call.method === 'POST' || started < this.freeCalls;
+  }
+
+  /**
+   * Waits until `scope` may send another expensive call at its pace (see the module's contract);
+   * rejects at once, unsent, when that is past the call's deadline.
+   */
+  private pace(scope: string, call: UpstreamCall, activity: Activity): Promise<void> | void {
+    const rate = this.options.callsPerSecond ?? 0;
+    if (rate <= 0) return;
+    const interval = 1000 / rate;
+    const now = Date.now();
+    const due = this.paced.get(scope) ?? now;
+    // A second's worth of calls may go at once: a call waits only once `due` is a second ahead.
+    const delay = Math.max(0, due - now - (1000 - interval));
+    const { deadline } = call.caller;
+    if (deadline !== undefined && now + delay >= deadline) return Promise.reject(deadlinePassed());
+    const next = Math.max(due, now) + interval;
+    this.paced.set(scope, next, { ttl: Math.ceil(next - now) });
+    if (delay === 0) return;
+    this.options.onQueued?.(scope);
+    this.queuedCalls++;
+    activity.timers++;
+    return new Promise((resolve) =>
+      setTimeout(() => {
+        activity.timers--;
+        this.queuedCalls--;
+        resolve();
+      }, delay),
+    );
   }
 
   /** A slot of `scope`'s share: at once when one is free, else when one is handed on. */

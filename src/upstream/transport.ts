@@ -50,6 +50,13 @@ export interface TransportOptions extends RetryOptions {
  */
 export const CALLS_PER_KEY = 2;
 
+/**
+ * Each key's pace by default (fair-share.ts): past its share in flight, a key's expensive calls go
+ * at most 10 a second on average, 10 at once. Chosen by `npm run bench -- --neighbour`
+ * (docs/benchmark.md).
+ */
+export const CALLS_PER_KEY_PER_SECOND = 10;
+
 /** A GET's headers beyond the ones every call has (wire.ts): none. */
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
@@ -87,7 +94,11 @@ export class Transport {
       maxResponseSize: 64 * 1024,
     });
     const onTheWire = wire(this.pool, this.pathPrefix, this.underWay);
-    this.fairShare = new FairShare({ callsPerKey: CALLS_PER_KEY, ...options.fairShare });
+    this.fairShare = new FairShare({
+      callsPerKey: CALLS_PER_KEY,
+      callsPerSecond: CALLS_PER_KEY_PER_SECOND,
+      ...options.fairShare,
+    });
     this.attempt = this.fairShare.stage(
       this.underWay,
       budget(observer, circuit(this.breakers, observer, spend(observe(telemetry, url.host, onTheWire)))),

@@ -39,7 +39,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { WALKS_PER_KEY } from '../../src/plugins/limits.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
-import { CALLS_PER_KEY } from '../../src/upstream/transport.ts';
+import { CALLS_PER_KEY, CALLS_PER_KEY_PER_SECOND } from '../../src/upstream/transport.ts';
 import { freePort, startProcess } from '../support/process.ts';
 import { type PeerScreen, peerRequestBody, startPeer } from './peer.ts';
 
@@ -73,6 +73,11 @@ const { values } = parseArgs({
      */
     neighbour: { type: 'boolean', default: false },
     share: { type: 'string', multiple: true },
+    /**
+     * With --neighbour: each key's pace (expensive calls per second) to compare beside the
+     * defaults, each with the default share and walks (`--pace 0 --pace 5`; default none).
+     */
+    pace: { type: 'string', multiple: true },
     /** With --neighbour: every walk the same (no status filter), so identical calls in flight coalesce. */
     'same-walk': { type: 'boolean', default: false },
   },
@@ -1061,9 +1066,20 @@ async function noisyNeighbour() {
   const setups: [string, Record<string, string>][] = [
     ...shares.map((share): [string, Record<string, string>] => [
       share === 0 ? 'share off, walks unbounded' : `share ${share}, walks unbounded`,
-      { UPSTREAM_CALLS_PER_KEY: String(share), QUERY_WALKS_PER_KEY: '0' },
+      {
+        UPSTREAM_CALLS_PER_KEY: String(share),
+        QUERY_WALKS_PER_KEY: '0',
+        UPSTREAM_CALLS_PER_KEY_PER_SECOND: '0',
+      },
     ]),
-    [`defaults (share ${CALLS_PER_KEY}, ${WALKS_PER_KEY} walks per key)`, {}],
+    ...(values.pace ?? []).map((pace): [string, Record<string, string>] => [
+      `share ${CALLS_PER_KEY}, ${WALKS_PER_KEY} walks, pace ${pace === '0' ? 'off' : `${pace}/s`}`,
+      { UPSTREAM_CALLS_PER_KEY_PER_SECOND: pace },
+    ]),
+    [
+      `defaults (share ${CALLS_PER_KEY}, ${WALKS_PER_KEY} walks per key, pace ${CALLS_PER_KEY_PER_SECOND}/s)`,
+      {},
+    ],
   ];
   const gateways = [];
   for (const [, env] of setups) {

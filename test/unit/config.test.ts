@@ -55,8 +55,12 @@ describe('configuration', () => {
     expect(config.edge.webSocketsUnproven).toBeUndefined(); // 5 % of MAX_WEBSOCKETS (websocket.ts)
     expect(parseConfig({ WEBSOCKETS_UNPROVEN: '10' }).edge.webSocketsUnproven).toBe(10);
     expect(config.upstream.refusedKeyTtlMs).toBe(30_000);
-    // One key's expensive requests take turns: two calls past each request's first five, two walks.
-    expect([config.upstream.fairShare, config.queryLimits.walksPerKey]).toEqual([{ callsPerKey: 2 }, 2]);
+    // One key's expensive requests take turns: two calls past each request's first five, at 10 a
+    // second, and two walks.
+    expect([config.upstream.fairShare, config.queryLimits.walksPerKey]).toEqual([
+      { callsPerKey: 2, callsPerSecond: 10 },
+      2,
+    ]);
     expect(parseConfig({ UPSTREAM_CALLS_PER_KEY: '0', QUERY_WALKS_PER_KEY: '0' })).toMatchObject({
       upstream: { fairShare: { callsPerKey: 0 } },
       queryLimits: { walksPerKey: 0 },

@@ -216,3 +216,55 @@ describe("each key's whole-list walks", () => {
     expect(walletReads(busy)).toBe(WALKS_PER_KEY + 1);
   });
 });
+
+describe("each key's pace past its share", () => {
+  let paced: TestGateway;
+  const waited = new Map<string, number>();
+  beforeAll(async () => {
+    // A pace of 1 expensive call a second, and a share too large to matter: only the pace holds.
+    paced = await startTestGateway({
+      upstream: {
+        fairShare: {
+          callsPerKey: 100,
+          callsPerSecond: 1,
+          onQueued: (scope: string) => waited.set(scope, (waited.get(scope) ?? 0) + 1),
+        },
+      },
+    });
+  });
+  afterAll(() => paced.close());
+
+  it("sends a key's expensive calls at its pace, and fails unsent one that could not go before its deadline", async () => {
+    const merchant = await paced.sandbox.world.merchant();
+    const authorization = `Bearer ${merchant.key}`;
+    const scope = paced.client.scopeOf(authorization);
+    const caller = paced.client.caller(authorization, Date.now() + 10_000);
+    for (let i = 0; i < FREE_CALLS_PER_REQUEST; i++)
+      await paced.client.listWallets(caller, { page: 1, size: i + 1 });
+    paced.resetCalls();
+    // A second's worth (one call) goes at once; the next waits for its turn, then goes.
+    await paced.client.listDeposits(caller, { page: 1, size: 1 });
+    expect(waited.get(scope)).toBeUndefined();
+    await paced.client.listDeposits(caller, { page: 1, size: 2 });
+    expect(waited.get(scope)).toBe(1);
+    expect(paced.upstreamCalls()).toHaveLength(2);
+    // Another request of the key whose deadline comes before its turn: refused at once, never sent.
+    const hurried = paced.client.caller(authorization, Date.now() + 500);
+    for (let i = 0; i < FREE_CALLS_PER_REQUEST; i++)
+      await paced.client.listWallets(hurried, { page: 1, size: i + 1 });
+    paced.resetCalls();
+    const error = (await paced.client
+      .listDeposits(hurried, { page: 1, size: 3 })
+      .catch((e) => e)) as GatewayError;
+    expect(error.code).toBe('UPSTREAM_TIMEOUT');
+    expect(paced.upstreamCalls()).toHaveLength(0);
+    expect(hurried.calls.made).toBe(FREE_CALLS_PER_REQUEST);
+    // Another key is not paced by this one's turns.
+    const other = await paced.sandbox.world.merchant();
+    const its = paced.client.caller(`Bearer ${other.key}`, Date.now() + 10_000);
+    for (let i = 0; i <= FREE_CALLS_PER_REQUEST; i++)
+      await paced.client.listWallets(its, { page: 1, size: i + 1 });
+    expect(waited.has(paced.client.scopeOf(`Bearer ${other.key}`))).toBe(false);
+    expect(paced.client.activity()).toMatchObject({ calls: 0, timers: 0 });
+  });
+});
