@@ -5,7 +5,7 @@ import { deadlinePassed } from './wire.ts';
 
 /**
  * Each key's share of the REST API for expensive requests. A request's first
- * `freeCallsPerRequest` calls (5) go at once, always: a normal screen makes one to three, the
+ * `freeCallsPerRequest` calls (5) of at most FREE_PAGE_SIZE items go at once, always: a normal screen makes one to three, the
  * largest realistic one five, so none of their calls ever waits, however many screens a key sends
  * at once. A request's further calls (the pages of a scan over a whole list, many aliased lists)
  * are its key's expensive ones: at most `callsPerKey` of those, across all the key's requests, are
@@ -53,6 +53,19 @@ export interface FairShareOptions {
 
 /** The most REST calls the largest realistic screen makes (test/integration/gateway/limits.test.ts). */
 export const FREE_CALLS_PER_REQUEST = 5;
+
+/**
+ * The largest page a free call may read: a wallet screen's scans start with pages of 250
+ * (loaders/list-scan.ts, FIRST_SCAN_PAGE_SIZE), an activity feed reads 50. Pages of up to 1000
+ * (a scan's next pages, a large window) always count against the key's share and pace.
+ */
+export const FREE_PAGE_SIZE = 250;
+
+/** The `size` of a list call's path (client.ts writes `?page=…&size=…`); 1 for any other call. */
+function pageSizeOf(path: string): number {
+  const size = /[?&]size=(\d+)/.exec(path)?.[1];
+  return size === undefined ? 1 : Number(size);
+}
 
 /** What a scope's share holds: expensive calls in flight, and those waiting, oldest first. */
 interface Share {
@@ -108,11 +121,16 @@ export class FairShare {
     return { waiting: this.queuedCalls };
   }
 
-  /** A POST, or one of its request's first calls: goes at once and takes no slot. */
+  /**
+   * A POST, or one of its request's first calls that reads at most FREE_PAGE_SIZE items: goes at
+   * once and takes no slot. A larger page is expensive wherever it comes in its request: five
+   * aliased windows of 1000 deposits would otherwise be free, and a key sending them from many
+   * requests at once would take the REST API's time from everyone.
+   */
   private isFree(call: UpstreamCall): boolean {
     const started = this.started.get(call.caller) ?? 0;
     this.started.set(call.caller, started + 1);
-    return call.method === 'POST' || started < this.freeCalls;
+    return call.method === 'POST' || (started < this.freeCalls && pageSizeOf(call.path) <= FREE_PAGE_SIZE);
   }
 
   /**

@@ -84,6 +84,26 @@ describe("each key's share of the REST API", () => {
     expect(gw.client.activity()).toMatchObject({ calls: 0, timers: 0 });
   });
 
+  it("counts a large page against its key's share wherever it comes in its request", async () => {
+    await gw.sandbox.admin('POST', '/faults', {
+      method: 'GET',
+      path: '/external/v1/deposits',
+      latencyMs: 1_500,
+    });
+    // Each request's only call, a window of 1000 deposits: not free, though it is its first.
+    const windows = Array.from({ length: CALLS_PER_KEY + 1 }, (_, i) =>
+      gw.request(`{ deposits(first: ${1000 - i}) { nodes { id } } }`, {}, { key: busy.key }),
+    );
+    await expect.poll(() => queued.get(scopeOf(busy.key))).toBe(1);
+    expect(depositCalls()).toHaveLength(CALLS_PER_KEY);
+    // A small window of another key goes at once.
+    const small = await gw.request('{ deposits(first: 5) { nodes { id } } }', {}, { key: other.key });
+    expect(small.body.errors).toBeUndefined();
+    expect(queued.has(scopeOf(other.key))).toBe(false);
+    for (const answer of await Promise.all(windows)) expect(answer.body.errors).toBeUndefined();
+    expect(depositCalls()).toHaveLength(CALLS_PER_KEY + 2);
+  });
+
   it('fails a queued call whose deadline passes with the deadline error, and never sends it', async () => {
     await gw.sandbox.admin('POST', '/faults', {
       method: 'GET',
