@@ -34,21 +34,33 @@ export const DOCUMENT_CACHE_MAX_BYTES = 32 * 1024 * 1024;
 const BYTES_PER_TOKEN = 600;
 /** Without locations (no token list to count), per character of text: a token has ≥ 2 characters. */
 const BYTES_PER_CHAR_WITHOUT_LOCATIONS = 300;
+/**
+ * Heap an escape in a string holds (per backslash of the text): graphql-js builds an escaped
+ * string's value with `+=`, so each escape leaves up to a copy of the characters before it, two
+ * rope nodes and, for a character past U+00FF, a new string: 120 bytes at most on 64-bit V8, 92
+ * measured for `xx\n` repeated (docs/production.md): 80 KB of `\n` escapes holds ~1.4 MB.
+ */
+const BYTES_PER_ESCAPE = 128;
 
 /**
  * An upper bound of the heap `document`, parsed from `text`, holds: the text (two bytes per
- * character at most) and `BYTES_PER_TOKEN` for each token of the lexer's list, which the
- * document's locations keep alive (comments included).
+ * character at most), `BYTES_PER_TOKEN` for each token of the lexer's list, which the
+ * document's locations keep alive (comments included), and `BYTES_PER_ESCAPE` for each
+ * backslash (one outside a string, in a comment or a block string, is counted too: it only
+ * over-estimates).
  */
 export function retainedBytes(text: string, document: DocumentNode): number {
   let token = document.loc?.startToken;
+  // An escape has ≥ 2 characters: BYTES_PER_CHAR_WITHOUT_LOCATIONS covers it.
   if (token === undefined) return text.length * (2 + BYTES_PER_CHAR_WITHOUT_LOCATIONS);
   let tokens = 0;
   while (token) {
     tokens++;
     token = token.next ?? undefined;
   }
-  return text.length * 2 + tokens * BYTES_PER_TOKEN;
+  let backslashes = 0;
+  for (let at = text.indexOf('\\'); at !== -1; at = text.indexOf('\\', at + 1)) backslashes++;
+  return text.length * 2 + tokens * BYTES_PER_TOKEN + backslashes * BYTES_PER_ESCAPE;
 }
 
 export interface DocumentCache {

@@ -21,6 +21,11 @@ const SHAPES: Record<string, (n: number) => string> = {
     `query Q${n} { wallets(first: 1) { totalCount } }\n${'#\n'.repeat(40_000)}`,
   'unknown fields': (n) => `query Q${n} { ${Array.from({ length: 2_900 }, (_, i) => `f${i}`).join(' ')} }`,
   'a long string': (n) => `query Q${n} { wallet(id: "${'x'.repeat(80_000)}") { id } }`,
+  // graphql-js builds an escaped string value with `+=`: a rope node or more per escape.
+  '`\\n` escapes': (n) => `query Q${n} { wallet(id: "${'\\n'.repeat(40_000)}") { id } }`,
+  '`\\u0041` escapes': (n) => `query Q${n} { wallet(id: "${'\\u0041'.repeat(13_333)}") { id } }`,
+  '`\\u0100` escapes': (n) => `query Q${n} { wallet(id: "${'\\u0100'.repeat(13_333)}") { id } }`,
+  'characters between escapes': (n) => `query Q${n} { wallet(id: "${'xx\\n'.repeat(26_666)}") { id } }`,
   'a screen': (n) =>
     `query Screen${n}($after: String) { wallets(first: 20, after: $after) { totalCount nodes { id restId status } pageInfo { hasNextPage endCursor } } }`,
 };
