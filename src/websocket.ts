@@ -5,7 +5,7 @@ import { type ExecutionResult, type FormattedExecutionResult, parse } from 'grap
 import { CloseCode, type Context, type SubscribePayload } from 'graphql-ws';
 import { type Extra, useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
-import { WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { isBearer } from './context.ts';
 import { nestingError } from './plugins/limits.ts';
 import { schema } from './schema/index.ts';
@@ -80,9 +80,10 @@ export function serveGraphQLOverWebSocket(
     // Upgrades to another path are answered 400.
     path: options.path,
     maxPayload: options.maxPayload,
-    // Counted before the upgrade: past the cap the client gets an HTTP answer, not a socket.
+    // Counted before the upgrade: past the cap a socket that proves nothing makes room, else the
+    // client gets an HTTP answer, not a socket.
     verifyClient: (_info, accept) => {
-      if (wss.clients.size < options.max) accept(true);
+      if (counted.size < options.max || makeRoom()) accept(true);
       else accept(false, 503, 'Too many WebSockets', { 'retry-after': '5' });
     },
   });
@@ -94,6 +95,65 @@ export function serveGraphQLOverWebSocket(
     options.unproven ?? Math.ceil(options.max * UNPROVEN_SHARE),
     (scope) => options.keys?.isAcceptedScope(scope) ?? false,
   );
+  /**
+   * Every socket counted against `max`, oldest first; one closed to make room leaves at once, not
+   * when its closing handshake ends. Of them, those that have not sent connection_init, and those
+   * whose connection_init waits for its key's proof, oldest first (a Set keeps insertion order).
+   */
+  const counted = new Set<WebSocket>();
+  const uninitialised = new Set<WebSocket>();
+  const proving = new Set<WebSocket>();
+  wss.on('connection', (ws: WebSocket) => {
+    counted.add(ws);
+    uninitialised.add(ws);
+    ws.once('close', () => {
+      counted.delete(ws);
+      uninitialised.delete(ws);
+      proving.delete(ws);
+    });
+  });
+  let closedAtCap = 0;
+  /**
+   * At the cap: closes, with 1013 Try Again Later (graphql-ws clients retry it with backoff), the
+   * oldest socket that has not sent connection_init, else the oldest waiting for its key's proof,
+   * else the oldest in the allowance of keys not accepted lately. False when every socket is
+   * acknowledged for a key accepted lately: only then is an upgrade refused.
+   */
+  function makeRoom(): boolean {
+    const [oldestUninitialised] = uninitialised;
+    const [oldestProving] = proving;
+    const ws = oldestUninitialised ?? oldestProving ?? allowance.oldest()?.ws;
+    if (closedAtCap++ % 1_000 === 0) {
+      options.logger.warn(
+        {
+          maxWebSockets: options.max,
+          closed: closedAtCap,
+          which: oldestUninitialised
+            ? 'oldest without connection_init'
+            : oldestProving
+              ? 'oldest waiting for its key'
+              : ws
+                ? 'oldest of a key not accepted lately'
+                : 'none: upgrade answered 503',
+        },
+        'WebSocket cap reached (MAX_WEBSOCKETS)',
+      );
+    }
+    if (!ws) return false;
+    counted.delete(ws);
+    uninitialised.delete(ws);
+    proving.delete(ws);
+    const socket = acknowledged.get(ws);
+    if (socket) allowance.leave(socket);
+    ws.close(TRY_AGAIN_LATER, 'Too many WebSockets: try again later');
+    // A peer that never answers the close is cut, not kept for ws's 30 s.
+    const cut = setTimeout(() => ws.terminate(), CLOSE_GRACE_MS);
+    cut.unref();
+    ws.once('close', () => clearTimeout(cut));
+    return true;
+  }
+  /** The acknowledged socket of each ws socket (to let one out of the allowance when it is closed). */
+  const acknowledged = new WeakMap<WebSocket, AcknowledgedSocket>();
   const disposable = useServer(
     {
       // Never send an unexpected error's message to the client.
@@ -102,6 +162,9 @@ export function serveGraphQLOverWebSocket(
       // a well-formed one, past its key's cap, or of a key not accepted lately once the allowance
       // is full and the REST API did not accept it either, is closed and never acknowledged.
       onConnect: async (ctx) => {
+        uninitialised.delete(ctx.extra.socket);
+        // Closed to make room before it sent connection_init: graphql-ws may still read it.
+        if (!counted.has(ctx.extra.socket)) return false;
         const authorization = authorizationOf(ctx.extra.request, ctx.connectionParams);
         if (!authorization) {
           ctx.extra.socket.close(CloseCode.Unauthorized, 'Authorization: Bearer <API key> required');
@@ -111,13 +174,15 @@ export function serveGraphQLOverWebSocket(
         if (!withinKeyCap(ctx, scope)) return false;
         let unproven = !allowance.isAccepted(scope);
         if (unproven && allowance.isFull()) {
+          proving.add(ctx.extra.socket);
           const proof = options.keys
             ? await options.keys.proveKey(
                 options.keys.caller(authorization, Date.now() + PROOF_DEADLINE_MS, 1),
               )
             : ({ kind: 'unproven' } as const);
-          // Closed while the REST API was asked: graphql-ws has called onClose already.
-          if (ctx.extra.socket.readyState !== OPEN) return false;
+          proving.delete(ctx.extra.socket);
+          // Closed while the REST API was asked (graphql-ws has called onClose already), or to make room.
+          if (ctx.extra.socket.readyState !== OPEN || !counted.has(ctx.extra.socket)) return false;
           if (proof.kind === 'refused') {
             ctx.extra.socket.close(CloseCode.Unauthorized, 'The API key was not accepted');
             return false;
@@ -131,8 +196,9 @@ export function serveGraphQLOverWebSocket(
           if (!withinKeyCap(ctx, scope)) return false;
         }
         perScope.set(scope, (perScope.get(scope) ?? 0) + 1);
-        const socket: AcknowledgedSocket = { scope, busyAt: Date.now() };
+        const socket: AcknowledgedSocket = { scope, busyAt: Date.now(), ws: ctx.extra.socket };
         sockets.set(ctx, socket);
+        acknowledged.set(ctx.extra.socket, socket);
         if (unproven) allowance.take(socket);
         return true;
       },
@@ -226,10 +292,17 @@ const PROOF_DEADLINE_MS = 5_000;
 /** ws's WebSocket.OPEN. */
 const OPEN = 1;
 
-/** An acknowledged socket: its key's scope, when an operation last ran on it. */
+/** Closes a socket made to make room at MAX_WEBSOCKETS: graphql-ws clients retry it with backoff. */
+const TRY_AGAIN_LATER = 1013;
+
+/** How long a socket closed to make room has to answer the close before it is cut. */
+const CLOSE_GRACE_MS = 1_000;
+
+/** An acknowledged socket: its key's scope, when an operation last ran on it, its ws socket. */
 interface AcknowledgedSocket {
   scope: string;
   busyAt: number;
+  ws: WebSocket;
 }
 
 /**
@@ -261,6 +334,13 @@ class UnprovenAllowance {
   /** A socket closed: its slot, if it held one, is free. */
   leave(socket: AcknowledgedSocket): void {
     this.held.delete(socket);
+  }
+
+  /** The socket that has held its slot longest, once the sockets whose key was accepted since have left. */
+  oldest(): AcknowledgedSocket | undefined {
+    this.release();
+    const [oldest] = this.held;
+    return oldest;
   }
 
   /** Lets out the sockets whose key was accepted since. */

@@ -37,6 +37,7 @@ async function serve(edge: Partial<EdgeLimits>, logLines?: string[]): Promise<Ru
     maxRequestBytes: DEFAULTS.maxRequestBytes,
     edge: { ...DEFAULTS.edge, ...edge },
     scopeOf: (authorization) => t.client.scopeOf(authorization),
+    keys: t.client,
   });
   servers.push(running);
   return running;
@@ -261,8 +262,10 @@ describe('WebSockets', () => {
     for (const outcome of [second, otherKey]) outcome.socket.close();
   });
 
-  it('answers an upgrade past MAX_WEBSOCKETS with 503 before any socket is made', async () => {
+  it('answers an upgrade past MAX_WEBSOCKETS with 503 before any socket is made, once every socket is of a key accepted lately', async () => {
     const server = await serve({ maxWebSockets: 1 });
+    // The key is accepted lately: its socket cannot be closed to make room.
+    await t.request('{ wallets(first: 1) { totalCount } }', {}, { key });
     const first = await webSocket(server, bearer(key));
     expect(first.acknowledged).toBe(true);
     const { port } = new URL(server.url);
@@ -274,6 +277,49 @@ describe('WebSockets', () => {
     );
     expect(await within(raw.ended, 2_000)).toMatch(/^HTTP\/1\.1 503/);
     first.socket.close();
+  });
+
+  it('past MAX_WEBSOCKETS full of sockets that never send connection_init, a merchant is acknowledged: the oldest makes room (1013)', async () => {
+    const server = await serve({ maxWebSockets: 10 });
+    await t.request('{ wallets(first: 1) { totalCount } }', {}, { key });
+    const url = `${server.url.replace('http', 'ws')}/graphql`;
+    /** Sockets that open and never send connection_init, each with its close code once closed. */
+    const silent: { socket: WebSocket; code: number | null }[] = [];
+    for (let i = 0; i < 10; i++) {
+      const entry = { socket: new WebSocket(url, 'graphql-transport-ws'), code: null as number | null };
+      entry.socket.addEventListener('close', (event) => {
+        entry.code = event.code;
+      });
+      silent.push(entry);
+      await new Promise((resolve) => entry.socket.addEventListener('open', resolve));
+    }
+    const merchant = await webSocket(server, bearer(key));
+    expect(merchant.acknowledged).toBe(true);
+    // The oldest silent socket, and only it, was closed: never more than 10 open.
+    await expect.poll(() => silent[0]?.code).toBe(1013);
+    expect(silent.slice(1).map((s) => s.code)).toEqual(Array(9).fill(null));
+    // Every one of them makes way in turn, oldest first; the merchant keeps its socket.
+    const second = await webSocket(server, bearer(key));
+    expect(second.acknowledged).toBe(true);
+    await expect.poll(() => silent[1]?.code).toBe(1013);
+    expect(silent.slice(2).map((s) => s.code)).toEqual(Array(8).fill(null));
+    expect(merchant.closeCode).toBeNull();
+    for (const { socket } of silent) socket.close();
+    for (const outcome of [merchant, second]) outcome.socket.close();
+  });
+
+  it('past MAX_WEBSOCKETS full of acknowledged sockets, one of a key not accepted lately makes room for one that is', async () => {
+    // An allowance of 1 for keys not accepted lately, taken by a made-up key's socket.
+    const server = await serve({ maxWebSockets: 2 });
+    await t.request('{ wallets(first: 1) { totalCount } }', {}, { key });
+    const known = await webSocket(server, bearer(key));
+    const madeUp = await webSocket(server, bearer(`mw_sandbox_${'x'.repeat(32)}`));
+    expect([known.acknowledged, madeUp.acknowledged]).toEqual([true, true]);
+    const another = await webSocket(server, bearer(key));
+    expect(another.acknowledged).toBe(true);
+    expect(await madeUp.closed).toBe(1013);
+    expect(known.closeCode).toBeNull();
+    for (const outcome of [known, another]) outcome.socket.close();
   });
 
   it('refuses variables nested too deep with a coded error, and the socket stays usable', async () => {
