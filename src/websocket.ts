@@ -28,9 +28,17 @@ import type { Gateway } from './yoga.ts';
  * too). It lives in this socket's memory only and goes, as the header, with each operation.
  *
  * What a socket may hold is bounded (EdgeLimits): without a well-formed key it is closed with 4401
- * before any ack; past its key's cap, with 4429; past the process's cap, the upgrade is answered
- * 503; with no operation under way for a while, it is closed with 1000 (clients reconnect lazily).
- * A socket that never sends connection_init is closed by graphql-ws after 3 s (4408).
+ * before any ack; past its key's cap, with 4429; with no operation under way for a while, it is
+ * closed with 1000 (clients reconnect lazily). A socket that never sends connection_init is closed
+ * by graphql-ws after 3 s (4408).
+ *
+ * Past the process's cap (`max`), a socket that proves nothing makes room for the new upgrade, as
+ * an idle connection does past MAX_CONNECTIONS (server.ts): the oldest that has not sent
+ * connection_init, else the oldest waiting for its key's proof, else the oldest in the allowance
+ * below, is closed with 1013 Try Again Later (graphql-ws clients retry it with backoff) and cut if
+ * it does not answer the close within a second. Only when every socket is acknowledged for a key
+ * accepted lately is the upgrade answered 503. So sockets that never send connection_init churn
+ * through their own slots and cannot lock merchants out.
  *
  * Admission by evidence: a well-formed key proves nothing (anyone can make one up), so only keys
  * the REST API accepted lately (MerchantWalletClient.isAcceptedScope) may fill the process's cap.
@@ -51,7 +59,10 @@ export function serveGraphQLOverWebSocket(
     path: string;
     maxPayload: number;
     logger: Logger;
-    /** WebSockets of this process; past it an upgrade is answered 503. */
+    /**
+     * WebSockets of this process; past it a socket that proves nothing is closed to make room, and
+     * only when none is left is an upgrade answered 503.
+     */
     max: number;
     /** Acknowledged WebSockets of one key; past it connection_init is refused with 4429. */
     perKey: number;
