@@ -70,6 +70,14 @@ export class MerchantWalletClient {
   private readonly onWithdrawal: ((scope: string) => Promise<void>) | undefined;
   /** What the REST API said of each caller scope lately: accepted, refused, or not known yet. */
   private readonly evidence: KeyEvidence;
+  /**
+   * proveKeyNow's GET under way for each scope, and the proof shared by those asked meanwhile
+   * (sent once it answered); one entry per key with a GET in flight.
+   */
+  private readonly proofsUnderWay = new Map<
+    string,
+    { running: Promise<KeyProof>; next: Promise<KeyProof> | null }
+  >();
 
   constructor(options: UpstreamClientOptions, clock?: () => number) {
     this.transport = new Transport(options, options.telemetry);
@@ -133,6 +141,37 @@ export class MerchantWalletClient {
     if (this.evidence.isAccepted(scope)) return { kind: 'accepted' };
     const refusal = this.evidence.refusal(scope);
     if (refusal) return { kind: 'refused', error: refusal };
+    return this.askKey(caller);
+  }
+
+  /**
+   * Whether the REST API accepts the caller's key now: one fresh GET of the smallest page of
+   * wallets, whatever it said lately, except for a key refused within the TTL (refused, no call).
+   * Proofs asked for one key while its GET is under way share the next GET, started once that one
+   * answered: every proof is answered by a call sent after it was asked. Before replaying a kept
+   * withdrawal outcome: a key revoked a moment ago must not be answered it.
+   */
+  proveKeyNow(caller: Caller): Promise<KeyProof> {
+    const scope = caller.cacheScope;
+    const refusal = this.evidence.refusal(scope);
+    if (refusal) return Promise.resolve({ kind: 'refused', error: refusal });
+    const under = this.proofsUnderWay.get(scope);
+    if (under) {
+      under.next ??= under.running.then(() => this.proveKeyNow(caller));
+      return under.next;
+    }
+    const entry: { running: Promise<KeyProof>; next: Promise<KeyProof> | null } = {
+      running: this.askKey(caller).finally(() => {
+        if (this.proofsUnderWay.get(scope) === entry) this.proofsUnderWay.delete(scope);
+      }),
+      next: null,
+    };
+    this.proofsUnderWay.set(scope, entry);
+    return entry.running;
+  }
+
+  /** One fresh GET of the smallest page of wallets, read as a KeyProof. */
+  private async askKey(caller: Caller): Promise<KeyProof> {
     try {
       await this.get(caller, 'GET /wallets', '/wallets?page=1&size=1', decodePage<WalletDTO>, true);
       return { kind: 'accepted' };

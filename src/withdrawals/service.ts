@@ -479,16 +479,14 @@ export class WithdrawalService {
   }
 
   /**
-   * Before a key's kept outcome is replayed (or its key called reused): a caller whose key the
-   * REST API has not accepted lately in this process (MerchantWalletClient.accepted) costs one GET
-   * (MerchantWalletClient.proveKey, none for a key refused within its TTL), so a revoked key is
-   * answered UNAUTHENTICATED, never its earlier withdrawal. With no answer either way (a 403, a 5xx,
-   * a timeout) the outcome is replayed: refusing it would tell a retrying client nothing about an
-   * intent that exists.
+   * Before a key's kept outcome is replayed (or its key called reused): one fresh GET, even for a
+   * key the REST API accepted a moment ago (MerchantWalletClient.proveKeyNow; none for a key
+   * refused within its TTL), so a key revoked since is answered UNAUTHENTICATED, never its earlier
+   * withdrawal. With no answer either way (a 403, a 5xx, a timeout) the outcome is replayed:
+   * refusing it would tell a retrying client nothing about an intent that exists.
    */
   private async requireAcceptedKey(caller: Caller): Promise<void> {
-    if (this.client.accepted(caller)) return;
-    const proof = await this.client.proveKey(caller);
+    const proof = await this.client.proveKeyNow(caller);
     if (proof.kind === 'refused') throw proof.error;
   }
 

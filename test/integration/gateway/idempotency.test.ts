@@ -56,7 +56,7 @@ describe('idempotent withdrawals', () => {
     expect(await intents()).toHaveLength(1);
   });
 
-  it('replays the result later, and refuses the same key with another input, without calling upstream', async () => {
+  it('replays the result later, and refuses the same key with another input, never sending it again', async () => {
     const { create, intents } = await merchant();
     const first = await create({ idempotencyKey: 'k-replay' });
     gw.resetCalls();
@@ -67,11 +67,15 @@ describe('idempotent withdrawals', () => {
       __typename: 'IdempotencyKeyReusedError',
       code: 'idempotency_key_reused',
     });
-    expect(gw.upstreamCalls()).toEqual([]);
+    // Each answer from the record first asks the REST API whether the key is still accepted.
+    expect(gw.upstreamCalls()).toEqual([
+      'GET /external/v1/wallets?page=1&size=1',
+      'GET /external/v1/wallets?page=1&size=1',
+    ]);
     expect(await intents()).toHaveLength(1);
   });
 
-  it('replays a business refusal without calling upstream again', async () => {
+  it('replays a business refusal without sending it again, asking only whether the key is accepted', async () => {
     const { create } = await merchant();
     const refused = await create({ idempotencyKey: 'k-poor', amount: '99999.00' });
     expect(refused.body.data?.createWithdrawalIntent).toMatchObject({
@@ -80,7 +84,7 @@ describe('idempotent withdrawals', () => {
     gw.resetCalls();
     const again = await create({ idempotencyKey: 'k-poor', amount: '99999.00' });
     expect(again.body.data?.createWithdrawalIntent).toEqual(refused.body.data?.createWithdrawalIntent);
-    expect(gw.upstreamCalls()).toEqual([]);
+    expect(gw.upstreamCalls()).toEqual(['GET /external/v1/wallets?page=1&size=1']);
   });
 
   it('replays every kind of refusal exactly as it was first answered, every field included', async () => {

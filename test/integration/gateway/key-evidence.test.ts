@@ -167,15 +167,44 @@ describe('a revoked key retrying a withdrawal', () => {
     expect(second.upstreamCalls()).toEqual(['GET /external/v1/wallets?page=1&size=1']);
   });
 
-  it('a key still accepted gets its withdrawal replayed, asked once on a process that had not seen it', async () => {
+  it('is answered UNAUTHENTICATED on the process that accepted it a moment ago, after asking once', async () => {
+    const { key, keyId, input } = await withdrawOnFirst();
+    await first.sandbox.admin('POST', `/api-keys/${keyId}/revoke`);
+    first.resetCalls();
+    const retried = await first.run(CreateWithdrawalDocument, { input }, key);
+    expect(retried.status).toBe(401);
+    expect(retried.body).toEqual(REFUSED);
+    expect(first.upstreamCalls()).toEqual(['GET /external/v1/wallets?page=1&size=1']);
+    // Refused within the TTL: the next retry is answered without asking again.
+    first.resetCalls();
+    expect((await first.run(CreateWithdrawalDocument, { input }, key)).body).toEqual(REFUSED);
+    expect(first.upstreamCalls()).toEqual([]);
+  });
+
+  it('replays of one key at once share its proofs: every one replayed, 1 or 2 GETs, no POST', async () => {
+    const { key, input, created } = await withdrawOnFirst();
+    first.resetCalls();
+    const replays = await Promise.all(
+      Array.from({ length: 10 }, () => first.run(CreateWithdrawalDocument, { input }, key)),
+    );
+    for (const replayed of replays) expect(replayed.body).toEqual(created.body);
+    // The first GET, and the one shared by those that came while it was under way.
+    const calls = first.upstreamCalls();
+    expect(calls.length).toBeGreaterThanOrEqual(1);
+    expect(calls.length).toBeLessThanOrEqual(2);
+    expect(new Set(calls)).toEqual(new Set(['GET /external/v1/wallets?page=1&size=1']));
+  });
+
+  it('a key still accepted gets its withdrawal replayed, each replay asking the REST API once', async () => {
     const { key, input, created } = await withdrawOnFirst();
     second.resetCalls();
     const replayed = await second.run(CreateWithdrawalDocument, { input }, key);
     expect(replayed.body).toEqual(created.body);
     expect(second.upstreamCalls()).toEqual(['GET /external/v1/wallets?page=1&size=1']);
+    // Accepted a moment ago: still asked, since it may have been revoked since.
     second.resetCalls();
     expect((await second.run(CreateWithdrawalDocument, { input }, key)).body).toEqual(created.body);
-    expect(second.upstreamCalls()).toEqual([]);
+    expect(second.upstreamCalls()).toEqual(['GET /external/v1/wallets?page=1&size=1']);
   });
 });
 
