@@ -1,17 +1,10 @@
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import fc from 'fast-check';
 import { parse, specifiedRules, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { createDocumentCache, retainedBytes } from '../../src/plugins/document-cache.ts';
 import { schema } from '../../src/schema/index.ts';
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-const heapUsed = () => {
-  gc();
-  gc();
-  return getHeapStatistics().used_heap_size;
-};
+import { requestTemplates } from '../support/generated-documents.ts';
+import { heapUsed } from '../support/heap.ts';
 
 // Documents that hold the most heap per character or per token, and an app's screen.
 const SHAPES: Record<string, (n: number) => string> = {
@@ -51,6 +44,27 @@ describe('retainedBytes', () => {
       expect(estimated).toBeGreaterThanOrEqual(measured);
     });
   }
+});
+
+describe('retainedBytes on documents generated from the schema', () => {
+  // Documents an app could send, drawn from the schema (seeded): the bound holds beyond the shapes above.
+  const seed = Number(process.env.DOCUMENT_CACHE_SEED ?? 38);
+  it(`is an upper bound of the heap 300 generated documents hold (seed ${seed})`, () => {
+    const texts = fc.sample(requestTemplates(schema), { numRuns: 300, seed }).map((t) => t.query);
+    const kept: unknown[] = [];
+    let estimated = 0;
+    const before = heapUsed();
+    for (const text of texts) {
+      const document = parse(text);
+      validate(schema, document, specifiedRules);
+      estimated += retainedBytes(text, document);
+      kept.push(text, document);
+    }
+    const measured = heapUsed() - before;
+    expect(kept).toHaveLength(600);
+    expect(measured).toBeGreaterThan(0);
+    expect(estimated).toBeGreaterThanOrEqual(measured);
+  });
 });
 
 describe('createDocumentCache', () => {

@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { addTypenameToDocument } from '@apollo/client/utilities';
 import { type DocumentNode, print } from 'graphql';
 import { pino } from 'pino';
@@ -22,6 +20,7 @@ import {
   type TestGateway,
   testConfig,
 } from '../../support/gateway.ts';
+import { heapUsed } from '../../support/heap.ts';
 import { recordSuiteKey } from '../../support/suite-logs.ts';
 
 // codegenRegistration, counted: the wrong-hash attack must not reach it without an accepted key.
@@ -30,14 +29,6 @@ vi.mock('../../../src/document-hashes.ts', async (importOriginal) => {
   return { ...actual, codegenRegistration: vi.fn(actual.codegenRegistration) };
 });
 const codegenRegistration = vi.mocked(documentHashes.codegenRegistration);
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-const heapUsed = () => {
-  gc();
-  gc();
-  return getHeapStatistics().used_heap_size;
-};
 
 const MB = 1024 * 1024;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
