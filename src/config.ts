@@ -87,6 +87,8 @@ const schema = z.object({
   QUERY_WALKS_PER_KEY: integer(WALKS_PER_KEY, 0, 10_000),
   DOCUMENT_CACHE_MAX_BYTES: integer(32 * 1024 * 1024, 0, 8 * 1024 * 1024 * 1024),
   APQ_MAX_BYTES: integer(16 * 1024 * 1024, 0, 8 * 1024 * 1024 * 1024),
+  WALLET_INDEX_MAX_BYTES: integer(64 * 1024 * 1024, 0, 8 * 1024 * 1024 * 1024),
+  WALLET_INDEX_CALLS_PER_SECOND: integer(20, 1, 10_000),
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 0, 600_000),
   // Unset: 5 s in production, 0 elsewhere (shutdownGraceOf).
   SHUTDOWN_GRACE_MS: optionalInteger(0, 300_000),
@@ -247,6 +249,8 @@ export interface Config {
   documentCacheMaxBytes: number;
   /** Bytes of APQ registrations kept, per key scope, filled only by accepted keys (plugins/trusted-documents.ts). */
   apqMaxBytes: number;
+  /** The per-merchant wallet index (src/loaders/wallet-index.ts): its byte bound (0: off) and its build's REST calls per second. */
+  walletIndex: { maxBytes: number; callsPerSecond: number };
   /** Identical concurrent queries of one caller share one execution. */
   queryDeduplication: boolean;
   /** COMPILED_EXECUTION: queries and mutations run as code compiled once per document (graphql-jit). */
@@ -328,6 +332,7 @@ export const OWNED_PREFIXES: readonly string[] = [
   'SHUTDOWN_',
   'SUBSCRIPTION',
   'UPSTREAM_',
+  'WALLET_INDEX',
   'WEBSOCKET',
   'WITHDRAWAL',
   'WORKERS',
@@ -508,6 +513,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxUpstreamCallsPerRequest: c.MAX_UPSTREAM_CALLS_PER_REQUEST,
     documentCacheMaxBytes: c.DOCUMENT_CACHE_MAX_BYTES,
     apqMaxBytes: c.APQ_MAX_BYTES,
+    walletIndex: { maxBytes: c.WALLET_INDEX_MAX_BYTES, callsPerSecond: c.WALLET_INDEX_CALLS_PER_SECOND },
     graphiql: c.GRAPHIQL ?? c.NODE_ENV !== 'production',
     introspection: c.INTROSPECTION ?? c.GRAPHIQL ?? c.NODE_ENV !== 'production',
     maxRequestBytes: c.MAX_REQUEST_BYTES,
