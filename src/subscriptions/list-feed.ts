@@ -15,6 +15,15 @@ import type { Feed, FeedKind, Position } from './feed.ts';
  * it (they reached a final status). So a poll is one REST read, two while older records are in
  * flight, plus one per such record at the poll that sees it settle.
  *
+ * A source may instead give an `inFlightWindow` (withdrawal intents do): then every poll reads the
+ * newest page and one in-flight page of that size, and follows every record on it, however far
+ * down the list (learning the ones it did not know of, silently: they were in flight before). A
+ * followed record missing from that page settled or vanished; it alone is read by id, the newest
+ * MAX_TRACKED such a poll (the others at the next poll). One that is missing because newer in-flight
+ * records pushed it past the page's end (more than `inFlightWindow` in flight) is no longer
+ * followed. So a poll is two REST reads, plus one per followed record at the poll that sees it
+ * settle.
+ *
  * Resuming from an event id (a Position: the newest record the subscriber knew of, and the
  * records in flight then with their versions) reads pages of RESUME_PAGE newest first until one
  * reaches that boundary, at most RESUME_PAGES of them (more is EVENT_ID_NOT_RESUMABLE: too far
@@ -53,12 +62,25 @@ export interface ListFeedSource<T extends ListRecord> {
   inFlight: readonly string[];
   /** What a subscriber is told about: a new version of a record is news. */
   version(value: T): string;
+  /**
+   * When given, the size of the in-flight page every poll reads (at most the REST API's page
+   * size), and every in-flight record on it is followed; else the newest MAX_TRACKED older ones
+   * that the feed knows of are, read as the header says.
+   */
+  inFlightWindow?: number;
 }
 
 /** What a list feed knows: per record, its version's tag, whether it is final and its creation; and the newest creation. */
 export interface ListState {
-  seen: Map<string, { tag: string; final: boolean; at: number }>;
+  seen: Map<string, Seen>;
   boundary: { at: number; id: string } | undefined;
+}
+
+/** A record as a list feed last saw it: its version's tag, whether it is final, and its creation (ms). */
+export interface Seen {
+  tag: string;
+  final: boolean;
+  at: number;
 }
 
 const createdAtOf = (record: ListRecord) => Date.parse(record.createdAt) || 0;
@@ -99,19 +121,54 @@ export function listFeed<T extends ListRecord>(source: ListFeedSource<T>): Feed<
   }
 
   /**
-   * From `previous` and the newest records `newest` (newest first): the records followed off
-   * that page (the newest `maxOlder` of them) read again, what changed (oldest first), and the
-   * state now.
+   * With an in-flight window of `size`: the present state of the in-flight records on the
+   * window's page that are not among `onPage`, and of the followed records `followed` (oldest
+   * first) that left it before its end, oldest first; vanished ones are left out. Of those that
+   * left, the newest `maxReads` are read by id; the others are `waiting`, for the next poll.
    */
-  async function compare(caller: Caller, previous: ListState, newest: readonly T[], maxOlder: number) {
+  async function window(
+    caller: Caller,
+    size: number,
+    followed: [string, Seen][],
+    onPage: Set<string>,
+    maxReads: number,
+  ): Promise<{ records: T[]; waiting: [string, Seen][] }> {
+    const page = await source.list(caller, { page: 1, size, statusIn: [...source.inFlight] });
+    const found = new Set(page.items.map((record) => record.id));
+    const last = page.items.length >= size ? page.items.at(-1) : undefined;
+    // Past a full page's end a record may still be in flight: no longer followed, and not read.
+    const edge = last ? createdAtOf(last) : Number.NEGATIVE_INFINITY;
+    const left = followed.filter(([id, { at }]) => !found.has(id) && at >= edge);
+    const waiting = left.slice(0, Math.max(0, left.length - maxReads));
+    const read = await Promise.all(left.slice(waiting.length).map(([id]) => source.get(caller, id)));
+    const records = [
+      ...page.items.filter((record) => !onPage.has(record.id)).reverse(),
+      ...read.flatMap((record) => record ?? []),
+    ].sort((a, b) => createdAtOf(a) - createdAtOf(b));
+    return { records, waiting };
+  }
+
+  /**
+   * From `previous` and the newest records `newest` (newest first): the records followed off
+   * that page read again (the newest `bound` of them; with an in-flight window, the window's
+   * and at most `bound` by id), what changed (oldest first), and the state now.
+   */
+  async function compare(caller: Caller, previous: ListState, newest: readonly T[], bound: number) {
     const onPage = new Set(newest.map((record) => record.id));
-    const older = [...previous.seen]
+    const followed = [...previous.seen]
       .filter(([id, { final }]) => !final && !onPage.has(id))
-      .sort(([, a], [, b]) => a.at - b.at)
-      .slice(-maxOlder)
-      .map(([id]) => id);
-    const olderRecords = await reread(caller, older);
-    const state: ListState = { seen: new Map(), boundary: previous.boundary };
+      .sort(([, a], [, b]) => a.at - b.at);
+    const { records: olderRecords, waiting } = source.inFlightWindow
+      ? await window(caller, source.inFlightWindow, followed, onPage, bound)
+      : {
+          records: await reread(
+            caller,
+            followed.slice(-bound).map(([id]) => id),
+          ),
+          waiting: [],
+        };
+    // Those not read this time stay as they were.
+    const state: ListState = { seen: new Map(waiting), boundary: previous.boundary };
     const changed: T[] = [];
     // Oldest first, so a subscriber sees changes in the order they likely happened.
     for (const record of [...olderRecords, ...[...newest].reverse()]) {
@@ -132,7 +189,11 @@ export function listFeed<T extends ListRecord>(source: ListFeedSource<T>): Feed<
     async begin(caller) {
       const [newest, olderInFlight] = await Promise.all([
         source.list(caller, { page: 1, size: NEWEST }),
-        source.list(caller, { page: 1, size: MAX_TRACKED, statusIn: [...source.inFlight] }),
+        source.list(caller, {
+          page: 1,
+          size: source.inFlightWindow ?? MAX_TRACKED,
+          statusIn: [...source.inFlight],
+        }),
       ]);
       const state: ListState = { seen: new Map(), boundary: undefined };
       for (const record of [...newest.items, ...olderInFlight.items]) remember(state, record);

@@ -15,6 +15,12 @@ import { type ListState, listFeed } from './list-feed.ts';
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
 /** The statuses an intent passes through before a final one, as the REST `statusIn` filter. */
 const IN_FLIGHT = ['pending', 'preparing', 'reviewing'];
+/**
+ * The in-flight intents a list poll reads, and follows, at once: the REST API's largest page, so
+ * that every intent in flight is followed however far down the list it is, at two reads a poll,
+ * for merchants with up to this many in flight (list-feed.ts).
+ */
+const IN_FLIGHT_WINDOW = 1000;
 
 export const isFinalWithdrawal = (intent: WithdrawalIntentDTO) => FINAL.has(intent.status);
 const versionOf = (intent: WithdrawalIntentDTO) => `${intent.status}|${intent.updatedAt}`;
@@ -89,6 +95,7 @@ export function withdrawalIntentsFeed(
     get: (caller, id) => client.getWithdrawalIntent(caller, id, { fresh: true }),
     inFlight: IN_FLIGHT,
     version: versionOf,
+    inFlightWindow: IN_FLIGHT_WINDOW,
   });
 }
 
