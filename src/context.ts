@@ -1,5 +1,6 @@
 import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
+import type { WalletIndexing } from './loaders/index-builds.ts';
 import { createLoaders, type Loaders } from './loaders/loaders.ts';
 import type { LivePolling } from './subscriptions/live.ts';
 import type { Caller } from './upstream/caller.ts';
@@ -57,6 +58,8 @@ export function createContextFactory(deps: {
   requestDeadlineMs: number;
   /** Upstream calls one GraphQL request may make. */
   maxUpstreamCallsPerRequest: number;
+  /** The wallet indexes (loaders/wallet-index.ts); absent: wallet lists are walked. */
+  walletIndexing?: WalletIndexing | undefined;
 }) {
   return (initial: YogaInitialContext & { requestId: string }): GatewayContext => {
     const authorization = authorizationOf(initial.request);
@@ -76,11 +79,11 @@ export function createContextFactory(deps: {
       requestId,
       withdrawals: deps.withdrawals,
       live: deps.live,
-      loaders: createLoaders(deps.client, caller),
+      loaders: createLoaders(deps.client, caller, deps.walletIndexing),
       // `this` is the context Yoga merged this object into, which the resolvers get.
       renew(this: GatewayContext) {
         this.caller = callerNow();
-        this.loaders = createLoaders(deps.client, this.caller);
+        this.loaders = createLoaders(deps.client, this.caller, deps.walletIndexing);
       },
       // A method, not a getter: Yoga merges this object into its context with Object.assign, which
       // would call a getter and make the child logger for every request.

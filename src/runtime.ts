@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import { createWalletIndexing, type WalletIndexing } from './loaders/index-builds.ts';
 import { workerMetrics } from './observability/cluster-metrics.ts';
 import { GatewayMetrics, type Scrape } from './observability/metrics.ts';
 import { listenMetrics } from './observability/metrics-server.ts';
@@ -64,6 +65,8 @@ export interface GatewayRuntime extends AsyncDisposable {
   readonly live: LivePolling;
   readonly withdrawals: WithdrawalService;
   readonly idempotencyStore: IdempotencyStore;
+  /** The wallet indexes and their background builds; undefined when WALLET_INDEX_MAX_BYTES is 0. */
+  readonly walletIndexing: WalletIndexing | undefined;
   /** Prometheus metrics; null when METRICS=false. */
   readonly metrics: GatewayMetrics | null;
   /** Where METRICS_PORT serves /metrics, when it does (in a fleet: the supervisor's, not a worker's). */
@@ -215,7 +218,16 @@ export async function createGatewayRuntime(
     let shuttingDown = false;
     const servers: RunningServer[] = [];
 
+    // Wallet indexes: built in the background from the merchants' own requests; stopped at shutdown.
+    const walletIndexing = createWalletIndexing(client, {
+      ...config.walletIndex,
+      requestDeadlineMs: config.requestDeadlineMs,
+      logger,
+    });
+    if (walletIndexing) stack.defer(() => walletIndexing.builds.close());
+
     const gateway = createGateway(config, {
+      walletIndexing,
       client,
       logger,
       live,
@@ -237,6 +249,7 @@ export async function createGatewayRuntime(
       client,
       live,
       withdrawals,
+      walletIndexing,
       idempotencyStore,
       metrics,
       metricsURL: metricsServer?.url,

@@ -4,6 +4,7 @@ import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { authorizationOf, createContextFactory, type GatewayContext } from './context.ts';
+import { createWalletIndexing, type WalletIndexing } from './loaders/index-builds.ts';
 import type { GatewayMetrics, Scrape } from './observability/metrics.ts';
 import { useAuthentication, useRefuseKeyInURL } from './plugins/authentication.ts';
 import { useCompiledExecution } from './plugins/compiled-execution.ts';
@@ -73,6 +74,8 @@ export interface GatewayParts {
   documentCache?: DocumentCache;
   /** APQ's registered documents; default: createPersistedQueryRegistry(). */
   persistedQueries?: PersistedQueryRegistry;
+  /** The wallet indexes and their background builds; default: made from config.walletIndex (none when off). */
+  walletIndexing?: WalletIndexing | undefined;
 }
 
 /**
@@ -98,6 +101,13 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
   const { metrics, tracer, graphiql } = deps;
   const createContext = createContextFactory({
     ...deps,
+    walletIndexing:
+      deps.walletIndexing ??
+      createWalletIndexing(deps.client, {
+        ...config.walletIndex,
+        requestDeadlineMs: config.requestDeadlineMs,
+        logger: deps.logger,
+      }),
     requestDeadlineMs: config.requestDeadlineMs,
     maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
   });

@@ -2,7 +2,11 @@ import DataLoader from 'dataloader';
 import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { DepositDTO, ListParams, Page, WalletDTO, WithdrawalIntentDTO } from '../upstream/types.ts';
-import { ListScan, SCAN_PAGE_SIZE } from './list-scan.ts';
+import type { WalletIndexing } from './index-builds.ts';
+import { HEAD_SIZE, MerchantListReader } from './wallet-lists.ts';
+
+/** Page size when reading a whole list (the wallets): the REST maximum, so it makes the fewest calls. */
+export const SCAN_PAGE_SIZE = 1000;
 
 /**
  * Per-request data access. Everything here is created in createContext for one GraphQL request and
@@ -10,8 +14,9 @@ import { ListScan, SCAN_PAGE_SIZE } from './list-scan.ts';
  *
  * - by-id loaders batch and deduplicate; every list response primes them;
  * - page loaders deduplicate identical list calls within the request;
- * - scans walk the merchant's deposit or withdrawal list once per request for all wallets that
- *   ask for their own items (the REST API has no wallet filter).
+ * - wallet lists read the merchant's deposit or withdrawal list (the REST API has no wallet
+ *   filter) through one MerchantListReader per list and status filter: with the merchant's wallet
+ *   index when it is up to date, else by walking it (wallet-lists.ts).
  */
 
 export type ListResource = 'deposits' | 'withdrawalIntents';
@@ -24,7 +29,8 @@ export interface Loaders {
   walletsPage(params: ListParams): Promise<Page<WalletDTO>>;
   depositsPage(params: ListParams): Promise<Page<DepositDTO>>;
   withdrawalIntentsPage(params: ListParams): Promise<Page<WithdrawalIntentDTO>>;
-  scan<R extends ListResource>(resource: R, statusIn: readonly string[] | undefined): ListScan<Item<R>>;
+  /** The merchant's list a wallet's items are read from; `statusIn`: the filtered list (no index). */
+  walletList<R extends ListResource>(resource: R, statusIn?: readonly string[]): MerchantListReader<Item<R>>;
   /**
    * Starts the wallet list call now, in parallel with whatever else the request is fetching, for
    * a list of items whose wallets the query selects: the wallets then arrive with the items instead
@@ -33,7 +39,11 @@ export interface Loaders {
   prefetchWallets(): void;
 }
 
-export function createLoaders(client: MerchantWalletClient, caller: Caller): Loaders {
+export function createLoaders(
+  client: MerchantWalletClient,
+  caller: Caller,
+  indexing?: WalletIndexing,
+): Loaders {
   let walletListStarted = false;
   // Each loader is built on first use: most requests need two or three of the six.
   const wallet = once(
@@ -94,7 +104,7 @@ export function createLoaders(client: MerchantWalletClient, caller: Caller): Loa
   const depositsPage = pageLoader((p) => client.listDeposits(caller, p), deposit);
   const withdrawalIntentsPage = pageLoader((p) => client.listWithdrawalIntents(caller, p), withdrawalIntent);
 
-  const scans = new Map<string, ListScan<DepositDTO | WithdrawalIntentDTO>>();
+  const readers = new Map<string, MerchantListReader<DepositDTO | WithdrawalIntentDTO>>();
   return {
     get wallet() {
       return wallet();
@@ -108,15 +118,29 @@ export function createLoaders(client: MerchantWalletClient, caller: Caller): Loa
     walletsPage,
     depositsPage,
     withdrawalIntentsPage,
-    scan<R extends ListResource>(resource: R, statusIn: readonly string[] | undefined) {
+    walletList<R extends ListResource>(resource: R, statusIn?: readonly string[]) {
       const key = `${resource}|${statusIn?.join(',') ?? ''}`;
-      let scan = scans.get(key);
-      if (!scan) {
-        const fetch = resource === 'deposits' ? depositsPage : withdrawalIntentsPage;
-        scan = new ListScan<DepositDTO | WithdrawalIntentDTO>((params) => fetch({ ...params, statusIn }));
-        scans.set(key, scan);
+      let reader = readers.get(key);
+      if (!reader) {
+        const small = resource === 'deposits' ? depositsPage : withdrawalIntentsPage;
+        const large = (params: ListParams) =>
+          resource === 'deposits'
+            ? client.listDeposits(caller, params)
+            : client.listWithdrawalIntents(caller, params);
+        reader = new MerchantListReader<DepositDTO | WithdrawalIntentDTO>({
+          list: resource,
+          scope: caller.cacheScope,
+          authorization: caller.authorization,
+          // Small pages through the request's page loader (deduplicated, and they prime the by-id
+          // loaders); a walk's pages of 1000 straight to the client, so the request keeps only the
+          // items its wallets use.
+          fetchPage: (request) =>
+            (request.size <= HEAD_SIZE ? small : large)({ ...request, ...(statusIn && { statusIn }) }),
+          ...(!statusIn && indexing && { indexes: indexing.indexes, builds: indexing.builds }),
+        });
+        readers.set(key, reader);
       }
-      return scan as unknown as ListScan<Item<R>>;
+      return reader as unknown as MerchantListReader<Item<R>>;
     },
     prefetchWallets() {
       if (walletListStarted) return;

@@ -49,7 +49,33 @@ export function encodeCursor(scope: string, offset: number, id: string): string 
   return Buffer.from(`${CURSOR_VERSION}:${scopeHash(scope)}:${offset}:${id}`).toString('base64url');
 }
 
+/**
+ * The cursors of a wallet's deposits and withdrawal intents: the item's age in the merchant's list
+ * (its position counted from the oldest end, which new items never change: loaders/wallet-index.ts)
+ * instead of its position in the wallet's list, so the next page starts where this one ended
+ * however deep it is. Another version, so neither kind of cursor is taken for the other.
+ */
+const AGE_CURSOR_VERSION = 'a1';
+
+export function encodeAgeCursor(scope: string, age: number, id: string): string {
+  return Buffer.from(`${AGE_CURSOR_VERSION}:${scopeHash(scope)}:${age}:${id}`).toString('base64url');
+}
+
+/** The age a wallet list's cursor holds (and its item's id). */
+export function decodeAgeCursor(scope: string, cursor: string, argument: 'after' | 'before'): CursorAnchor {
+  return decodeVersioned(scope, cursor, argument, AGE_CURSOR_VERSION);
+}
+
 export function decodeCursor(scope: string, cursor: string, argument: 'after' | 'before'): CursorAnchor {
+  return decodeVersioned(scope, cursor, argument, CURSOR_VERSION);
+}
+
+function decodeVersioned(
+  scope: string,
+  cursor: string,
+  argument: 'after' | 'before',
+  expected: string,
+): CursorAnchor {
   // By length before decoding: no cursor this API issues is longer.
   if (cursor.length > INPUT_LIMITS.cursor) {
     throw badUserInput(
@@ -60,7 +86,18 @@ export function decodeCursor(scope: string, cursor: string, argument: 'after' | 
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const [version, hash, offsetText, ...idParts] = text.split(':');
   const id = idParts.join(':');
-  if (version !== CURSOR_VERSION || !offsetText || !/^\d{1,9}$/.test(offsetText) || !id) {
+  if (
+    version !== expected &&
+    (version === CURSOR_VERSION || version === AGE_CURSOR_VERSION) &&
+    hash === scopeHash(scope)
+  ) {
+    // This connection's cursor from the release before wallet lists kept their place by age.
+    throw badUserInput(
+      `${argument} is a cursor from an earlier version of this connection; request the first page again`,
+      [argument],
+    );
+  }
+  if (version !== expected || !offsetText || !/^\d{1,9}$/.test(offsetText) || !id) {
     throw badUserInput(`${argument} is not a cursor this API issued: ${quoted(cursor)}`, [argument]);
   }
   if (hash !== scopeHash(scope)) {
@@ -116,7 +153,7 @@ export function resolveWindow(
   return { window: { start, end }, anchor: anchor && { offset: anchor.offset + shift, id: anchor.id } };
 }
 
-function checkCount(value: number | null | undefined, name: 'first' | 'last'): number | undefined {
+export function checkCount(value: number | null | undefined, name: 'first' | 'last'): number | undefined {
   if (value === null || value === undefined) return undefined;
   if (!Number.isInteger(value) || value < 0 || value > MAX_PAGE_SIZE) {
     throw badUserInput(`${name} must be an integer from 0 to ${MAX_PAGE_SIZE}; received ${value}`, [name]);

@@ -3,7 +3,7 @@ import { depositsUpdated } from '../../subscriptions/deposit-feeds.ts';
 import { AFTER_DESCRIPTION, liveValue, resumeFrom } from '../../subscriptions/feed.ts';
 import type { DepositDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
-import { connectionType, resolvePagedConnection, resolveScanConnection } from '../connections.ts';
+import { connectionType, resolvePagedConnection, resolveWalletConnection } from '../connections.ts';
 import { DepositStatus, statusFilter } from '../enums.ts';
 import { wantsItemWallets } from '../lookahead.ts';
 import { Transaction } from './transaction.ts';
@@ -104,11 +104,15 @@ builder.objectField(Wallet, 'deposits', (t) =>
       },
       resolve: (wallet, args, ctx) => {
         const statusIn = statusFilter(args.status);
-        return resolveScanConnection(
+        return resolveWalletConnection(
           `wallet:${wallet.id}:deposits|${statusIn ?? ''}`,
           args,
-          ctx.loaders.scan('deposits', statusIn),
+          ctx.loaders.walletList('deposits'),
           wallet.id,
+          statusIn && {
+            matches: (item) => statusIn.includes(item.status),
+            counted: ctx.loaders.walletList('deposits', statusIn),
+          },
         );
       },
     },

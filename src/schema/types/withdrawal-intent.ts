@@ -10,7 +10,7 @@ import {
   type WithdrawalUserError,
 } from '../../withdrawals/user-errors.ts';
 import { builder } from '../builder.ts';
-import { connectionType, resolvePagedConnection, resolveScanConnection } from '../connections.ts';
+import { connectionType, resolvePagedConnection, resolveWalletConnection } from '../connections.ts';
 import { ServiceFeeMode, statusFilter, WithdrawalIntentStatus } from '../enums.ts';
 import { wantsItemWallets } from '../lookahead.ts';
 import { Transaction } from './transaction.ts';
@@ -139,11 +139,15 @@ builder.objectField(Wallet, 'withdrawalIntents', (t) =>
       },
       resolve: (wallet, args, ctx) => {
         const statusIn = statusFilter(args.status);
-        return resolveScanConnection(
+        return resolveWalletConnection(
           `wallet:${wallet.id}:withdrawalIntents|${statusIn ?? ''}`,
           args,
-          ctx.loaders.scan('withdrawalIntents', statusIn),
+          ctx.loaders.walletList('withdrawalIntents'),
           wallet.id,
+          statusIn && {
+            matches: (item) => statusIn.includes(item.status),
+            counted: ctx.loaders.walletList('withdrawalIntents', statusIn),
+          },
         );
       },
     },

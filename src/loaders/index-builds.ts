@@ -1,0 +1,185 @@
+import type { Logger } from 'pino';
+import { GatewayError } from '../errors.ts';
+import type { MerchantWalletClient } from '../upstream/client.ts';
+import type { Page } from '../upstream/types.ts';
+import { agedPage, type IndexedList, type ListItem, WalletIndexes } from './wallet-index.ts';
+
+/**
+ * Builds and catches up merchants' wallet indexes in the background (wallet-index.ts), so no
+ * request spends its call budget or its deadline on it.
+ *
+ * A job extends one list's index from the oldest end: each step reads the page of 1000 that holds
+ * the first age not indexed yet (its position is `total - 1 - covered`), so a list of n items takes
+ * about n / 1000 calls, and a job started while items arrive still ends (new items only add steps
+ * at the newest end). Steps are spaced at `callsPerSecond`; at most BUILDS_AT_ONCE jobs run in a
+ * process, the others wait in a bounded queue. The job calls the REST API with the key of the
+ * request that asked for it, kept in memory only while the job exists, and its calls go through the
+ * same transport as the merchant's own (its fair share, its circuit breaker).
+ *
+ * A job ends when the index reaches the list's total, when the REST API refuses the key, or after
+ * a few failed steps in a row; the next request that finds the index behind asks again.
+ */
+
+/** Jobs that run at once in a process. */
+export const BUILDS_AT_ONCE = 2;
+/** Jobs waiting beyond those; past it a request's ask is dropped (the next request asks again). */
+const QUEUE_MAX = 1_000;
+/** Failed steps in a row after which a job gives up. */
+const FAILURES_MAX = 3;
+const PAGE_SIZE = 1000;
+
+export type ReadPage = (
+  authorization: string,
+  list: IndexedList,
+  request: { page: number; size: number },
+) => Promise<Page<ListItem>>;
+
+interface Job {
+  key: string;
+  scope: string;
+  list: IndexedList;
+  authorization: string;
+  /** The list's length as last seen. */
+  total: number;
+}
+
+export class IndexBuilds {
+  private readonly indexes: WalletIndexes;
+  private readonly read: ReadPage;
+  private readonly intervalMs: number;
+  private readonly logger: Logger | undefined;
+  private readonly waiting = new Map<string, Job>();
+  private readonly running = new Map<string, Job>();
+  private closed = false;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  /** REST calls made by jobs (for the tests and the metrics). */
+  calls = 0;
+
+  constructor(options: {
+    indexes: WalletIndexes;
+    read: ReadPage;
+    callsPerSecond: number;
+    logger?: Logger;
+  }) {
+    this.indexes = options.indexes;
+    this.read = options.read;
+    this.intervalMs = 1000 / options.callsPerSecond;
+    this.logger = options.logger;
+  }
+
+  /** Asks that the list's index reach `total` items; a no-op when a job for it exists already. */
+  request(scope: string, list: IndexedList, authorization: string, total: number): void {
+    if (this.closed || !this.indexes.enabled) return;
+    const key = `${scope}|${list}`;
+    const known = this.running.get(key) ?? this.waiting.get(key);
+    if (known) {
+      known.total = Math.max(known.total, total);
+      return;
+    }
+    if (this.waiting.size >= QUEUE_MAX) return;
+    this.waiting.set(key, { key, scope, list, authorization, total });
+    this.startNext();
+  }
+
+  /** Whether a job for the list is queued or running: a request that found no index can say so. */
+  pending(scope: string, list: IndexedList): boolean {
+    const key = `${scope}|${list}`;
+    return this.running.has(key) || this.waiting.has(key);
+  }
+
+  /** Resolves once no job is queued or running (for tests and benchmarks that wait for the index). */
+  async idle(): Promise<void> {
+    while (!this.closed && (this.running.size > 0 || this.waiting.size > 0)) await this.sleep(10);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.waiting.clear();
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  private startNext(): void {
+    while (!this.closed && this.running.size < BUILDS_AT_ONCE && this.waiting.size > 0) {
+      const job = this.waiting.values().next().value as Job;
+      this.waiting.delete(job.key);
+      this.running.set(job.key, job);
+      void this.run(job).finally(() => {
+        this.running.delete(job.key);
+        this.startNext();
+      });
+    }
+  }
+
+  private async run(job: Job): Promise<void> {
+    let failures = 0;
+    while (!this.closed) {
+      const index = this.indexes.of(job.scope, job.list);
+      if (!index || index.discarded || index.covered >= job.total) return;
+      const position = Math.max(0, job.total - 1 - index.covered);
+      const request = { page: Math.floor(position / PAGE_SIZE) + 1, size: PAGE_SIZE };
+      try {
+        this.calls++;
+        const page = agedPage(
+          await this.read(job.authorization, job.list, request),
+          (request.page - 1) * PAGE_SIZE,
+        );
+        failures = 0;
+        const ok = index.absorb(page, index.covered);
+        this.indexes.resize(index);
+        if (!ok) {
+          this.logger?.info({ list: job.list, reason: index.discarded }, 'wallet index discarded');
+          if (index.discarded !== 'too-big') this.indexes.forget(job.scope, job.list);
+          return;
+        }
+        job.total = Math.max(page.total, index.covered);
+      } catch (error) {
+        const code = error instanceof GatewayError ? error.code : undefined;
+        if (code === 'UNAUTHENTICATED' || code === 'FORBIDDEN' || ++failures >= FAILURES_MAX) return;
+      }
+      await this.sleep(this.intervalMs);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        resolve();
+      }, ms);
+      timer.unref();
+      this.timers.add(timer);
+    });
+  }
+}
+
+/** The process's wallet indexes and their builds, when on (WALLET_INDEX_MAX_BYTES > 0). */
+export interface WalletIndexing {
+  indexes: WalletIndexes;
+  builds: IndexBuilds;
+}
+
+/**
+ * The process's wallet indexes and their builds (WALLET_INDEX_MAX_BYTES, WALLET_INDEX_CALLS_PER_SECOND);
+ * undefined when off. Each build step is a call of its own, with the request deadline as its time.
+ */
+export function createWalletIndexing(
+  client: MerchantWalletClient,
+  options: { maxBytes: number; callsPerSecond: number; requestDeadlineMs: number; logger?: Logger },
+): WalletIndexing | undefined {
+  if (options.maxBytes <= 0) return undefined;
+  const indexes = new WalletIndexes(options.maxBytes);
+  const read: ReadPage = (authorization, list, request) => {
+    const caller = client.caller(authorization, Date.now() + options.requestDeadlineMs, 1);
+    return list === 'deposits'
+      ? client.listDeposits(caller, request)
+      : client.listWithdrawalIntents(caller, request);
+  };
+  const builds = new IndexBuilds({
+    indexes,
+    read,
+    callsPerSecond: options.callsPerSecond,
+    ...(options.logger && { logger: options.logger }),
+  });
+  return { indexes, builds };
+}

@@ -1,0 +1,257 @@
+import { LRUCache } from 'lru-cache';
+import type { Page } from '../upstream/types.ts';
+
+/**
+ * Where each wallet's items lie in a merchant's list (its deposits, or its withdrawal intents).
+ *
+ * The REST API has no wallet filter, so a wallet's list can only be read out of the merchant's. Two
+ * facts make an index possible: which wallet an item belongs to never changes, and new items arrive
+ * only at the newest end. So an item's *age*, its position counted from the oldest end (0 = oldest;
+ * `total - 1 - position` in a page read when the list held `total` items), never changes either.
+ * The index records, for each age from 0 up to `covered`, the item's wallet and a 32-bit
+ * fingerprint of its id, and for each wallet the ascending list of its ages: about 10 bytes per item.
+ *
+ * It only says where to look. Every item a request shows is read from the REST API in that request
+ * (statuses and amounts change); whatever contradicts the index (an item not where it should be, a
+ * total that shrank) discards it, and the request reads the list as if there were none.
+ *
+ * Indexes are per caller scope (an HMAC of the key, like everything kept across requests), bounded
+ * in total bytes (least recently used merchants go first) and per list. Building one for a long
+ * history is a background job (IndexBuilds) at a bounded rate of REST calls, never inside a request's
+ * budget; requests bring an index up to date from the newest page they read anyway.
+ */
+
+/** An item of a merchant list, as the index needs it. */
+export interface ListItem {
+  id: string;
+  wallet: { id: string };
+}
+
+/** A page of a merchant list with each item's age. */
+export interface AgedPage<T> {
+  /** The list's length when the REST API answered. */
+  total: number;
+  /** Newest first, as the REST API sends them. */
+  items: { age: number; item: T }[];
+}
+
+/** The page of a list read at `offset` (its first item's position), with each item's age. */
+export function agedPage<T>(page: Page<T>, offset: number): AgedPage<T> {
+  const total = page.paging.totalCount;
+  return { total, items: page.items.map((item, i) => ({ age: total - 1 - (offset + i), item })) };
+}
+
+/** FNV-1a of an id: 32 bits, enough to notice an item that is not the one the index expects. */
+export function fingerprint(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    hash ^= id.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+/** Wallets one index can tell apart (walletByAge is a Uint16Array). */
+const MAX_WALLETS = 0xffff;
+
+/** A typed array that grows by doubling; `length` is what is used of it. */
+class Growable<A extends Int32Array | Uint32Array | Uint16Array> {
+  array: A;
+  length = 0;
+  private readonly make: (size: number) => A;
+
+  constructor(make: (size: number) => A, initial = 256) {
+    this.make = make;
+    this.array = make(initial);
+  }
+
+  push(value: number): void {
+    if (this.length === this.array.length) {
+      const bigger = this.make(this.array.length * 2);
+      bigger.set(this.array);
+      this.array = bigger;
+    }
+    this.array[this.length++] = value;
+  }
+
+  get bytes(): number {
+    return this.array.byteLength;
+  }
+
+  view(): A {
+    return this.array.subarray(0, this.length) as A;
+  }
+}
+
+/** Why an index stopped being trusted. */
+export type Contradiction = 'moved' | 'shrank' | 'too-many-wallets' | 'too-big';
+
+/** One merchant list's index: ages [0, covered) are known. */
+export class ListIndex {
+  private readonly walletIds: string[] = [];
+  private readonly ordinals = new Map<string, number>();
+  private readonly walletByAge = new Growable((n) => new Uint16Array(n));
+  private readonly fingerprintByAge = new Growable((n) => new Uint32Array(n));
+  private readonly agesByWallet: Growable<Int32Array>[] = [];
+  /** Set once the index contradicted the REST API or outgrew its bound: nothing it says is used. */
+  discarded: Contradiction | null = null;
+
+  /** Ages [0, covered) are indexed. */
+  get covered(): number {
+    return this.walletByAge.length;
+  }
+
+  get bytes(): number {
+    let bytes = this.walletByAge.bytes + this.fingerprintByAge.bytes + 64 * this.walletIds.length;
+    for (const ages of this.agesByWallet) bytes += ages.bytes;
+    return bytes;
+  }
+
+  /** The wallet's ages, ascending (oldest first); empty when it has none. A view: do not keep it past the request. */
+  agesOf(walletId: string): Int32Array {
+    const ordinal = this.ordinals.get(walletId);
+    return ordinal === undefined
+      ? new Int32Array(0)
+      : (this.agesByWallet[ordinal] as Growable<Int32Array>).view();
+  }
+
+  /** Whether the item read at `age` is the one indexed there. Ages at or past `covered` are not known. */
+  matches(age: number, item: ListItem): boolean {
+    if (age < 0 || age >= this.covered) return false;
+    const ordinal = this.walletByAge.array[age] as number;
+    return (
+      this.walletIds[ordinal] === item.wallet.id && this.fingerprintByAge.array[age] === fingerprint(item.id)
+    );
+  }
+
+  /**
+   * Takes in what a page says: checks the ages already indexed and appends those that continue the
+   * index (age === covered, covered + 1, …). Returns false, and discards the index, when the page
+   * contradicts it.
+   */
+  absorb(page: AgedPage<ListItem>, knownTotal: number): boolean {
+    if (this.discarded) return false;
+    if (page.total < knownTotal || page.total < this.covered) return this.discard('shrank');
+    // Oldest first, so ages continue the index in order.
+    for (let i = page.items.length - 1; i >= 0; i--) {
+      const { age, item } = page.items[i] as AgedPage<ListItem>['items'][number];
+      if (age < this.covered) {
+        if (!this.matches(age, item)) return this.discard('moved');
+      } else if (age === this.covered) {
+        if (!this.append(item)) return false;
+      }
+    }
+    return true;
+  }
+
+  discard(reason: Contradiction): false {
+    this.discarded ??= reason;
+    return false;
+  }
+
+  private append(item: ListItem): boolean {
+    let ordinal = this.ordinals.get(item.wallet.id);
+    if (ordinal === undefined) {
+      if (this.walletIds.length >= MAX_WALLETS) return this.discard('too-many-wallets');
+      ordinal = this.walletIds.length;
+      this.walletIds.push(item.wallet.id);
+      this.ordinals.set(item.wallet.id, ordinal);
+      this.agesByWallet.push(new Growable((n) => new Int32Array(n), 16));
+    }
+    const age = this.covered;
+    this.walletByAge.push(ordinal);
+    this.fingerprintByAge.push(fingerprint(item.id));
+    (this.agesByWallet[ordinal] as Growable<Int32Array>).push(age);
+    return true;
+  }
+}
+
+/** The lists a merchant has. */
+export type IndexedList = 'deposits' | 'withdrawalIntents';
+
+/**
+ * Every merchant list's index in this process, by caller scope and list, bounded by `maxBytes`
+ * in total (least recently used go first) and by a quarter of it per list.
+ */
+export class WalletIndexes {
+  readonly maxBytes: number;
+  private readonly indexes: LRUCache<string, ListIndex>;
+  /** Bytes counted for each index when it was last sized (sizes grow between; see resize). */
+  private bytes = 0;
+
+  constructor(maxBytes: number) {
+    this.maxBytes = maxBytes;
+    this.indexes = new LRUCache<string, ListIndex>({
+      max: 100_000,
+      dispose: (index) => {
+        this.bytes -= sized.get(index) ?? 0;
+        sized.delete(index);
+      },
+    });
+    const sized = new WeakMap<ListIndex, number>();
+    this.sized = sized;
+  }
+
+  private readonly sized: WeakMap<ListIndex, number>;
+  private readonly keys = new WeakMap<ListIndex, string>();
+
+  get enabled(): boolean {
+    return this.maxBytes > 0;
+  }
+
+  /** The list's index, made empty on first use; undefined when indexes are off. */
+  of(scope: string, list: IndexedList): ListIndex | undefined {
+    if (!this.enabled) return undefined;
+    const key = `${scope}|${list}`;
+    let index = this.indexes.get(key);
+    if (!index || (index.discarded && index.discarded !== 'too-big')) {
+      if (index) this.indexes.delete(key);
+      index = new ListIndex();
+      this.indexes.set(key, index);
+      this.sized.set(index, 0);
+      this.keys.set(index, key);
+    }
+    return index;
+  }
+
+  /** Forgets the list's index (it contradicted the REST API); the next use starts a new one. */
+  forget(scope: string, list: IndexedList): void {
+    this.indexes.delete(`${scope}|${list}`);
+  }
+
+  /**
+   * Counts the index's bytes after it grew: an index past a quarter of the bound is discarded
+   * ('too-big'; its merchant's wallet lists are read as without an index), and the least recently
+   * used others go until the total is within the bound.
+   */
+  resize(index: ListIndex): void {
+    const before = this.sized.get(index);
+    if (before === undefined) return;
+    const now = index.bytes;
+    this.sized.set(index, now);
+    this.bytes += now - before;
+    if (now > this.maxBytes / 4) {
+      // Kept as a small tombstone, so the list is not indexed again and again while it stays used.
+      index.discard('too-big');
+      const key = this.keys.get(index);
+      const tombstone = new ListIndex();
+      tombstone.discard('too-big');
+      if (key !== undefined) this.indexes.set(key, tombstone);
+    }
+    while (this.bytes > this.maxBytes && this.indexes.size > 0) {
+      const oldest = this.indexes.rkeys().next().value as string | undefined;
+      if (oldest === undefined) break;
+      this.indexes.delete(oldest);
+    }
+  }
+
+  /** Bytes held by every index (for the metrics and the tests). */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
+  /** Indexes held. */
+  get size(): number {
+    return this.indexes.size;
+  }
+}

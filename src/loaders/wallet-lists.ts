@@ -1,0 +1,371 @@
+import type { PageRequest } from '../schema/pagination.ts';
+import type { Page } from '../upstream/types.ts';
+import type { IndexBuilds } from './index-builds.ts';
+import {
+  type AgedPage,
+  agedPage,
+  type IndexedList,
+  type ListIndex,
+  type ListItem,
+  type WalletIndexes,
+} from './wallet-index.ts';
+
+/**
+ * One request's view of a merchant list (its deposits or its withdrawal intents), from which
+ * wallet lists are read: the REST API has no wallet filter.
+ *
+ * Positions here are *ages* (wallet-index.ts): counted from the oldest end, so new items never
+ * shift them, and a cursor that holds one says where to go on reading however deep it is.
+ *
+ * - `head()`: the newest page (250 items), read once per request: it gives the list's length,
+ *   holds a busy wallet's latest items, and brings the wallet index up to date.
+ * - `index()`: the merchant's wallet index, up to date with the head, or null (none yet, or behind
+ *   by more than a few pages: a background job is asked to catch it up).
+ * - `readAges()`: the items at given ages, in the fewest small pages, checked against the index.
+ * - `walk()`: reads on from an age towards the older or the newer end, page by page, for the
+ *   wallets that asked, keeping only what they need.
+ */
+
+/** The newest page's size: a busy wallet's latest items are in it, and it is free under the fair share. */
+export const HEAD_SIZE = 250;
+/** Pages of a walk: the REST maximum, so a walk makes the fewest calls. */
+export const WALK_PAGE_SIZE = 1000;
+/** Items behind the newest page that a request reads itself to bring the index up to date (3 pages of 250). */
+const CATCH_UP_INLINE = 750;
+/** Pages a walk reads at once when it must go to the end of the list (totalCount). */
+const READ_AHEAD = 3;
+/** The largest page read for items at given ages: small pages are free under the fair share. */
+const CLUSTER_SIZE = 250;
+/** Steps in a row that read nothing new after which a walk ends (the list shrank under it). */
+const STALLS_MAX = 3;
+
+export interface Aged<T> {
+  age: number;
+  item: T;
+}
+
+export interface ListReaderOptions<T> {
+  list: IndexedList;
+  /** The caller's scope (the index is per scope). */
+  scope: string;
+  authorization: string;
+  /** A page of the merchant list (unfiltered, or with the reader's status filter). */
+  fetchPage: (request: PageRequest) => Promise<Page<T>>;
+  /** Off for filtered lists and when WALLET_INDEX_MAX_BYTES is 0. */
+  indexes?: WalletIndexes | undefined;
+  builds?: IndexBuilds | undefined;
+}
+
+export class MerchantListReader<T extends ListItem> {
+  private readonly options: ListReaderOptions<T>;
+  private headPage: Promise<AgedPage<T>> | undefined;
+  private indexState: Promise<ListIndex | null> | undefined;
+  /** The longest total seen: a page with a smaller one means items left the list. */
+  total = 0;
+  private readonly walks = new Map<string, Walk<T>>();
+
+  constructor(options: ListReaderOptions<T>) {
+    this.options = options;
+  }
+
+  get list(): IndexedList {
+    return this.options.list;
+  }
+
+  /** Whether this list may have a wallet index (unfiltered, indexes on). */
+  get indexed(): boolean {
+    return this.options.indexes?.enabled ?? false;
+  }
+
+  head(): Promise<AgedPage<T>> {
+    this.headPage ??= this.read({ page: 1, size: HEAD_SIZE });
+    return this.headPage;
+  }
+
+  async read(request: PageRequest): Promise<AgedPage<T>> {
+    const page = agedPage(await this.options.fetchPage(request), (request.page - 1) * request.size);
+    this.total = Math.max(this.total, page.total);
+    return page;
+  }
+
+  /** Whether a background job is building this list's index (for the advice of a refused request). */
+  get indexing(): boolean {
+    return this.options.builds?.pending(this.options.scope, this.options.list) ?? false;
+  }
+
+  /** The wallet index, up to date with this request's head, or null. Memoised per request. */
+  index(): Promise<ListIndex | null> {
+    this.indexState ??= this.syncIndex();
+    return this.indexState;
+  }
+
+  private async syncIndex(): Promise<ListIndex | null> {
+    const { indexes, builds, scope, list, authorization } = this.options;
+    const head = await this.head();
+    const index = indexes?.of(scope, list);
+    if (!indexes || !index || index.discarded) return null;
+    // A list longer than the head with no index yet: the request walks, and a walk past the head
+    // asks for the index to be built (walkedPastHead), so a screen the head answers costs nothing more.
+    if (index.covered === 0 && head.total > HEAD_SIZE) return null;
+    const gap = head.total - index.covered;
+    if (gap > HEAD_SIZE && gap <= HEAD_SIZE + CATCH_UP_INLINE) {
+      // The items just behind the head, in pages of 250, oldest first so each continues the index.
+      const requests: PageRequest[] = [];
+      for (let page = Math.ceil(gap / HEAD_SIZE); page >= 2; page--) requests.push({ page, size: HEAD_SIZE });
+      const pages = await Promise.all(requests.map((request) => this.read(request)));
+      for (const page of pages) if (!index.absorb(page, head.total)) break;
+    }
+    const ok = index.absorb(head, 0);
+    indexes.resize(index);
+    if (!ok) {
+      if (index.discarded !== 'too-big') indexes.forget(scope, list);
+      builds?.request(scope, list, authorization, head.total);
+      return null;
+    }
+    if (index.covered < head.total) {
+      builds?.request(scope, list, authorization, head.total);
+      return null;
+    }
+    return index;
+  }
+
+  /**
+   * A walk of this request reads past the newest page: the merchant's list is long enough that
+   * its wallet index pays, so a background job is asked to build it (or catch it up).
+   */
+  walkedPastHead(): void {
+    const { builds, indexes, scope, list, authorization } = this.options;
+    if (!builds || !indexes?.enabled || this.askedForIndex) return;
+    this.askedForIndex = true;
+    builds.request(scope, list, authorization, this.total);
+  }
+
+  private askedForIndex = false;
+
+  /**
+   * The items at these ages (as of this request's head), each read from the REST API now, in the
+   * fewest pages of at most 250 items; null when one is not where the index says (the index is
+   * then discarded: the caller reads the list as without one).
+   */
+  async readAges(
+    index: ListIndex,
+    ages: readonly number[],
+    walletId: string,
+  ): Promise<Map<number, T> | null> {
+    const head = await this.head();
+    const found = new Map<number, T>();
+    const take = (page: AgedPage<T>) => {
+      for (const { age, item } of page.items) if (wanted.has(age)) found.set(age, item);
+    };
+    const wanted = new Set(ages);
+    take(head);
+    for (let attempt = 0; attempt < 2 && found.size < wanted.size; attempt++) {
+      // Positions as of the longest total seen: a page read after new items arrived says so.
+      const total = this.total;
+      const positions = ages
+        .filter((age) => !found.has(age))
+        .map((age) => total - 1 - age)
+        .sort((a, b) => a - b);
+      const pages = await Promise.all(clusters(positions).map((request) => this.read(request)));
+      for (const page of pages) take(page);
+    }
+    if (found.size < wanted.size) return null;
+    for (const [age, item] of found) {
+      if (item.wallet.id !== walletId || !index.matches(age, item)) {
+        index.discard('moved');
+        this.options.indexes?.forget(this.options.scope, this.options.list);
+        return null;
+      }
+    }
+    return found;
+  }
+
+  /**
+   * A walk from `from` (exclusive; null: from the newest end going older, or the oldest end going
+   * newer). Walks from the same place are shared by the wallets of a request until they start.
+   */
+  walk(direction: Direction, from: number | null): Walk<T> {
+    const key = `${direction}:${from ?? ''}`;
+    let walk = this.walks.get(key);
+    if (!walk || walk.started) {
+      walk = new Walk(this, direction, from);
+      this.walks.set(key, walk);
+    }
+    return walk;
+  }
+}
+
+/**
+ * The fewest pages of at most CLUSTER_SIZE items that hold these positions (ascending): positions
+ * that fit in one such page share it.
+ */
+export function clusters(positions: readonly number[]): PageRequest[] {
+  const requests: PageRequest[] = [];
+  let i = 0;
+  while (i < positions.length) {
+    const start = positions[i] as number;
+    let best = onePage(start, start);
+    let j = i + 1;
+    while (j < positions.length) {
+      const candidate = onePage(start, positions[j] as number);
+      if (!candidate) break;
+      best = candidate;
+      j++;
+    }
+    requests.push(best as PageRequest);
+    i = j;
+  }
+  return requests;
+}
+
+/** The smallest page of at most CLUSTER_SIZE items holding positions first..last, if any. */
+function onePage(first: number, last: number): PageRequest | undefined {
+  for (let size = last - first + 1; size <= CLUSTER_SIZE; size++) {
+    if (Math.floor(first / size) === Math.floor(last / size))
+      return { page: Math.floor(first / size) + 1, size };
+  }
+  return undefined;
+}
+
+export type Direction = 'older' | 'newer';
+
+/** What one wallet list asks of a walk. */
+export interface Consumer<T> {
+  walletId: string;
+  /** Which of the wallet's items count (a status filter); all when absent. */
+  filter?: ((item: T) => boolean) | undefined;
+  /** Items to keep, in walk order; Infinity with keep: false counts them to the end. */
+  want: number;
+  /** Whether to keep the items (false for counting). */
+  keep: boolean;
+  items: Aged<T>[];
+  /** Matching items seen (kept or not). */
+  seen: number;
+}
+
+/**
+ * A walk along a merchant list from an age, towards the older end (ages descending) or the newer
+ * (ascending), for the consumers that joined before it started. Progress is by age, never by
+ * position: a page read after new items arrived is placed by its own total, and the walk never
+ * skips an age (when a page does not continue where the walk stands, it reads again from there).
+ */
+export class Walk<T extends ListItem> {
+  private readonly reader: MerchantListReader<T>;
+  readonly direction: Direction;
+  /** The next age to read. */
+  private next: number | undefined;
+  private readonly consumers: Consumer<T>[] = [];
+  started = false;
+  private running: Promise<void> | null = null;
+  /** Steps in a row that did not advance: past STALLS_MAX the list shrank under the walk, which ends there. */
+  private stalls = 0;
+  private ended = false;
+
+  constructor(reader: MerchantListReader<T>, direction: Direction, from: number | null) {
+    this.reader = reader;
+    this.direction = direction;
+    if (from !== null) this.next = direction === 'older' ? from - 1 : from + 1;
+  }
+
+  get exhausted(): boolean {
+    if (this.ended) return true;
+    if (this.next === undefined) return false;
+    return this.direction === 'older' ? this.next < 0 : this.next >= this.reader.total;
+  }
+
+  join(consumer: Consumer<T>): Consumer<T> {
+    this.consumers.push(consumer);
+    return consumer;
+  }
+
+  /** Reads on until `consumer` has what it wants, or the list ends. */
+  async fill(consumer: Consumer<T>): Promise<void> {
+    while (consumer.seen < consumer.want && !this.exhausted) {
+      this.running ??= this.step().finally(() => {
+        this.running = null;
+      });
+      await this.running;
+    }
+  }
+
+  private async step(): Promise<void> {
+    this.started = true;
+    if (this.next === undefined) {
+      const head = await this.reader.head();
+      this.next = this.direction === 'older' ? head.total - 1 : 0;
+      if (this.exhausted) return;
+    }
+    const counting = this.consumers.some((c) => !Number.isFinite(c.want) && c.seen < c.want);
+    const requests = this.plan(counting ? READ_AHEAD : 1);
+    if (requests.some((request) => request.page !== 1 || request.size !== HEAD_SIZE))
+      this.reader.walkedPastHead();
+    const pages = await Promise.all(
+      requests.map((request) =>
+        request.page === 1 && request.size === HEAD_SIZE ? this.reader.head() : this.reader.read(request),
+      ),
+    );
+    let advanced = false;
+    for (const page of pages) {
+      const continued = this.take(page);
+      advanced ||= continued;
+      if (!continued) break;
+    }
+    this.stalls = advanced ? 0 : this.stalls + 1;
+    if (this.stalls >= STALLS_MAX) this.ended = true;
+  }
+
+  /** The next `count` pages from where the walk stands, assuming the list does not grow meanwhile. */
+  private plan(count: number): PageRequest[] {
+    const total = this.reader.total;
+    const requests: PageRequest[] = [];
+    let position = total - 1 - (this.next as number);
+    for (let i = 0; i < count; i++) {
+      if (position < 0 || position >= total) break;
+      const request = this.direction === 'older' ? olderPage(position) : newerPage(position);
+      requests.push(request);
+      const start = (request.page - 1) * request.size;
+      position = this.direction === 'older' ? start + request.size : start - 1;
+    }
+    return requests;
+  }
+
+  /** Hands the page's items that continue the walk to the consumers; false when it does not continue it. */
+  private take(page: AgedPage<T>): boolean {
+    const items = this.direction === 'older' ? page.items : [...page.items].reverse();
+    let advanced = false;
+    for (const { age, item } of items) {
+      if (this.exhausted) break;
+      if (age !== this.next) {
+        // Behind the walk (already read): skip; ahead of it (the list grew): read again from here.
+        if (this.direction === 'older' ? age > (this.next as number) : age < (this.next as number)) continue;
+        return advanced;
+      }
+      advanced = true;
+      this.next = this.direction === 'older' ? age - 1 : age + 1;
+      for (const consumer of this.consumers) {
+        if (consumer.walletId !== item.wallet.id || (consumer.filter && !consumer.filter(item))) continue;
+        consumer.seen++;
+        if (consumer.keep && consumer.items.length < consumer.want) consumer.items.push({ age, item });
+      }
+    }
+    return advanced;
+  }
+}
+
+/** The page to read going older from `position`: a page that starts there when one of 1000, 500 or 250 does. */
+function olderPage(position: number): PageRequest {
+  if (position < HEAD_SIZE) return { page: 1, size: HEAD_SIZE };
+  for (const size of [WALK_PAGE_SIZE, 500, HEAD_SIZE]) {
+    if (position % size === 0) return { page: position / size + 1, size };
+  }
+  return { page: Math.floor(position / WALK_PAGE_SIZE) + 1, size: WALK_PAGE_SIZE };
+}
+
+/** The page to read going newer from `position` (towards position 0): one that ends there when one can. */
+function newerPage(position: number): PageRequest {
+  if (position < HEAD_SIZE) return { page: 1, size: HEAD_SIZE };
+  for (const size of [WALK_PAGE_SIZE, 500, HEAD_SIZE]) {
+    if ((position + 1) % size === 0) return { page: (position + 1) / size, size };
+  }
+  return { page: Math.floor(position / WALK_PAGE_SIZE) + 1, size: WALK_PAGE_SIZE };
+}
