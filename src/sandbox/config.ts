@@ -11,7 +11,9 @@ import { DEFAULT_WORLD, type WorldSize } from './seed.ts';
  * SANDBOX_AUTO_ADVANCE_MS: how long each deposit and intent stays in each open status; off unless
  * given, 8000 ms without a value), --deposit-every[=ms] (or SANDBOX_DEPOSIT_EVERY_MS: a new deposit
  * for the first merchant every so often; off unless given, 25000 ms without a value),
- * --wallets/--deposits/--withdrawals (size of the first merchant's history), --latency (ms added to
+ * --wallets/--deposits/--withdrawals (size of the first merchant's history), --quiet-wallet (or
+ * SANDBOX_QUIET_WALLET=true: one more wallet for the first merchant, its newest-created, whose 10
+ * deposits and 3 withdrawals all lie in the oldest 1 % of the history; off unless given), --latency (ms added to
  * every /external request), --idempotency-extension on|off (whether POST honours Idempotency-Key;
  * default on). SANDBOX_ADMIN_TOKEN guards the admin
  * API; LOG_LEVEL sets the log level.
@@ -81,6 +83,8 @@ export function parseSandboxConfig(argv: string[], env: Record<string, string | 
       wallets: integer('--wallets', values.wallets, DEFAULT_WORLD.wallets, 1),
       deposits: integer('--deposits', values.deposits, DEFAULT_WORLD.deposits),
       withdrawals: integer('--withdrawals', values.withdrawals, DEFAULT_WORLD.withdrawals),
+      // Only when asked for, so that the default world's options are exactly DEFAULT_WORLD.
+      ...(values['quiet-wallet'] || env.SANDBOX_QUIET_WALLET === 'true' ? { quietWallet: true } : {}),
     },
     latencyMs: integer('--latency', values.latency, 0),
     idempotencyExtension: values['idempotency-extension'] !== 'off',
@@ -113,6 +117,7 @@ function parse(argv: string[]) {
       wallets: { type: 'string' },
       deposits: { type: 'string' },
       withdrawals: { type: 'string' },
+      'quiet-wallet': { type: 'boolean' },
       latency: { type: 'string' },
       'idempotency-extension': { type: 'string' },
     },

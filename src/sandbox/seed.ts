@@ -24,7 +24,16 @@ export interface WorldSize {
   deposits: number;
   /** Withdrawal intents of the first merchant. */
   withdrawals: number;
+  /**
+   * One more wallet for the first merchant, its newest-created (created after the others), whose
+   * QUIET_WALLET deposits and withdrawals all lie in the oldest 1 % of the history: a wallet whose
+   * latest activity is long ago. Off unless asked for; the default world is the same without it.
+   */
+  quietWallet?: boolean;
 }
+
+/** The quiet wallet's history: 10 deposits and 3 withdrawals, spread over the oldest 1 % of the events. */
+export const QUIET_WALLET = { deposits: 10, withdrawals: 3, share: 0.01 } as const;
 
 export const DEFAULT_WORLD: WorldSize = { wallets: 4, deposits: 300, withdrawals: 120 };
 
@@ -87,6 +96,7 @@ export function seedWorld(size: Partial<WorldSize> = {}, seed = 'merchant-wallet
     walletCount: number,
     depositCount: number,
     withdrawalCount: number,
+    quietWallet = false,
   ) => {
     const wallets: WalletRecord[] = [];
     for (let i = 0; i < walletCount; i++) {
@@ -99,9 +109,34 @@ export function seedWorld(size: Partial<WorldSize> = {}, seed = 'merchant-wallet
     }
     // Deposits and withdrawals interleave in time, oldest first, so timelines only append.
     const events = depositCount + withdrawalCount;
+    // The quiet wallet (asked for only): created last, its items slotted among the oldest 1 % of
+    // the events, each at the same instant as the event it precedes.
+    const quiet: { wallet: WalletRecord; slots: number[] } | undefined = quietWallet
+      ? {
+          wallet: store.createWallet(
+            merchant.id,
+            { USDT: new Money(20_000), TRX: new Money(100) },
+            new Date(Date.parse(createdAt) + walletCount * 1000).toISOString(),
+          ),
+          slots: Array.from({ length: QUIET_WALLET.deposits + QUIET_WALLET.withdrawals }, (_, j) =>
+            Math.floor(
+              (j * events * QUIET_WALLET.share) / (QUIET_WALLET.deposits + QUIET_WALLET.withdrawals),
+            ),
+          ),
+        }
+      : undefined;
     let deposits = 0;
     for (let i = 0; i < events; i++) {
       const at = WORLD_END - WORLD_SPAN_MS + Math.floor((i * WORLD_SPAN_MS) / Math.max(events, 1));
+      if (quiet) {
+        quiet.slots.forEach((slot, j) => {
+          if (slot !== i) return;
+          // Deposits and withdrawals alternate until the withdrawals are placed, then deposits.
+          if (j % 2 === 1 && (j - 1) / 2 < QUIET_WALLET.withdrawals)
+            seedWithdrawal(merchant, quiet.wallet, at);
+          else seedDeposit(quiet.wallet, at);
+        });
+      }
       const wallet = wallets[pick(wallets.length)] as WalletRecord;
       const depositTurn = deposits < depositCount && (i * depositCount) / events >= deposits;
       if (depositTurn) {
@@ -175,7 +210,7 @@ export function seedWorld(size: Partial<WorldSize> = {}, seed = 'merchant-wallet
     });
   };
 
-  populate(acme, world.wallets, world.deposits, world.withdrawals);
+  populate(acme, world.wallets, world.deposits, world.withdrawals, world.quietWallet);
   populate(globex, 3, 150, 60);
   populate(initech, 1, 20, 0);
 
