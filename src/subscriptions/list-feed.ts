@@ -40,6 +40,8 @@ const MAX_TRACKED = 20;
 const IN_FLIGHT_PAGE = 100;
 /** Records in flight an event id follows, at most (the newest page's and MAX_TRACKED older ones). */
 export const MAX_FOLLOWED = NEWEST + MAX_TRACKED;
+/** Pages of `inFlightWindow` in-flight records a feed follows, at most (read one a poll, in turn). */
+const MAX_WINDOW_PAGES = 10;
 /** Records read per page, and pages at most, when resuming. */
 export const RESUME_PAGE = 100;
 export const RESUME_PAGES = 5;
@@ -56,7 +58,7 @@ export interface ListFeedSource<T extends ListRecord> {
   list(
     caller: Caller,
     query: { page: number; size: number; statusIn?: string[] },
-  ): Promise<{ items: readonly T[] }>;
+  ): Promise<{ items: readonly T[]; paging?: { totalCount: number } }>;
   get(caller: Caller, id: string): Promise<T | null>;
   /** The statuses before a final one, as the REST `statusIn` filter. */
   inFlight: readonly string[];
@@ -74,6 +76,12 @@ export interface ListFeedSource<T extends ListRecord> {
 export interface ListState {
   seen: Map<string, Seen>;
   boundary: { at: number; id: string } | undefined;
+  /**
+   * With an in-flight window: where the next poll's in-flight page begins, the creation of the
+   * last record the previous page covered (and the page number itself when the estimate from it
+   * missed); absent: page 1.
+   */
+  window?: { edge: number; page?: number };
 }
 
 /** A record as a list feed last saw it: its version's tag, whether it is final, and its creation (ms). */
@@ -121,54 +129,98 @@ export function listFeed<T extends ListRecord>(source: ListFeedSource<T>): Feed<
   }
 
   /**
-   * With an in-flight window of `size`: the present state of the in-flight records on the
-   * window's page that are not among `onPage`, and of the followed records `followed` (oldest
-   * first) that left it before its end, oldest first; vanished ones are left out. Of those that
-   * left, the newest `maxReads` are read by id; the others are `waiting`, for the next poll.
+   * With an in-flight window (`inFlightWindow` records a page): one page of the in-flight list,
+   * the one that continues where the last one ended (`previous.window`). Answers the present
+   * state of the in-flight records on it that are not among `onPage`, and of the followed records
+   * (`followed`, oldest first) whose creation lies within the page's range but that are not on
+   * it (they settled or vanished: read by id, the newest `maxReads` of them; the others are
+   * `waiting`, for the next poll), oldest first, vanished ones left out; the followed records the
+   * page says nothing of (`kept`, as they were); and where the next poll goes on.
    */
   async function window(
     caller: Caller,
     size: number,
+    previous: ListState,
     followed: [string, Seen][],
-    onPage: Set<string>,
+    newest: readonly T[],
     maxReads: number,
-  ): Promise<{ records: T[]; waiting: [string, Seen][] }> {
-    const page = await source.list(caller, { page: 1, size, statusIn: [...source.inFlight] });
-    const found = new Set(page.items.map((record) => record.id));
-    const last = page.items.length >= size ? page.items.at(-1) : undefined;
-    // Past a full page's end a record may still be in flight: no longer followed, and not read.
-    const edge = last ? createdAtOf(last) : Number.NEGATIVE_INFINITY;
-    const left = followed.filter(([id, { at }]) => !found.has(id) && at >= edge);
+  ) {
+    const onPage = new Set(newest.map((record) => record.id));
+    const cursor = previous.window;
+    const edge = cursor?.edge ?? Number.POSITIVE_INFINITY;
+    // The page after the in-flight records created at `edge` or since that the feed knows of (an
+    // estimate: some may have settled unseen, then the page begins lower, which shows below).
+    const newer =
+      followed.filter(([, { at }]) => at >= edge).length +
+      newest.filter((record) => !isFinal(record) && createdAtOf(record) >= edge).length;
+    const number = cursor?.page ?? (cursor ? Math.floor(newer / size) + 1 : 1);
+    const page = await source.list(caller, { page: number, size, statusIn: [...source.inFlight] });
+    const items = page.items;
+    const first = items[0];
+    const last = items.at(-1);
+    const full = items.length >= size;
+    const more = full && (page.paging === undefined || number * size < page.paging.totalCount);
+    let next: ListState['window'];
+    let upper = Number.POSITIVE_INFINITY;
+    // The last page of the in-flight list covers everything older too.
+    let lower = more && last ? createdAtOf(last) : Number.NEGATIVE_INFINITY;
+    const between = (at: number) => first !== undefined && at > createdAtOf(first) && at < edge;
+    if (number > 1 && (!first || followed.some(([, { at }]) => between(at)))) {
+      // Records settled above it: this page begins below where the last one ended, past records
+      // the feed follows. What lies between is read next, from the page before; what this page
+      // shows holds all the same.
+      next = { edge, page: number - 1 };
+      if (first) upper = createdAtOf(first);
+      else lower = upper;
+    } else if (more && number < MAX_WINDOW_PAGES) {
+      if (number > 1 && first) upper = createdAtOf(first);
+      next = { edge: lower };
+    } else {
+      if (number > 1 && first) upper = createdAtOf(first);
+      next = undefined;
+    }
+    const found = new Set(items.map((record) => record.id));
+    const covers = (at: number) => at >= lower && at <= upper;
+    // Past the last page the feed reads (more than MAX_WINDOW_PAGES pages in flight): no longer followed.
+    const beyond = (at: number) => !next && more && at < lower;
+    const left = followed.filter(([id, { at }]) => covers(at) && !found.has(id));
     const waiting = left.slice(0, Math.max(0, left.length - maxReads));
+    const kept = followed.filter(([id, { at }]) => !found.has(id) && !covers(at) && !beyond(at));
     const read = await Promise.all(left.slice(waiting.length).map(([id]) => source.get(caller, id)));
     const records = [
-      ...page.items.filter((record) => !onPage.has(record.id)).reverse(),
+      ...items.filter((record) => !onPage.has(record.id)).reverse(),
       ...read.flatMap((record) => record ?? []),
     ].sort((a, b) => createdAtOf(a) - createdAtOf(b));
-    return { records, waiting };
+    return { records, kept: [...kept, ...waiting], next };
   }
 
   /**
    * From `previous` and the newest records `newest` (newest first): the records followed off
-   * that page read again (the newest `bound` of them; with an in-flight window, the window's
-   * and at most `bound` by id), what changed (oldest first), and the state now.
+   * that page read again (the newest `bound` of them; with an in-flight window, one page of the
+   * window and at most `bound` by id), what changed (oldest first), and the state now.
    */
   async function compare(caller: Caller, previous: ListState, newest: readonly T[], bound: number) {
     const onPage = new Set(newest.map((record) => record.id));
     const followed = [...previous.seen]
       .filter(([id, { final }]) => !final && !onPage.has(id))
       .sort(([, a], [, b]) => a.at - b.at);
-    const { records: olderRecords, waiting } = source.inFlightWindow
-      ? await window(caller, source.inFlightWindow, followed, onPage, bound)
+    const {
+      records: olderRecords,
+      kept,
+      next,
+    } = source.inFlightWindow
+      ? await window(caller, source.inFlightWindow, previous, followed, newest, bound)
       : {
           records: await reread(
             caller,
             followed.slice(-bound).map(([id]) => id),
           ),
-          waiting: [],
+          kept: [],
+          next: undefined,
         };
     // Those not read this time stay as they were.
-    const state: ListState = { seen: new Map(waiting), boundary: previous.boundary };
+    const state: ListState = { seen: new Map(kept), boundary: previous.boundary };
+    if (next) state.window = next;
     const changed: T[] = [];
     // Oldest first, so a subscriber sees changes in the order they likely happened.
     for (const record of [...olderRecords, ...[...newest].reverse()]) {
@@ -197,6 +249,9 @@ export function listFeed<T extends ListRecord>(source: ListFeedSource<T>): Feed<
       ]);
       const state: ListState = { seen: new Map(), boundary: undefined };
       for (const record of [...newest.items, ...olderInFlight.items]) remember(state, record);
+      // With an in-flight window, every page of it (up to MAX_WINDOW_PAGES) at once: a change
+      // of a record the feed has not read yet could not be told from its first sight.
+      for (const record of await restOfWindow(caller, olderInFlight)) remember(state, record);
       const [first] = newest.items;
       if (first) state.boundary = { at: createdAtOf(first), id: first.id };
       return state;
@@ -235,6 +290,23 @@ export function listFeed<T extends ListRecord>(source: ListFeedSource<T>): Feed<
       return compare(caller, previous, newest, MAX_FOLLOWED);
     },
   };
+
+  /** With an in-flight window whose first page is `first`: the records on its other pages, up to MAX_WINDOW_PAGES. */
+  async function restOfWindow(
+    caller: Caller,
+    first: { items: readonly T[]; paging?: { totalCount: number } },
+  ): Promise<T[]> {
+    const size = source.inFlightWindow;
+    if (!size || first.items.length < size) return [];
+    const total = first.paging?.totalCount ?? MAX_WINDOW_PAGES * size;
+    const pages = Math.min(MAX_WINDOW_PAGES, Math.ceil(total / size));
+    const rest = await Promise.all(
+      Array.from({ length: pages - 1 }, (_, i) =>
+        source.list(caller, { page: i + 2, size, statusIn: [...source.inFlight] }),
+      ),
+    );
+    return rest.flatMap((page) => page.items);
+  }
 
   /** The records created since `boundary` and the newest one before it, newest first; throws when too many. */
   async function pagesSince(caller: Caller, boundary: Position['boundary']): Promise<T[]> {

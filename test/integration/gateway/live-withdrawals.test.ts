@@ -18,7 +18,8 @@ import { nextPoll, subscribeSSE } from '../../support/subscriptions.ts';
 
 const OPEN = 'pending,preparing,reviewing';
 const NEWEST_PAGE = 'GET /external/v1/withdrawal-intents?page=1&size=50';
-const IN_FLIGHT_PAGE = `GET /external/v1/withdrawal-intents?page=1&size=1000&statusIn=${OPEN}`;
+const inFlightPage = (page: number) =>
+  `GET /external/v1/withdrawal-intents?page=${page}&size=1000&statusIn=${OPEN}`;
 const key = DEMO_KEYS.acmeReadWrite;
 
 let t: TestGateway;
@@ -89,49 +90,72 @@ function feedDriver() {
 }
 
 describe('withdrawalIntentsUpdated at 10,000 intents', () => {
+  /** Pages of 1,000 the in-flight list spans: each poll reads the next in turn. */
+  const pages = () => Math.ceil(inFlight.length / 1000);
+
   it('world: about 2,000 intents in flight, most of them far below the newest page', () => {
     expect(inFlight.length).toBeGreaterThan(1_500);
+    expect(pages()).toBeGreaterThanOrEqual(2);
   });
 
-  it('a poll is two REST reads: the newest page and the in-flight page', async () => {
+  it('a poll is two REST reads: the newest page and one page of the in-flight list, in turn', async () => {
     const feed = feedDriver();
-    expect(await feed.begin()).toEqual([NEWEST_PAGE, IN_FLIGHT_PAGE]);
-    for (let i = 0; i < 5; i++)
-      expect(await feed.poll()).toEqual({ changed: [], calls: [NEWEST_PAGE, IN_FLIGHT_PAGE] });
+    // The first read learns the whole in-flight list: what it holds is followed from the start.
+    expect(await feed.begin()).toEqual([
+      NEWEST_PAGE,
+      ...Array.from({ length: pages() }, (_, i) => inFlightPage(i + 1)),
+    ]);
+    for (let i = 0; i < 2 * pages(); i++) {
+      expect(await feed.poll()).toEqual({
+        changed: [],
+        calls: [NEWEST_PAGE, inFlightPage((i % pages()) + 1)],
+      });
+    }
   });
 
-  it('reports each status of an intent far down the list, once, still at two reads a poll (three when it settles)', async () => {
+  /** Polls until one reports something (within one turn of the pages), asserting each poll's calls. */
+  async function untilReported(feed: ReturnType<typeof feedDriver>, extra: string[] = []) {
+    for (let i = 0; i < pages(); i++) {
+      const { changed, calls } = await feed.poll();
+      if (changed.length > 0) {
+        expect(calls).toEqual([NEWEST_PAGE, expect.stringMatching(/statusIn/), ...extra]);
+        return changed;
+      }
+      expect(calls).toEqual([NEWEST_PAGE, expect.stringMatching(/statusIn/)]);
+    }
+    return [];
+  }
+
+  it('reports each status of an intent far down the list, once, at two reads a poll (three when it settles)', async () => {
     const feed = feedDriver();
     await feed.begin();
-    // About 2,500 intents back in the merchant's list.
-    const deep = (inFlight.find((i, n) => n >= 500 && i.status === 'preparing') as WithdrawalIntentDTO).id;
-    const steps = [move(deep, NEXT)];
-    expect(await feed.poll()).toEqual({ changed: steps, calls: [NEWEST_PAGE, IN_FLIGHT_PAGE] });
-    expect(await feed.poll()).toEqual({ changed: [], calls: [NEWEST_PAGE, IN_FLIGHT_PAGE] });
-    const next = move(deep, NEXT);
-    expect(await feed.poll()).toEqual({ changed: [next], calls: [NEWEST_PAGE, IN_FLIGHT_PAGE] });
-    // It settles: it left the in-flight page, so it alone is read by id, once.
-    const settled = move(deep, NEXT);
-    expect(await feed.poll()).toEqual({
-      changed: [settled],
-      calls: [NEWEST_PAGE, IN_FLIGHT_PAGE, `GET /external/v1/withdrawal-intents/${deep}`],
-    });
-    expect(await feed.poll()).toEqual({ changed: [], calls: [NEWEST_PAGE, IN_FLIGHT_PAGE] });
+    // Over 1,500 intents in flight newer than it: on the second page, about 7,500 back in the list.
+    const deep = (inFlight.find((i, n) => n >= 1_500 && i.status === 'preparing') as WithdrawalIntentDTO).id;
+    let step = move(deep, NEXT);
+    expect(await untilReported(feed)).toEqual([step]);
+    step = move(deep, NEXT);
+    expect(await untilReported(feed)).toEqual([step]);
+    // It settles: it left the in-flight list, so it alone is read by id, once.
+    step = move(deep, NEXT);
+    expect(await untilReported(feed, [`GET /external/v1/withdrawal-intents/${deep}`])).toEqual([step]);
+    // Nothing more, for a whole turn.
+    expect(await untilReported(feed)).toEqual([]);
   });
 
-  it('reports many intents settling at once, each once, reading at most 20 by id per poll', async () => {
+  it('reports many intents settling at once, each once, reading at most 20 by id a poll', async () => {
     const feed = feedDriver();
     await feed.begin();
-    // 30 intents spread over the in-flight list, 50 to 950 deep, all settle between two polls.
-    const ids = Array.from({ length: 30 }, (_, n) => (inFlight[50 + n * 30] as WithdrawalIntentDTO).id);
+    // 40 intents spread over the whole in-flight list settle between two polls.
+    const spread = Math.floor(inFlight.length / 40);
+    const ids = Array.from({ length: 40 }, (_, n) => (inFlight[n * spread] as WithdrawalIntentDTO).id);
     const settled = ids.map((id) => move(id, SETTLE));
-    const first = await feed.poll();
-    const second = await feed.poll();
-    const third = await feed.poll();
-    expect([...first.changed, ...second.changed].sort()).toEqual([...settled].sort());
-    expect(first.calls.length).toBe(2 + 20);
-    expect(second.calls.length).toBe(2 + 10);
-    expect(third).toEqual({ changed: [], calls: [NEWEST_PAGE, IN_FLIGHT_PAGE] });
+    const reported: string[] = [];
+    for (let i = 0; i < 3 * pages(); i++) {
+      const { changed, calls } = await feed.poll();
+      reported.push(...changed);
+      expect(calls.length).toBeLessThanOrEqual(2 + 20);
+    }
+    expect(reported.sort()).toEqual([...settled].sort());
   });
 
   it('over SSE: an intent far down the list that changes status is sent, before a new intent made after it', async () => {
