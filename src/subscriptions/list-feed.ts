@@ -15,14 +15,20 @@ import type { Feed, FeedKind, Position } from './feed.ts';
  * it (they reached a final status). So a poll is one REST read, two while older records are in
  * flight, plus one per such record at the poll that sees it settle.
  *
- * A source may instead give an `inFlightWindow` (withdrawal intents do): then every poll reads the
- * newest page and one in-flight page of that size, and follows every record on it, however far
- * down the list (learning the ones it did not know of, silently: they were in flight before). A
- * followed record missing from that page settled or vanished; it alone is read by id, the newest
- * MAX_TRACKED such a poll (the others at the next poll). One that is missing because newer in-flight
- * records pushed it past the page's end (more than `inFlightWindow` in flight) is no longer
- * followed. So a poll is two REST reads, plus one per followed record at the poll that sees it
- * settle.
+ * A source may instead give an `inFlightWindow` (withdrawal intents do): then the feed follows
+ * every record of the in-flight list (`statusIn` of the open statuses, newest first), however far
+ * down the merchant's list, up to MAX_WINDOW_PAGES pages of that size. The first read reads all
+ * those pages; then each poll reads the newest page and ONE page of the in-flight list, the next
+ * in turn (page 1 after the last): where the previous page ended, found by counting the followed
+ * records created since (records settled above it shift pages up: a page that begins past
+ * followed records it should hold shows that, and the page before is read next). A followed
+ * record within the range of creations a page covers but not on it settled or vanished: it alone
+ * is read by id, the newest MAX_TRACKED such a poll (the others at the next poll). A record the
+ * feed had not read (more than NEWEST created between two polls and already off the newest page)
+ * is news when created after the boundary, else followed silently from then on. So a poll is two
+ * REST reads, plus one per followed record at the poll that sees it settle; a record N pages down
+ * the in-flight list is looked at every N-th poll (a status it held only between two looks is
+ * missed, as between two polls of the newest page).
  *
  * Resuming from an event id (a Position: the newest record the subscriber knew of, and the
  * records in flight then with their versions) reads pages of RESUME_PAGE newest first until one

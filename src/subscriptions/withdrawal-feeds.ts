@@ -16,9 +16,9 @@ const FINAL = new Set(['completed', 'failed', 'cancelled']);
 /** The statuses an intent passes through before a final one, as the REST `statusIn` filter. */
 const IN_FLIGHT = ['pending', 'preparing', 'reviewing'];
 /**
- * The in-flight intents a list poll reads, and follows, at once: the REST API's largest page, so
- * that every intent in flight is followed however far down the list it is, at two reads a poll,
- * for merchants with up to this many in flight (list-feed.ts).
+ * The in-flight intents one page of a list poll reads: the REST API's largest page, so that a
+ * merchant with up to this many intents in flight has every one looked at on every poll, at two
+ * reads a poll (list-feed.ts: more in flight, a page in turn).
  */
 const IN_FLIGHT_WINDOW = 1000;
 
