@@ -26,7 +26,10 @@ async function get(auth: string, path: string) {
 type Wallet = { id: string; networkEndpoint: { identifier: string } };
 type Item = { id: string; wallet: { id: string } };
 
-const screens: Record<string, (auth: string, url: URL, body: string) => Promise<unknown>> = {
+const screens: Record<
+  string,
+  (auth: string, url: URL, body: string, idempotencyKey?: string) => Promise<unknown>
+> = {
   // S1: one list call.
   '/s1': async (auth) => ({ wallets: await get(auth, '/wallets?page=1&size=20') }),
   // S2: the deposits page, then the wallet list once for every wallet they reference.
@@ -52,12 +55,22 @@ const screens: Record<string, (auth: string, url: URL, body: string) => Promise<
       withdrawalIntents: intents.filter((w) => w.wallet.id === id).slice(0, 10),
     };
   },
-  // S4: one POST.
-  '/s4': async (auth, _url, body) => {
+  // A wallet's first page of deposits (20): the merchant's latest 1000, filtered by hand.
+  '/s5': async (auth, url) => {
+    const id = url.searchParams.get('wallet') ?? '';
+    const deposits = (await get(auth, '/deposits?page=1&size=1000')) as Item[];
+    return deposits.filter((d) => d.wallet.id === id).slice(0, 20);
+  },
+  // S4: one POST (with the caller's Idempotency-Key, when it sends one).
+  '/s4': async (auth, _url, body, idempotencyKey) => {
     const response = await pool.request({
       method: 'POST',
       path: '/external/v1/withdrawal-intents',
-      headers: { authorization: auth, 'content-type': 'application/json' },
+      headers: {
+        authorization: auth,
+        'content-type': 'application/json',
+        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+      },
       body,
     });
     return response.body.json();
@@ -74,7 +87,13 @@ const server = createServer(async (req, res) => {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   try {
-    const result = await screen(req.headers.authorization ?? '', url, Buffer.concat(chunks).toString());
+    const idempotencyKey = req.headers['idempotency-key'];
+    const result = await screen(
+      req.headers.authorization ?? '',
+      url,
+      Buffer.concat(chunks).toString(),
+      typeof idempotencyKey === 'string' ? idempotencyKey : undefined,
+    );
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
   } catch (error) {
     res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(error) }));

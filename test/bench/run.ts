@@ -80,6 +80,19 @@ const { values } = parseArgs({
     pace: { type: 'string', multiple: true },
     /** With --neighbour: every walk the same (no status filter), so identical calls in flight coalesce. */
     'same-walk': { type: 'boolean', default: false },
+    /** Each screen's cost against the merchant's history size instead (test/bench/big-merchants.ts). */
+    history: { type: 'boolean', default: false },
+    /** With --history: the sizes (deposits), e.g. `--sizes 1k,10k`; default 1k,10k,100k (and 1M with --big). */
+    sizes: { type: 'string' },
+    big: { type: 'boolean', default: false },
+    /** With --history: seconds to wait before the second round (the background index's warm-up). */
+    warm: { type: 'string' },
+    /** With --history: sequential requests per screen (default 30). */
+    requests: { type: 'string' },
+    /** Thousands of keys and a Zipf mix of screens instead (test/bench/big-merchants.ts). */
+    'many-merchants': { type: 'boolean', default: false },
+    /** With --many-merchants: how many keys (default 2000). */
+    keys: { type: 'string' },
   },
 });
 const quick = values.quick ?? false;
@@ -1229,7 +1242,23 @@ async function noisyNeighbour() {
   console.log(`\n${markdown}`);
 }
 
+/** What test/bench/big-merchants.ts needs of this file. */
+const kit = () => ({
+  values,
+  quick,
+  pinned,
+  startBenchSandbox,
+  startBenchGateway: (upstreamURL: string, env?: Record<string, string>) =>
+    startBenchGateway(upstreamURL, env),
+  pinUnderTest: (pid: number | undefined) => void pin(pid, UNDER_TEST),
+  pinElsewhere: (pid: number | undefined) => void pin(pid, EVERYTHING_ELSE),
+  cpuMs,
+  stop,
+});
+
 if (values.fleet) await fleet();
+else if (values.history) await (await import('./big-merchants.ts')).history(kit());
+else if (values['many-merchants']) await (await import('./big-merchants.ts')).manyMerchants(kit());
 else if (values.neighbour) await noisyNeighbour();
 else if (values.store) await storeOnly();
 else if (values.observability) await observabilityCost();
