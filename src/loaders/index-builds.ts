@@ -26,7 +26,25 @@ export const BUILDS_AT_ONCE = 2;
 const QUEUE_MAX = 1_000;
 /** Failed steps in a row after which a job gives up. */
 const FAILURES_MAX = 3;
-const PAGE_SIZE = 1000;
+/** Positions left for items that arrive between two steps beyond those the last step saw. */
+const MARGIN = 5;
+
+/**
+ * The page a build step reads: it must hold the first age not indexed, which lies between
+ * positions `from` (if nothing arrived) and `to` (if as many arrive as may), and should add as
+ * many ages as it can, so it starts as far before `from` as it may while ending after `to`.
+ */
+export function buildPage(from: number, to: number): { page: number; size: number } {
+  let best = { page: Math.floor(from / 1000) + 1, size: 1000 };
+  let gain = from % 1000;
+  for (let size = 1000; size >= 250; size--) {
+    const start = Math.floor(to / size) * size;
+    if (start > from || from - start <= gain) continue;
+    gain = from - start;
+    best = { page: start / size + 1, size };
+  }
+  return best;
+}
 
 export type ReadPage = (
   authorization: string,
@@ -113,18 +131,22 @@ export class IndexBuilds {
 
   private async run(job: Job): Promise<void> {
     let failures = 0;
+    /** Items that arrived between the last two steps: the next step expects as many. */
+    let arriving = 0;
     while (!this.closed) {
       const index = this.indexes.of(job.scope, job.list);
       if (!index || index.discarded || index.covered >= job.total) return;
+      // Where the first age not indexed is now: at least here, further by what arrives meanwhile.
       const position = Math.max(0, job.total - 1 - index.covered);
-      const request = { page: Math.floor(position / PAGE_SIZE) + 1, size: PAGE_SIZE };
+      const request = buildPage(position, position + 2 * arriving + MARGIN);
       try {
         this.calls++;
         const page = agedPage(
           await this.read(job.authorization, job.list, request),
-          (request.page - 1) * PAGE_SIZE,
+          (request.page - 1) * request.size,
         );
         failures = 0;
+        arriving = Math.max(0, page.total - job.total);
         const ok = index.absorb(page, index.covered);
         this.indexes.resize(index);
         if (!ok) {

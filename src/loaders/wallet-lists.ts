@@ -196,24 +196,21 @@ export class MerchantListReader<T extends ListItem> {
 }
 
 /**
- * The fewest pages of at most CLUSTER_SIZE items that hold these positions (ascending): positions
- * that fit in one such page share it.
+ * Few small pages that hold these positions (ascending): the list cut in blocks of CLUSTER_SIZE,
+ * and for each block that holds some, the smallest page within it that holds them all (a page of
+ * one for a lone item, the block itself at worst). A window of a busy wallet lies in a few blocks,
+ * a quiet wallet's items cost one small page each.
  */
 export function clusters(positions: readonly number[]): PageRequest[] {
   const requests: PageRequest[] = [];
   let i = 0;
   while (i < positions.length) {
-    const start = positions[i] as number;
-    let best = onePage(start, start);
-    let j = i + 1;
-    while (j < positions.length) {
-      const candidate = onePage(start, positions[j] as number);
-      if (!candidate) break;
-      best = candidate;
-      j++;
-    }
-    requests.push(best as PageRequest);
-    i = j;
+    const first = positions[i] as number;
+    const block = Math.floor(first / CLUSTER_SIZE);
+    let j = i;
+    while (j + 1 < positions.length && Math.floor((positions[j + 1] as number) / CLUSTER_SIZE) === block) j++;
+    requests.push(onePage(first, positions[j] as number) ?? { page: block + 1, size: CLUSTER_SIZE });
+    i = j + 1;
   }
   return requests;
 }
