@@ -99,15 +99,16 @@ export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext
 /** The whole GraphQL gateway as one fetch-style handler; tests call `gateway.fetch` directly. */
 export function createGateway(config: Config, deps: GatewayParts): Gateway {
   const { metrics, tracer, graphiql } = deps;
+  const walletIndexing =
+    deps.walletIndexing ??
+    createWalletIndexing(deps.client, {
+      ...config.walletIndex,
+      requestDeadlineMs: config.requestDeadlineMs,
+      logger: deps.logger,
+    });
   const createContext = createContextFactory({
     ...deps,
-    walletIndexing:
-      deps.walletIndexing ??
-      createWalletIndexing(deps.client, {
-        ...config.walletIndex,
-        requestDeadlineMs: config.requestDeadlineMs,
-        logger: deps.logger,
-      }),
+    walletIndexing,
     requestDeadlineMs: config.requestDeadlineMs,
     maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
   });
@@ -116,6 +117,10 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
     ...config.queryLimits,
     blockFieldSuggestions: !introspection,
     maxUpstreamCalls: config.maxUpstreamCallsPerRequest,
+    ...(walletIndexing && {
+      walletIndexed: (scope: string, field: string) =>
+        walletIndexing.indexes.ready(scope, field === 'Wallet.deposits' ? 'deposits' : 'withdrawalIntents'),
+    }),
   };
   // What an outsider sends is not kept (parsed documents, APQ registrations): only what comes with
   // a key the REST API accepted lately, or is a document of the manifest.

@@ -95,6 +95,8 @@ export class ListIndex {
   private readonly agesByWallet: Growable<Int32Array>[] = [];
   /** Set once the index contradicted the REST API or outgrew its bound: nothing it says is used. */
   discarded: Contradiction | null = null;
+  /** The longest total a page it absorbed had: how far behind the list the index may be. */
+  seen = 0;
 
   /** Ages [0, covered) are indexed. */
   get covered(): number {
@@ -132,6 +134,7 @@ export class ListIndex {
   absorb(page: AgedPage<ListItem>, knownTotal: number): boolean {
     if (this.discarded) return false;
     if (page.total < knownTotal || page.total < this.covered) return this.discard('shrank');
+    this.seen = Math.max(this.seen, page.total);
     // Oldest first, so ages continue the index in order.
     for (let i = page.items.length - 1; i >= 0; i--) {
       const { age, item } = page.items[i] as AgedPage<ListItem>['items'][number];
@@ -212,6 +215,17 @@ export class WalletIndexes {
       this.keys.set(index, key);
     }
     return index;
+  }
+
+  /**
+   * Whether the list has an index a request can use: built, and at most `behind` items behind the
+   * longest list it has seen (a request reads those itself).
+   */
+  ready(scope: string, list: IndexedList, behind = 1000): boolean {
+    const index = this.indexes.peek(`${scope}|${list}`);
+    return (
+      index !== undefined && !index.discarded && index.covered > 0 && index.seen - index.covered <= behind
+    );
   }
 
   /** Forgets the list's index (it contradicted the REST API); the next use starts a new one. */

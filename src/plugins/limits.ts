@@ -41,6 +41,12 @@ export interface QueryLimits extends QueryLimitSettings {
    * walk over a whole list is counted at (see operationCost). Default: the configuration's, 100.
    */
   maxUpstreamCalls?: number;
+  /**
+   * Whether the caller's merchant has a wallet index for the list a field reads
+   * (`Wallet.deposits`, `Wallet.withdrawalIntents`): its whole-list reads (totalCount, `last`
+   * without `before`) then count one read, not the call budget. Default: none has.
+   */
+  walletIndexed?: (scope: string, field: string) => boolean;
 }
 
 /**
@@ -86,7 +92,12 @@ export function useQueryLimits(limits: QueryLimits): Plugin[] {
   return [
     useVariableDepthLimit(INPUT_LIMITS.variableDepth),
     ...(armor.protect().plugins as Plugin[]),
-    useCostLimit(limits.maxCost, limits.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS, limits.walksPerKey),
+    useCostLimit(
+      limits.maxCost,
+      limits.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS,
+      limits.walksPerKey,
+      limits.walletIndexed,
+    ),
     useLimitStatus(),
   ];
 }
@@ -143,16 +154,28 @@ function useLimitStatus(): Plugin {
  * least READ_COST × `maxUpstreamCalls`) then waits until fewer than `walksPerKey` of its key's
  * walks execute, FIFO, at most until its request's deadline (then RATE_LIMITED, nothing run).
  */
-function useCostLimit(maxCost: number, maxUpstreamCalls: number, walksPerKey: number): Plugin {
+function useCostLimit(
+  maxCost: number,
+  maxUpstreamCalls: number,
+  walksPerKey: number,
+  walletIndexed: ((scope: string, field: string) => boolean) | undefined,
+): Plugin {
   // Without variables, an operation's cost depends on its document alone, and Yoga's parser cache
   // hands out the same document object for the same text: such costs are computed once.
   const fixedCosts = new WeakMap<DocumentNode, Map<string, number>>();
   const costOf = (args: ExecutionArgs): number => {
-    const name = args.operationName ?? '';
+    const scope = (args.contextValue as Partial<GatewayContext> | undefined)?.caller?.cacheScope;
+    const indexed = new Set<string>();
+    if (walletIndexed && scope !== undefined) {
+      for (const field of LIST_SCAN_FIELDS) if (walletIndexed(scope, field)) indexed.add(field);
+    }
+    // The cost depends on the document and on which of the caller's lists are indexed.
+    const name = `${args.operationName ?? ''}|${[...indexed].join(',')}`;
     const known = fixedCosts.get(args.document)?.get(name);
     if (known !== undefined) return known;
     const cost = operationCost(args.schema, args.document, args.operationName, args.variableValues ?? {}, {
       maxUpstreamCalls,
+      indexed,
     });
     if (!usesVariables(args.document)) {
       const byName = fixedCosts.get(args.document) ?? new Map<string, number>();
@@ -170,7 +193,7 @@ function useCostLimit(maxCost: number, maxUpstreamCalls: number, walksPerKey: nu
     if (cost <= maxCost) return cost;
     const error = requestError(
       CODE,
-      `The operation's cost ${cost} exceeds the limit of ${maxCost}: ask for fewer items per connection, nest fewer connections, or select totalCount on a wallet's deposits or withdrawal intents less often (it reads the merchant's whole list).`,
+      `The operation's cost ${cost} exceeds the limit of ${maxCost}: ask for fewer items per connection, nest fewer connections, or select totalCount (or \`last\` without \`before\`) on a wallet's deposits or withdrawal intents less often: until the merchant's wallet index is built in the background, each reads the merchant's whole list.`,
       { extensions: { cost, maxCost } },
     );
     setResultAndStopExecution({ data: null, errors: [error] });
@@ -311,9 +334,10 @@ export function operationCost(
   document: DocumentNode,
   operationName: string | null | undefined,
   variables: Record<string, unknown>,
-  options: { maxUpstreamCalls?: number } = {},
+  options: { maxUpstreamCalls?: number; indexed?: ReadonlySet<string> } = {},
 ): number {
   const maxUpstreamCalls = options.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS;
+  const indexed = options.indexed ?? new Set<string>();
   const operation = getOperationAST(document, operationName);
   if (!operation) return 0;
   const fragments = new Map<string, FragmentDefinitionNode>();
@@ -355,8 +379,9 @@ export function operationCost(
         if (LIST_SCAN_FIELDS.has(`${type.name}.${name}`)) {
           const list = `${type.name}.${name}|${JSON.stringify(resolved(argument('status')) ?? null)}`;
           const walksAll =
-            (argument('last') !== undefined && argument('before') === undefined) ||
-            (selection.selectionSet !== undefined && selects(selection.selectionSet, 'totalCount'));
+            !indexed.has(`${type.name}.${name}`) &&
+            ((argument('last') !== undefined && argument('before') === undefined) ||
+              (selection.selectionSet !== undefined && selects(selection.selectionSet, 'totalCount')));
           scans.set(list, (scans.get(list) ?? false) || walksAll);
         }
         let cost = 1;

@@ -47,7 +47,9 @@ beforeAll(async () => {
     random = (Math.imul(random, 1_103_515_245) + 12_345) >>> 0;
     deposit(busy[(random >>> 16) % busy.length] as string, i);
   }
-  gw = await startTestGateway({ store });
+  // A cost limit under a whole-list walk (100 reads × 100): a wallet's totalCount passes only once
+  // the merchant's index is built.
+  gw = await startTestGateway({ store, config: { queryLimits: { maxCost: 9_000 } } });
 });
 beforeEach(() => gw.resetCalls());
 afterAll(() => gw.close());
@@ -82,6 +84,17 @@ const depositsPage = async (walletId: string, args: string) => {
 const depositCalls = () => gw.upstreamCalls().filter((call) => call.includes('/deposits'));
 
 describe('a wallet of a merchant with 20,000 deposits', () => {
+  it("before the index, a wallet's totalCount counts as a walk of the whole list, and the advice says why", async () => {
+    const { body } = await gw.request(
+      `{ wallet(id: "${quiet}") { deposits(first: 10) { totalCount } } }`,
+      {},
+      { key: KEY },
+    );
+    expect(body.errors?.[0]?.extensions?.code).toBe('QUERY_LIMIT_EXCEEDED');
+    expect(body.errors?.[0]?.message).toMatch(/wallet index is built in the background/);
+    expect(gw.upstreamCalls()).toEqual([]);
+  });
+
   it('before the index: the quiet wallet walks the list once, and the walk asks for the index', async () => {
     const { body } = await gw.request(
       `{ wallet(id: "${quiet}") { deposits(first: 10) { nodes { restId } } } }`,
@@ -107,6 +120,7 @@ describe('a wallet of a merchant with 20,000 deposits', () => {
   it('with the index: the quiet wallet screen is its wallet, the newest page and one small page', async () => {
     await indexing()?.builds.idle();
     gw.resetCalls();
+    // The same totalCount as before the index, now counted as the read it is, passes.
     const page = await depositsPage(quiet, 'first: 10');
     expect(page.nodes.map((n) => n.restId)).toEqual(truth.get(quiet));
     expect(page.totalCount).toBe(QUIET_DEPOSITS);
