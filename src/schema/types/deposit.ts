@@ -97,8 +97,7 @@ builder.objectField(Wallet, 'deposits', (t) =>
       type: Deposit,
       nullable: true,
       description:
-        "This wallet's deposits, newest first. The REST API has no wallet filter: the gateway scans the " +
-        "merchant's deposits once per request for all wallets, and only as far as the requested windows need. Null only when its REST call failed; the error names this path and sibling fields keep their data.",
+        "This wallet's deposits, newest first. The REST API has no wallet filter, so the gateway reads them out of the merchant's deposits: where its wallet index (built in the background for merchants with a long history) says they lie, else by reading the merchant's list from the cursor's place. Cursors keep their place however many deposits arrive meanwhile. Null only when its REST call failed; the error names this path and sibling fields keep their data.",
       args: {
         status: t.arg({ type: [DepositStatus.ref], required: false, description: 'Any of these statuses.' }),
       },

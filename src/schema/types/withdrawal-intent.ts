@@ -129,7 +129,7 @@ builder.objectField(Wallet, 'withdrawalIntents', (t) =>
       type: WithdrawalIntent,
       nullable: true,
       description:
-        "This wallet's withdrawal intents, newest first (scanned like Wallet.deposits: the REST API has no wallet filter). Null only when its REST call failed; the error names this path and sibling fields keep their data.",
+        "This wallet's withdrawal intents, newest first, read out of the merchant's list as Wallet.deposits are (the REST API has no wallet filter). Null only when its REST call failed; the error names this path and sibling fields keep their data.",
       args: {
         status: t.arg({
           type: [WithdrawalIntentStatus.ref],
