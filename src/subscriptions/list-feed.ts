@@ -164,27 +164,18 @@ export function listFeed<T extends ListRecord>(source: ListFeedSource<T>): Feed<
     const items = page.items;
     const first = items[0];
     const last = items.at(-1);
-    const full = items.length >= size;
-    const more = full && (page.paging === undefined || number * size < page.paging.totalCount);
+    const more = items.length >= size && (!page.paging || number * size < page.paging.totalCount);
+    // The range of creations the page covers: from its first record (page 1: all newer too) to
+    // its last (the list's last page: all older too); an empty page past the first, none.
+    const upper = number > 1 && first ? createdAtOf(first) : Number.POSITIVE_INFINITY;
+    const lower = number > 1 && !first ? upper : more && last ? createdAtOf(last) : Number.NEGATIVE_INFINITY;
+    // Records settled above it made this page begin below where the last one ended, past records
+    // the feed follows: what lies between is read next, from the page before (what this page
+    // shows holds all the same).
+    const gap = number > 1 && (!first || followed.some(([, { at }]) => at > upper && at < edge));
     let next: ListState['window'];
-    let upper = Number.POSITIVE_INFINITY;
-    // The last page of the in-flight list covers everything older too.
-    let lower = more && last ? createdAtOf(last) : Number.NEGATIVE_INFINITY;
-    const between = (at: number) => first !== undefined && at > createdAtOf(first) && at < edge;
-    if (number > 1 && (!first || followed.some(([, { at }]) => between(at)))) {
-      // Records settled above it: this page begins below where the last one ended, past records
-      // the feed follows. What lies between is read next, from the page before; what this page
-      // shows holds all the same.
-      next = { edge, page: number - 1 };
-      if (first) upper = createdAtOf(first);
-      else lower = upper;
-    } else if (more && number < MAX_WINDOW_PAGES) {
-      if (number > 1 && first) upper = createdAtOf(first);
-      next = { edge: lower };
-    } else {
-      if (number > 1 && first) upper = createdAtOf(first);
-      next = undefined;
-    }
+    if (gap) next = { edge, page: number - 1 };
+    else if (more && number < MAX_WINDOW_PAGES) next = { edge: lower };
     const found = new Set(items.map((record) => record.id));
     const covers = (at: number) => at >= lower && at <= upper;
     // Past the last page the feed reads (more than MAX_WINDOW_PAGES pages in flight): no longer followed.
