@@ -158,12 +158,13 @@ describe('withdrawalIntentsUpdated at 10,000 intents', () => {
     expect(reported.sort()).toEqual([...settled].sort());
   });
 
-  it('over SSE: an intent far down the list that changes status is sent, before a new intent made after it', async () => {
+  it('over SSE: an intent on the second page of the in-flight list is sent at each status, a new intent too', async () => {
     const INTENTS = 'subscription { withdrawalIntentsUpdated { restId status } }';
     const stream = await subscribeSSE(t.gateway, INTENTS, {}, key);
     await nextPoll(t.metrics, 'withdrawal_intents');
-    const deep = (inFlight.find((i, n) => n >= 700 && statusOf(i.id) === 'reviewing') as WithdrawalIntentDTO)
-      .id;
+    const deep = (
+      inFlight.find((i, n) => n >= 1_500 && statusOf(i.id) === 'reviewing') as WithdrawalIntentDTO
+    ).id;
     move(deep, NEXT);
     expect((await stream.next())?.data.withdrawalIntentsUpdated).toEqual({ restId: deep, status: 'PENDING' });
     const walletId = t.sandbox.store.withdrawals.get(deep)?.walletId as string;
