@@ -17,6 +17,7 @@ import {
 } from './redis/connection.ts';
 import { fleetEvents, fleetInvalidation, fleetScopeSecret, keepFleetScopeSecret } from './redis/fleet.ts';
 import { RedisHealth } from './redis/health.ts';
+import { redisIndexChunks } from './redis/wallet-index-chunks.ts';
 import { RELEASE } from './release.ts';
 import { listen, type RunningServer } from './server.ts';
 import { processLeases, redisLeases } from './subscriptions/leases.ts';
@@ -223,6 +224,8 @@ export async function createGatewayRuntime(
       ...config.walletIndex,
       requestDeadlineMs: config.requestDeadlineMs,
       logger,
+      // A fleet shares what its replicas built (redis/wallet-index-chunks.ts).
+      chunks: redis && redisIndexChunks(redis, logger),
     });
     if (walletIndexing) stack.defer(() => walletIndexing.builds.close());
 

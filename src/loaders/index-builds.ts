@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.ts';
+import type { IndexChunkStore } from '../redis/wallet-index-chunks.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { Page } from '../upstream/types.ts';
-import { agedPage, type IndexedList, type ListItem, WalletIndexes } from './wallet-index.ts';
+import { agedPage, INDEX_CHUNK, type IndexedList, type ListItem, WalletIndexes } from './wallet-index.ts';
 
 /**
  * Builds and catches up merchants' wallet indexes in the background (wallet-index.ts), so no
@@ -66,6 +67,7 @@ export class IndexBuilds {
   private readonly read: ReadPage;
   private readonly intervalMs: number;
   private readonly logger: Logger | undefined;
+  private readonly chunks: IndexChunkStore | undefined;
   private readonly waiting = new Map<string, Job>();
   private readonly running = new Map<string, Job>();
   private closed = false;
@@ -78,7 +80,10 @@ export class IndexBuilds {
     read: ReadPage;
     callsPerSecond: number;
     logger?: Logger;
+    /** The fleet's copy (Redis): a job starts from what it holds and adds what it builds. */
+    chunks?: IndexChunkStore;
   }) {
+    this.chunks = options.chunks;
     this.indexes = options.indexes;
     this.read = options.read;
     this.intervalMs = 1000 / options.callsPerSecond;
@@ -97,6 +102,16 @@ export class IndexBuilds {
     if (this.waiting.size >= QUEUE_MAX) return;
     this.waiting.set(key, { key, scope, list, authorization, total });
     this.startNext();
+  }
+
+  /**
+   * The list's index contradicted the REST API: it is forgotten here and in the fleet's copy, and
+   * built again from the REST API.
+   */
+  contradicted(scope: string, list: IndexedList, authorization: string, total: number): void {
+    this.indexes.forget(scope, list);
+    void this.chunks?.drop(scope, list);
+    this.request(scope, list, authorization, total);
   }
 
   /** Whether a job for the list is queued or running: a request that found no index can say so. */
@@ -133,6 +148,16 @@ export class IndexBuilds {
     let failures = 0;
     /** Items that arrived between the last two steps: the next step expects as many. */
     let arriving = 0;
+    /** Whole chunks below this are in the fleet's copy (loaded from it, or saved). */
+    let saved = 0;
+    const start = this.indexes.of(job.scope, job.list);
+    if (this.chunks && start && !start.discarded && start.covered % INDEX_CHUNK === 0) {
+      const first = start.covered / INDEX_CHUNK;
+      const loaded = await this.chunks.load(job.scope, job.list, first);
+      for (const [i, chunk] of loaded.entries()) if (!start.addChunk(first + i, chunk)) break;
+      this.indexes.resize(start);
+      saved = Math.floor(start.covered / INDEX_CHUNK);
+    }
     while (!this.closed) {
       const index = this.indexes.of(job.scope, job.list);
       if (!index || index.discarded || index.covered >= job.total) return;
@@ -151,10 +176,17 @@ export class IndexBuilds {
         this.indexes.resize(index);
         if (!ok) {
           this.logger?.info({ list: job.list, reason: index.discarded }, 'wallet index discarded');
-          if (index.discarded !== 'too-big') this.indexes.forget(job.scope, job.list);
+          if (index.discarded !== 'too-big') {
+            this.indexes.forget(job.scope, job.list);
+            void this.chunks?.drop(job.scope, job.list);
+          }
           return;
         }
         job.total = Math.max(page.total, index.covered);
+        for (; this.chunks && (saved + 1) * INDEX_CHUNK <= index.covered; saved++) {
+          const chunk = index.chunk(saved);
+          if (chunk) await this.chunks.save(job.scope, job.list, saved, chunk);
+        }
       } catch (error) {
         const code = error instanceof GatewayError ? error.code : undefined;
         if (code === 'UNAUTHENTICATED' || code === 'FORBIDDEN' || ++failures >= FAILURES_MAX) return;
@@ -187,7 +219,13 @@ export interface WalletIndexing {
  */
 export function createWalletIndexing(
   client: MerchantWalletClient,
-  options: { maxBytes: number; callsPerSecond: number; requestDeadlineMs: number; logger?: Logger },
+  options: {
+    maxBytes: number;
+    callsPerSecond: number;
+    requestDeadlineMs: number;
+    logger?: Logger;
+    chunks?: IndexChunkStore | undefined;
+  },
 ): WalletIndexing | undefined {
   if (options.maxBytes <= 0) return undefined;
   const indexes = new WalletIndexes(options.maxBytes);
@@ -202,6 +240,7 @@ export function createWalletIndexing(
     read,
     callsPerSecond: options.callsPerSecond,
     ...(options.logger && { logger: options.logger }),
+    ...(options.chunks && { chunks: options.chunks }),
   });
   return { indexes, builds };
 }

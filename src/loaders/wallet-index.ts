@@ -83,6 +83,16 @@ class Growable<A extends Int32Array | Uint32Array | Uint16Array> {
   }
 }
 
+/** Ages per chunk of an index the fleet shares (redis/wallet-index-chunks.ts). */
+export const INDEX_CHUNK = 1024;
+
+/** INDEX_CHUNK consecutive ages of an index: for each, its wallet (a place in `walletIds`) and fingerprint. */
+export interface IndexChunk {
+  walletIds: string[];
+  ordinals: Uint16Array;
+  fingerprints: Uint32Array;
+}
+
 /** Why an index stopped being trusted. */
 export type Contradiction = 'moved' | 'shrank' | 'too-many-wallets' | 'too-big';
 
@@ -147,23 +157,58 @@ export class ListIndex {
     return true;
   }
 
+  /** Chunk `n` of the index (ages n × INDEX_CHUNK onwards); only whole chunks are. */
+  chunk(n: number): IndexChunk | undefined {
+    const start = n * INDEX_CHUNK;
+    if (start + INDEX_CHUNK > this.covered) return undefined;
+    const local = new Map<number, number>();
+    const walletIds: string[] = [];
+    const ordinals = new Uint16Array(INDEX_CHUNK);
+    for (let i = 0; i < INDEX_CHUNK; i++) {
+      const ordinal = this.walletByAge.array[start + i] as number;
+      let place = local.get(ordinal);
+      if (place === undefined) {
+        place = walletIds.length;
+        local.set(ordinal, place);
+        walletIds.push(this.walletIds[ordinal] as string);
+      }
+      ordinals[i] = place;
+    }
+    const fingerprints = this.fingerprintByAge.array.slice(start, start + INDEX_CHUNK);
+    return { walletIds, ordinals, fingerprints };
+  }
+
+  /** Appends a chunk another replica built; only the one that continues the index. */
+  addChunk(n: number, chunk: IndexChunk): boolean {
+    if (this.discarded || n * INDEX_CHUNK !== this.covered) return false;
+    for (let i = 0; i < INDEX_CHUNK; i++) {
+      const walletId = chunk.walletIds[chunk.ordinals[i] as number] as string;
+      if (!this.appendFingerprint(walletId, chunk.fingerprints[i] as number)) return false;
+    }
+    return true;
+  }
+
   discard(reason: Contradiction): false {
     this.discarded ??= reason;
     return false;
   }
 
   private append(item: ListItem): boolean {
-    let ordinal = this.ordinals.get(item.wallet.id);
+    return this.appendFingerprint(item.wallet.id, fingerprint(item.id));
+  }
+
+  private appendFingerprint(walletId: string, print: number): boolean {
+    let ordinal = this.ordinals.get(walletId);
     if (ordinal === undefined) {
       if (this.walletIds.length >= MAX_WALLETS) return this.discard('too-many-wallets');
       ordinal = this.walletIds.length;
-      this.walletIds.push(item.wallet.id);
-      this.ordinals.set(item.wallet.id, ordinal);
+      this.walletIds.push(walletId);
+      this.ordinals.set(walletId, ordinal);
       this.agesByWallet.push(new Growable((n) => new Int32Array(n), 16));
     }
     const age = this.covered;
     this.walletByAge.push(ordinal);
-    this.fingerprintByAge.push(fingerprint(item.id));
+    this.fingerprintByAge.push(print);
     (this.agesByWallet[ordinal] as Growable<Int32Array>).push(age);
     return true;
   }

@@ -118,8 +118,10 @@ export class MerchantListReader<T extends ListItem> {
     const ok = index.absorb(head, 0);
     indexes.resize(index);
     if (!ok) {
-      if (index.discarded !== 'too-big') indexes.forget(scope, list);
-      builds?.request(scope, list, authorization, head.total);
+      if (index.discarded !== 'too-big') {
+        if (builds) builds.contradicted(scope, list, authorization, head.total);
+        else indexes.forget(scope, list);
+      }
       return null;
     }
     if (index.covered < head.total) {
@@ -173,7 +175,9 @@ export class MerchantListReader<T extends ListItem> {
     for (const [age, item] of found) {
       if (item.wallet.id !== walletId || !index.matches(age, item)) {
         index.discard('moved');
-        this.options.indexes?.forget(this.options.scope, this.options.list);
+        const { builds, indexes, scope, list, authorization } = this.options;
+        if (builds) builds.contradicted(scope, list, authorization, this.total);
+        else indexes?.forget(scope, list);
         return null;
       }
     }

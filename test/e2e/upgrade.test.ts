@@ -295,6 +295,13 @@ describe(`upgrade: ${PREVIOUS_RELEASE.version} beside this release on one Redis`
       { name: /^mwg:intent:[0-9a-f-]{36}:owner$/, type: 'string', required: true },
       { name: /^mwg:rate:[A-Za-z0-9_-]+$/, type: 'string', required: true },
       { name: /^mwg:poll:.+$/, type: 'string', required: false },
+      // Wallet index chunks (0.3.0): a copy of what replicas read from the REST API, which the
+      // previous release neither reads nor needs (redis/wallet-index-chunks.ts).
+      {
+        name: /^mwg:\{[A-Za-z0-9_-]+\}:windex:(deposits|withdrawalIntents):(gen|\d+:\d+)$/,
+        type: 'string',
+        required: false,
+      },
     ];
     const fields = (value: Record<string, unknown>, allowed: string[]) => {
       const names = new Set(allowed.map((name) => name.replace('?', '')));

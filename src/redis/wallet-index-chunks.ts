@@ -1,0 +1,118 @@
+import type { Logger } from 'pino';
+import { INDEX_CHUNK, type IndexChunk, type IndexedList } from '../loaders/wallet-index.ts';
+import type { RedisClient } from './connection.ts';
+
+/**
+ * The fleet's copy of merchants' wallet indexes (loaders/wallet-index.ts), so a replica learns
+ * what another built instead of reading the merchant's list again.
+ *
+ * An index is stored in chunks of INDEX_CHUNK ages, each written once it is full: what an age
+ * holds never changes (its item's wallet and id), so a chunk is immutable and any replica's copy
+ * of it is the same. Keys, under the caller scope's hash tag (the same slot as its idempotency
+ * records in a Cluster):
+ *
+ *   mwg:{scope}:windex:{list}:gen         the generation (a number; absent: 0)
+ *   mwg:{scope}:windex:{list}:{gen}:{n}   chunk n of that generation: JSON {v, w, d}, where `w`
+ *                                         lists the chunk's wallet ids and `d` is base64 of, per
+ *                                         age, its wallet's place in `w` (u16) and its id's
+ *                                         fingerprint (u32), little-endian
+ *
+ * A replica that finds the index contradicted by the REST API bumps the generation: every
+ * replica's next load starts from nothing, and old chunks expire (CHUNK_TTL_S). Releases before
+ * this one neither read nor write these keys. Redis failing or slow only means a replica builds
+ * from the REST API itself: loads and saves happen in the background jobs, never in a request,
+ * and their errors are logged and dropped.
+ */
+
+/** Chunks live a week after they are written; an index is rebuilt from the REST API after that. */
+const CHUNK_TTL_S = 7 * 24 * 3600;
+/** Chunks asked for in one MGET. */
+const LOAD_BATCH = 32;
+const FORMAT = 1;
+
+export interface IndexChunkStore {
+  /** Chunks `from`, `from + 1`, … as far as they are stored without a gap. */
+  load(scope: string, list: IndexedList, from: number): Promise<IndexChunk[]>;
+  /** Stores chunk `n` (full) unless it is stored already. */
+  save(scope: string, list: IndexedList, n: number, chunk: IndexChunk): Promise<void>;
+  /** The stored index was contradicted: every replica starts again. */
+  drop(scope: string, list: IndexedList): Promise<void>;
+}
+
+export function redisIndexChunks(redis: RedisClient, logger: Logger): IndexChunkStore {
+  const base = (scope: string, list: IndexedList) => `mwg:{${scope}}:windex:${list}`;
+  const generation = async (scope: string, list: IndexedList) =>
+    Number((await redis.get(`${base(scope, list)}:gen`)) ?? 0);
+  const failed = (action: string) => (error: unknown) => {
+    logger.warn(
+      { err: error },
+      `wallet index chunks: ${action} failed; the index is built from the REST API`,
+    );
+  };
+  return {
+    async load(scope, list, from) {
+      try {
+        const gen = await generation(scope, list);
+        const chunks: IndexChunk[] = [];
+        for (let n = from; ; n += LOAD_BATCH) {
+          const keys = Array.from({ length: LOAD_BATCH }, (_, i) => `${base(scope, list)}:${gen}:${n + i}`);
+          const values = await redis.mget(...keys);
+          for (const value of values) {
+            const chunk = value === null ? null : decodeChunk(value);
+            if (!chunk) return chunks;
+            chunks.push(chunk);
+          }
+        }
+      } catch (error) {
+        failed('load')(error);
+        return [];
+      }
+    },
+    async save(scope, list, n, chunk) {
+      try {
+        const gen = await generation(scope, list);
+        await redis.set(`${base(scope, list)}:${gen}:${n}`, encodeChunk(chunk), 'EX', CHUNK_TTL_S, 'NX');
+      } catch (error) {
+        failed('save')(error);
+      }
+    },
+    async drop(scope, list) {
+      try {
+        await redis.incr(`${base(scope, list)}:gen`);
+        await redis.expire(`${base(scope, list)}:gen`, CHUNK_TTL_S);
+      } catch (error) {
+        failed('drop')(error);
+      }
+    },
+  };
+}
+
+export function encodeChunk(chunk: IndexChunk): string {
+  const bytes = Buffer.alloc(chunk.ordinals.length * 6);
+  for (let i = 0; i < chunk.ordinals.length; i++) {
+    bytes.writeUInt16LE(chunk.ordinals[i] as number, i * 6);
+    bytes.writeUInt32LE(chunk.fingerprints[i] as number, i * 6 + 2);
+  }
+  return JSON.stringify({ v: FORMAT, w: chunk.walletIds, d: bytes.toString('base64') });
+}
+
+/** The chunk, or null for anything that is not a whole chunk of this format (it is then rebuilt). */
+export function decodeChunk(value: string): IndexChunk | null {
+  try {
+    const parsed = JSON.parse(value) as { v?: unknown; w?: unknown; d?: unknown };
+    if (parsed.v !== FORMAT || !Array.isArray(parsed.w) || typeof parsed.d !== 'string') return null;
+    const walletIds = parsed.w.filter((id): id is string => typeof id === 'string');
+    const bytes = Buffer.from(parsed.d, 'base64');
+    if (walletIds.length !== parsed.w.length || bytes.length !== INDEX_CHUNK * 6) return null;
+    const ordinals = new Uint16Array(INDEX_CHUNK);
+    const fingerprints = new Uint32Array(INDEX_CHUNK);
+    for (let i = 0; i < INDEX_CHUNK; i++) {
+      ordinals[i] = bytes.readUInt16LE(i * 6);
+      fingerprints[i] = bytes.readUInt32LE(i * 6 + 2);
+      if ((ordinals[i] as number) >= walletIds.length) return null;
+    }
+    return { walletIds, ordinals, fingerprints };
+  } catch {
+    return null;
+  }
+}
