@@ -16,7 +16,8 @@ import { WITHDRAW, withdrawalBody, withdrawalInput } from '../../support/sandbox
  *
  * The world: the seeded sandbox's first merchant with four busy wallets (about 3,000 deposits and
  * 1,000 withdrawal intents, so its lists span several REST pages of 1000), a quiet wallet whose few
- * items are among the oldest, and an empty one; another merchant beside it. fast-check generates
+ * items are among the oldest, a sparse one (about one item in eighty, over the whole history) and an
+ * empty one; another merchant beside it. fast-check generates
  * histories over one wallet's list: pages forward (`first: k`, `after`) and backward (`last: k`,
  * `before`), k from 1 to 1000, a switch of direction from a cursor of the last page, a fresh start
  * from either end, `totalCount` alone, and between pages new deposits (admin API, into this wallet,
@@ -40,11 +41,11 @@ import { WITHDRAW, withdrawalBody, withdrawalInput } from '../../support/sandbox
  * key is turned off: it only delays these reads (fair-share.test.ts checks it).
  *
  * Seeded (WALLET_PAGING_SEED: a number, or `random`; a fixed one by default) and bounded
- * (WALLET_PAGING_RUNS histories per variant, default 8, about 40 s for both). A failure prints the
+ * (WALLET_PAGING_RUNS histories per variant, default 10, about 30 s for both). A failure prints the
  * seed, path and shrunk history.
  */
 
-const RUNS = Number(process.env.WALLET_PAGING_RUNS ?? 8);
+const RUNS = Number(process.env.WALLET_PAGING_RUNS ?? 10);
 const SEED =
   process.env.WALLET_PAGING_SEED === 'random'
     ? Date.now()
@@ -54,31 +55,47 @@ const OTHER_MERCHANT_KEY = DEMO_KEYS.globexReadWrite;
 const REST_PAGE = 1000;
 
 type List = 'deposits' | 'withdrawalIntents';
-/** Busy wallets 0 to 3 (the seeded ones), then the quiet one and the empty one. */
+/** Busy wallets 0 to 3 (the seeded ones), then the quiet one, the empty one and the sparse one. */
 const QUIET = 4;
 const EMPTY = 5;
+const SPARSE = 6;
 
 type Step =
-  /** The next page of the current run (a new run from an end when there is none or it ended). */
-  | { do: 'page'; k: number; count: boolean }
+  /**
+   * The next page of the current run (a new run from an end when there is none or it ended);
+   * with `fit`, k is what remains in that direction plus `fit`, so pages end at, just before and
+   * just past the true end.
+   */
+  | { do: 'page'; k: number; fit: number | null; count: boolean }
   /** The other direction, from the cursor of one edge of the last page (`pick` modulo its edges). */
   | { do: 'switch'; k: number; pick: number; count: boolean }
   /** A new run from the newest end (forward) or the oldest (backward). */
   | { do: 'start'; backward: boolean; k: number; count: boolean }
   | { do: 'count' }
+  /** `n` new items in the paged list of this wallet (withdrawal intents through the gateway or the REST API). */
+  | { do: 'arrive'; n: number; via: 'gateway' | 'rest' }
   | { do: 'deposit'; into: 'this' | 'other' | 'otherMerchant'; n: number }
   | { do: 'withdraw'; via: 'gateway' | 'rest'; from: 'this' | 'other' }
   /** The `pick`-th open item of the wallet's list (modulo their number) moves one status on. */
   | { do: 'transition'; pick: number };
 
+// Mostly small pages, so that runs go on long enough for items to arrive in between.
 const k = fc.oneof(
-  fc.integer({ min: 1, max: 5 }),
-  fc.integer({ min: 1, max: 60 }),
-  fc.constantFrom(99, 100, 101, 249, 250, 251, 999, 1000),
-  fc.integer({ min: 1, max: 1000 }),
+  { weight: 3, arbitrary: fc.integer({ min: 1, max: 5 }) },
+  { weight: 3, arbitrary: fc.integer({ min: 1, max: 60 }) },
+  { weight: 1, arbitrary: fc.constantFrom(99, 100, 101, 249, 250, 251, 999, 1000) },
+  { weight: 1, arbitrary: fc.integer({ min: 1, max: 1000 }) },
 );
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ do: fc.constant('page' as const), k, count: fc.boolean() }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      do: fc.constant('page' as const),
+      k,
+      fit: fc.constantFrom(null, null, null, null, null, null, -1, 0, 1),
+      count: fc.boolean(),
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({ do: fc.constant('switch' as const), k, pick: fc.nat(), count: fc.boolean() }),
@@ -93,6 +110,14 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ do: fc.constant('count' as const) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      do: fc.constant('arrive' as const),
+      n: fc.integer({ min: 1, max: 3 }),
+      via: fc.constantFrom('gateway' as const, 'rest' as const),
+    }),
+  },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -113,7 +138,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 const history = fc.record({
   list: fc.constantFrom<List>('deposits', 'withdrawalIntents'),
-  wallet: fc.constantFrom(0, 0, 1, 2, 3, QUIET, EMPTY),
+  wallet: fc.constantFrom(0, 0, 0, 1, 2, 3, QUIET, EMPTY, SPARSE, SPARSE),
   steps: fc.array(step, { minLength: 1, maxLength: 24, size: 'max' }),
 });
 
@@ -152,6 +177,35 @@ function buildWorld(): { store: SandboxStore; wallets: string[]; otherMerchantWa
       createdAt: longAgo(10 + i).toISOString(),
     });
   }
+  // A sparse wallet: about one item in eighty of the merchant's lists, spread over the whole
+  // history, so its pages end and its cursors fall in every REST page of the merchant's list.
+  const sparse = store.createWallet(
+    merchants.acme.id,
+    { USDT: new Money('100000'), TRX: new Money('100') },
+    longAgo(0).toISOString(),
+  );
+  const span = Date.parse('2026-05-31T00:00:00.000Z') - longAgo(60).getTime();
+  for (let i = 0; i < 40; i++) {
+    store.createDeposit(sparse.id, {
+      currencyCode: 'USDT',
+      amount: new Money('20'),
+      amountFee: new Money('0.20'),
+      status: 'completed',
+      createdAt: new Date(longAgo(60).getTime() + Math.floor((i * span) / 40)).toISOString(),
+    });
+  }
+  for (let i = 0; i < 12; i++) {
+    store.insertWithdrawal(sparse, {
+      serviceFeeMode: 'exclusive',
+      currencyCode: 'USDT',
+      destinationAddress: store.newTronAddress(),
+      amount: new Money('5'),
+      amountFee: new Money('1.5'),
+      amountNet: new Money('5'),
+      amountGross: new Money('6.5'),
+      createdAt: new Date(longAgo(61).getTime() + Math.floor((i * span) / 12)).toISOString(),
+    });
+  }
   const empty = store.createWallet(merchants.acme.id, { USDT: new Money('100000'), TRX: new Money('100') });
   const otherMerchantWallet = store.listWallets(merchants.globex.id, 1, 1).items[0]?.id ?? '';
   // New items must arrive at the newest end of the REST API's `createdAt desc, id desc` order:
@@ -161,7 +215,7 @@ function buildWorld(): { store: SandboxStore; wallets: string[]; otherMerchantWa
     last = Math.max(Date.now(), last + 1);
     return new Date(last);
   };
-  return { store, wallets: [...wallets, quiet.id, empty.id], otherMerchantWallet };
+  return { store, wallets: [...wallets, quiet.id, empty.id, sparse.id], otherMerchantWallet };
 }
 
 interface Item {
@@ -211,8 +265,10 @@ interface Run {
   cursor: Edge | null;
   /** The id the run started from (exclusive); null when it started at an end. */
   from: string | null;
-  /** How many items the wallet's list held when the run began. */
+  /** How many items the wallet's list held when the run's first page was asked for. */
   known: number;
+  /** Whether a page of the run was answered (a refused one does not start it). */
+  started: boolean;
   /** The run's items, newest first. */
   seen: string[];
   ended: boolean;
@@ -240,13 +296,16 @@ async function checkHistory(
   /** Items created in this wallet's list since the current run began. */
   let arrivedInRun = 0;
 
-  const newRun = async (backward: boolean, cursor: Edge | null): Promise<Run> => {
+  const newRun = (backward: boolean, cursor: Edge | null): Run => {
     arrivedInRun = 0;
-    const known = (await truth(gateway, list, walletId)).length;
-    return { backward, cursor, from: cursor?.id ?? null, known, seen: [], ended: false };
+    return { backward, cursor, from: cursor?.id ?? null, known: 0, started: false, seen: [], ended: false };
   };
 
   const readPage = async (current: Run, size: number, count: boolean) => {
+    if (!current.started) {
+      current.known = (await truth(gateway, list, walletId)).length;
+      arrivedInRun = 0;
+    }
     const args = current.backward
       ? { last: size, before: current.cursor?.cursor }
       : { first: size, after: current.cursor?.cursor };
@@ -270,6 +329,7 @@ async function checkHistory(
     }
     expect(body.errors, where).toBeUndefined();
     expect(status).toBe(200);
+    current.started = true;
     const connection = (body.data as Record<string, Record<string, unknown>>).wallet?.[list] as {
       edges: { cursor: string; node: { restId: string } }[];
       pageInfo: {
@@ -337,21 +397,41 @@ async function checkHistory(
     lastPage = edges;
   };
 
+  const withdraw = async (from: string, via: 'gateway' | 'rest') => {
+    if (via === 'gateway') {
+      const { body } = await gateway.request(WITHDRAW, { input: withdrawalInput(from) }, { key: KEY });
+      expect(body.data).toEqual({ createWithdrawalIntent: { __typename: 'CreateWithdrawalIntentSuccess' } });
+    } else {
+      const { status } = await gateway.sandbox.call('POST', '/external/v1/withdrawal-intents', {
+        key: KEY,
+        body: withdrawalBody(from, { amount: '1.00' }),
+      });
+      expect(status).toBe(201);
+    }
+  };
+
   for (const s of h.steps) {
     switch (s.do) {
       case 'page': {
-        if (!run || run.ended) run = await newRun(run ? !run.backward : false, null);
-        await readPage(run, s.k, s.count);
+        if (!run || run.ended) run = newRun(run ? !run.backward : false, null);
+        let size = s.k;
+        if (s.fit !== null) {
+          const T = (await truth(gateway, list, walletId)).map((item) => item.id);
+          const at = run.cursor ? T.indexOf(run.cursor.id) : run.backward ? T.length : -1;
+          const remaining = run.backward ? at : T.length - at - 1;
+          size = Math.min(Math.max(remaining + s.fit, 1), 1000);
+        }
+        await readPage(run, size, s.count);
         break;
       }
       case 'start': {
-        run = await newRun(s.backward, null);
+        run = newRun(s.backward, null);
         await readPage(run, s.k, s.count);
         break;
       }
       case 'switch': {
         const from = lastPage[s.pick % Math.max(lastPage.length, 1)];
-        run = await newRun(run ? !run.backward : false, from ?? null);
+        run = newRun(run ? !run.backward : false, from ?? null);
         await readPage(run, s.k, s.count);
         break;
       }
@@ -368,6 +448,15 @@ async function checkHistory(
         ).toBe(n);
         break;
       }
+      case 'arrive': {
+        for (let i = 0; i < s.n; i++) {
+          if (list === 'deposits')
+            await gateway.sandbox.world.deposit(walletId, { amount: '7', status: 'pending' });
+          else await withdraw(walletId, s.via);
+        }
+        arrivedInRun += s.n;
+        break;
+      }
       case 'deposit': {
         const into =
           s.into === 'this' ? walletId : s.into === 'other' ? otherWallet : world.otherMerchantWallet;
@@ -378,19 +467,7 @@ async function checkHistory(
         break;
       }
       case 'withdraw': {
-        const from = s.from === 'this' ? walletId : otherWallet;
-        if (s.via === 'gateway') {
-          const { body } = await gateway.request(WITHDRAW, { input: withdrawalInput(from) }, { key: KEY });
-          expect(body.data).toEqual({
-            createWithdrawalIntent: { __typename: 'CreateWithdrawalIntentSuccess' },
-          });
-        } else {
-          const { status } = await gateway.sandbox.call('POST', '/external/v1/withdrawal-intents', {
-            key: KEY,
-            body: withdrawalBody(from, { amount: '1.00' }),
-          });
-          expect(status).toBe(201);
-        }
+        await withdraw(s.from === 'this' ? walletId : otherWallet, s.via);
         if (s.from === 'this' && list === 'withdrawalIntents') arrivedInRun++;
         break;
       }
@@ -436,6 +513,7 @@ for (const variant of [
           fc.asyncProperty(history, (h) => checkHistory(gateway, world, h)),
           { numRuns: RUNS, seed: SEED, verbose: 1 },
         );
+        if (process.env.WALLET_PAGING_STATS) console.log(variant.name, seen);
         // The histories did page both ways, reach ends, and page with new items about.
         expect(seen.backwardPages).toBeGreaterThan(before.backwardPages);
         expect(seen.endsReached).toBeGreaterThan(before.endsReached);
@@ -443,7 +521,7 @@ for (const variant of [
         expect(seen.largePages).toBeGreaterThan(before.largePages);
         expect(seen.refused - before.refused).toBeLessThan((seen.pages - before.pages) / 5);
       },
-      60_000 + RUNS * 5_000,
+      120_000 + RUNS * 10_000,
     );
   });
 }
