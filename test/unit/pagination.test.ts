@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.ts';
-import { decodeCursor, encodeCursor, planPages, resolveWindow } from '../../src/schema/pagination.ts';
+import {
+  decodeAgeCursor,
+  decodeCursor,
+  encodeAgeCursor,
+  encodeCursor,
+  planPages,
+  resolveWindow,
+} from '../../src/schema/pagination.ts';
 
 const cursor = (offset: number, scope = 'deposits|') => encodeCursor(scope, offset, `id-${offset}`);
 
@@ -110,6 +117,22 @@ describe('cursors', () => {
     expect(decodeCursor('deposits|', longest, 'after').id).toBe('i'.repeat(128));
     expect(() => decodeCursor('deposits|', 'c'.repeat(257), 'after')).toThrow(
       'after must be at most 256 characters; received 257',
+    );
+  });
+
+  it("a wallet list's cursors hold an age; a cursor of the other kind is from an earlier version", () => {
+    const scope = 'wallet:w1:deposits|';
+    expect(decodeAgeCursor(scope, encodeAgeCursor(scope, 41_999, 'd:1'), 'after')).toEqual({
+      offset: 41_999,
+      id: 'd:1',
+    });
+    // A wallet list's cursor from the release before ages (a position in the wallet's list).
+    expect(() => decodeAgeCursor(scope, encodeCursor(scope, 3, 'd:1'), 'after')).toThrow(
+      'after is a cursor from an earlier version of this connection; request the first page again',
+    );
+    expect(() => decodeCursor(scope, encodeAgeCursor(scope, 3, 'd:1'), 'before')).toThrow(/earlier version/);
+    expect(() => decodeAgeCursor('wallet:w2:deposits|', encodeAgeCursor(scope, 3, 'd:1'), 'after')).toThrow(
+      /another connection or other filters/,
     );
   });
 });
