@@ -172,7 +172,7 @@ export class IndexBuilds {
         );
         failures = 0;
         arriving = Math.max(0, page.total - job.total);
-        const ok = index.absorb(page, index.covered);
+        const ok = index.absorb(page);
         this.indexes.resize(index);
         if (!ok) {
           this.logger?.info({ list: job.list, reason: index.discarded }, 'wallet index discarded');

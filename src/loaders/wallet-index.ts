@@ -12,8 +12,10 @@ import type { Page } from '../upstream/types.ts';
  * fingerprint of its id, and for each wallet the ascending list of its ages: about 10 bytes per item.
  *
  * It only says where to look. Every item a request shows is read from the REST API in that request
- * (statuses and amounts change); whatever contradicts the index (an item not where it should be, a
- * total that shrank) discards it, and the request reads the list as if there were none.
+ * (statuses and amounts change); whatever contradicts the index (an item not where it should be:
+ * another id or wallet at an age, which is also how items leaving the list show) discards it, and
+ * the request reads the list as if there were none. A page read earlier than the index's newest
+ * (the micro-cache's) is no contradiction: its ages are exact for its own total.
  *
  * Indexes are per caller scope (an HMAC of the key, like everything kept across requests), bounded
  * in total bytes (least recently used merchants go first) and per list. Building one for a long
@@ -94,7 +96,7 @@ export interface IndexChunk {
 }
 
 /** Why an index stopped being trusted. */
-export type Contradiction = 'moved' | 'shrank' | 'too-many-wallets' | 'too-big';
+export type Contradiction = 'moved' | 'too-many-wallets' | 'too-big';
 
 /** One merchant list's index: ages [0, covered) are known. */
 export class ListIndex {
@@ -141,9 +143,8 @@ export class ListIndex {
    * index (age === covered, covered + 1, …). Returns false, and discards the index, when the page
    * contradicts it.
    */
-  absorb(page: AgedPage<ListItem>, knownTotal: number): boolean {
+  absorb(page: AgedPage<ListItem>): boolean {
     if (this.discarded) return false;
-    if (page.total < knownTotal || page.total < this.covered) return this.discard('shrank');
     this.seen = Math.max(this.seen, page.total);
     // Oldest first, so ages continue the index in order.
     for (let i = page.items.length - 1; i >= 0; i--) {

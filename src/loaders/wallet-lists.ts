@@ -113,9 +113,12 @@ export class MerchantListReader<T extends ListItem> {
       const requests: PageRequest[] = [];
       for (let page = Math.ceil(gap / HEAD_SIZE); page >= 2; page--) requests.push({ page, size: HEAD_SIZE });
       const pages = await Promise.all(requests.map((request) => this.read(request)));
-      for (const page of pages) if (!index.absorb(page, head.total)) break;
+      for (const page of pages) if (!index.absorb(page)) break;
     }
-    const ok = index.absorb(head, 0);
+    // A head older than the index (the micro-cache's, from before another request caught it up)
+    // cannot place the index's newest ages: this request walks.
+    if (head.total < index.covered) return null;
+    const ok = index.absorb(head);
     indexes.resize(index);
     if (!ok) {
       if (index.discarded !== 'too-big') {
@@ -261,6 +264,8 @@ export class Walk<T extends ListItem> {
   /** Steps in a row that did not advance: past STALLS_MAX the list shrank under the walk, which ends there. */
   private stalls = 0;
   private ended = false;
+  /** Steps taken: a walk reads ahead from its third. */
+  private steps = 0;
 
   constructor(reader: MerchantListReader<T>, direction: Direction, from: number | null) {
     this.reader = reader;
@@ -296,8 +301,11 @@ export class Walk<T extends ListItem> {
       this.next = this.direction === 'older' ? head.total - 1 : 0;
       if (this.exhausted) return;
     }
+    // Reads ahead only once the window is clearly far (two pages in), or the walk must reach the
+    // end: a window near the start should not pay for pages it never uses.
     const counting = this.consumers.some((c) => !Number.isFinite(c.want) && c.seen < c.want);
-    const requests = this.plan(counting ? READ_AHEAD : 1);
+    const requests = this.plan(counting ? READ_AHEAD : this.steps >= 2 ? 2 : 1);
+    this.steps++;
     if (requests.some((request) => request.page !== 1 || request.size !== HEAD_SIZE))
       this.reader.walkedPastHead();
     const pages = await Promise.all(
