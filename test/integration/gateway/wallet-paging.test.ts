@@ -54,7 +54,7 @@ async function walletDeposits(): Promise<string[]> {
 describe("a wallet's deposits at 20,000 deposits", () => {
   // Fails while each page rescans the merchant's list from the newest item (page j reads about
   // j × 0.4 REST pages); passes once a cursor tells where in the merchant's list to go on.
-  test.fails('cost as many REST calls on the last page of 100 as on the second (+2)', async () => {
+  test('cost about as many REST calls per page of 100 at the end as at the start', async () => {
     const expected = await walletDeposits();
     expect(expected.length).toBeGreaterThan(4_000);
     const calls: number[] = [];
@@ -80,10 +80,12 @@ describe("a wallet's deposits at 20,000 deposits", () => {
       ).wallet.deposits;
       seen.push(...connection.edges.map((edge) => edge.node.restId));
       calls.push(gateway.sandbox.sandbox.requests.filter((r) => r.requestId === requestId).length);
-      // Checked as it goes, so a cost that grows with depth fails at the depth where it does.
+      // Checked as it goes, so a cost that grows with depth fails at the depth where it does: a
+      // page may cost a few calls more than the second now and then (a walk that meets the
+      // wallet index as it becomes ready), never more and more.
       if (page >= 2) {
         expect(calls[page], `REST calls per page: ${calls.join(' ')}`).toBeLessThanOrEqual(
-          (calls[1] as number) + 2,
+          (calls[1] as number) + 5,
         );
       }
       if (!connection.pageInfo.hasNextPage) break;
@@ -93,5 +95,8 @@ describe("a wallet's deposits at 20,000 deposits", () => {
     // Every deposit of the wallet once, in order: the cost is not bought with a wrong answer.
     expect(seen).toEqual(expected);
     expect(calls.length).toBe(Math.ceil(expected.length / PAGE));
+    expect(calls.at(-1), `REST calls per page: ${calls.join(' ')}`).toBeLessThanOrEqual(
+      (calls[1] as number) + 2,
+    );
   }, 120_000);
 });
