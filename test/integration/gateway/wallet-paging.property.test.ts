@@ -513,7 +513,6 @@ for (const variant of [
           fc.asyncProperty(history, (h) => checkHistory(gateway, world, h)),
           { numRuns: RUNS, seed: SEED, verbose: 1 },
         );
-        if (process.env.WALLET_PAGING_STATS) console.log(variant.name, seen);
         // The histories did page both ways, reach ends, and page with new items about.
         expect(seen.backwardPages).toBeGreaterThan(before.backwardPages);
         expect(seen.endsReached).toBeGreaterThan(before.endsReached);
