@@ -231,9 +231,10 @@ export function createWalletIndexing(
   const indexes = new WalletIndexes(options.maxBytes);
   const read: ReadPage = (authorization, list, request) => {
     const caller = client.caller(authorization, Date.now() + options.requestDeadlineMs, 1);
+    // Fresh: pages of 1000, read once, would only push the screens' answers out of the micro-cache.
     return list === 'deposits'
-      ? client.listDeposits(caller, request)
-      : client.listWithdrawalIntents(caller, request);
+      ? client.listDeposits(caller, request, { fresh: true })
+      : client.listWithdrawalIntents(caller, request, { fresh: true });
   };
   const builds = new IndexBuilds({
     indexes,
