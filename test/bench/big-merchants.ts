@@ -340,7 +340,7 @@ async function writeHistory(kit: BenchKit, results: SizeResult[], requests: numb
       for (const s of round.screens) {
         const first = s.callsFirst !== s.callsMedian ? ` (${s.callsFirst})` : '';
         lines.push(
-          `| ${s.screen}${s.note ? ` (${s.note})` : ''} | ${s.callsMedian}${first} / ${s.fewest} | ×${(s.callsMedian / s.fewest).toFixed(1)} | ${s.p50} | ${s.p99} | ${s.cpuMsPerRequest ?? 'n/a'} | ${s.requests} | ${errorText(s.errors, s.requests)} |`,
+          `| ${s.screen}${s.note ? ` (${s.note})` : ''} | ${s.callsMedian}${first} / ${s.fewest} | ${Object.values(s.errors).some((n) => n === s.requests) ? '**fails**' : `×${(s.callsMedian / s.fewest).toFixed(1)}`} | ${s.p50} | ${s.p99} | ${s.cpuMsPerRequest ?? 'n/a'} | ${s.requests} | ${errorText(s.errors, s.requests)} |`,
         );
       }
     }
