@@ -25,6 +25,8 @@ import { agedPage, INDEX_CHUNK, type IndexedList, type ListItem, WalletIndexes }
 export const BUILDS_AT_ONCE = 2;
 /** Jobs waiting beyond those; past it a request's ask is dropped (the next request asks again). */
 const QUEUE_MAX = 1_000;
+/** Steps a job takes before it lets a waiting one run: a short build starts within a few calls. */
+const STEPS_PER_TURN = 5;
 /** Failed steps in a row after which a job gives up. */
 const FAILURES_MAX = 3;
 /** Positions left for items that arrive between two steps beyond those the last step saw. */
@@ -60,6 +62,12 @@ interface Job {
   authorization: string;
   /** The list's length as last seen. */
   total: number;
+  /** Steps taken, over all its turns. */
+  steps: number;
+  /** The fleet copy's generation when the job began: it saves under that one only (none: saves nothing). */
+  generation?: number | undefined;
+  /** Whole chunks below this are in the fleet's copy (loaded from it, or saved). */
+  saved: number;
 }
 
 export class IndexBuilds {
@@ -100,7 +108,7 @@ export class IndexBuilds {
       return;
     }
     if (this.waiting.size >= QUEUE_MAX) return;
-    this.waiting.set(key, { key, scope, list, authorization, total });
+    this.waiting.set(key, { key, scope, list, authorization, total, steps: 0, saved: 0 });
     this.startNext();
   }
 
@@ -149,16 +157,28 @@ export class IndexBuilds {
     /** Items that arrived between the last two steps: the next step expects as many. */
     let arriving = 0;
     /** Whole chunks below this are in the fleet's copy (loaded from it, or saved). */
-    let saved = 0;
     const start = this.indexes.of(job.scope, job.list);
-    if (this.chunks && start && !start.discarded && start.covered % INDEX_CHUNK === 0) {
+    if (job.steps === 0 && this.chunks && start && !start.discarded && start.covered % INDEX_CHUNK === 0) {
       const first = start.covered / INDEX_CHUNK;
-      const loaded = await this.chunks.load(job.scope, job.list, first);
-      for (const [i, chunk] of loaded.entries()) if (!start.addChunk(first + i, chunk)) break;
-      this.indexes.resize(start);
-      saved = Math.floor(start.covered / INDEX_CHUNK);
+      // No more than a list may hold: a quarter of the bound, at ~10 bytes an age in arrays that
+      // grow by doubling (so up to 20).
+      const most = Math.floor(this.indexes.maxBytes / 4 / (INDEX_CHUNK * 20));
+      const loaded = await this.chunks.load(job.scope, job.list, first, most);
+      job.generation = loaded.generation;
+      for (const [i, chunk] of loaded.chunks.entries()) {
+        if (!start.addChunk(first + i, chunk)) break;
+        this.indexes.resize(start);
+        if (start.discarded) break;
+      }
+      job.saved = Math.floor(start.covered / INDEX_CHUNK);
     }
     while (!this.closed) {
+      // Turns: past STEPS_PER_TURN steps a job goes to the back of the queue when others wait, so
+      // two long builds do not hold every other merchant's for minutes.
+      if (++job.steps % STEPS_PER_TURN === 0 && this.waiting.size > 0) {
+        this.waiting.set(job.key, job);
+        return;
+      }
       const index = this.indexes.of(job.scope, job.list);
       if (!index || index.discarded || index.covered >= job.total) return;
       // Where the first age not indexed is now: at least here, further by what arrives meanwhile.
@@ -176,16 +196,20 @@ export class IndexBuilds {
         this.indexes.resize(index);
         if (!ok) {
           this.logger?.info({ list: job.list, reason: index.discarded }, 'wallet index discarded');
-          if (index.discarded !== 'too-big') {
+          if (index.discarded === 'moved') {
             this.indexes.forget(job.scope, job.list);
             void this.chunks?.drop(job.scope, job.list);
           }
           return;
         }
         job.total = Math.max(page.total, index.covered);
-        for (; this.chunks && (saved + 1) * INDEX_CHUNK <= index.covered; saved++) {
-          const chunk = index.chunk(saved);
-          if (chunk) await this.chunks.save(job.scope, job.list, saved, chunk);
+        for (
+          ;
+          this.chunks && job.generation !== undefined && (job.saved + 1) * INDEX_CHUNK <= index.covered;
+          job.saved++
+        ) {
+          const chunk = index.chunk(job.saved);
+          if (chunk) await this.chunks.save(job.scope, job.list, job.generation, job.saved, chunk);
         }
       } catch (error) {
         const code = error instanceof GatewayError ? error.code : undefined;

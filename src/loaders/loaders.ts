@@ -123,19 +123,22 @@ export function createLoaders(
       let reader = readers.get(key);
       if (!reader) {
         const small = resource === 'deposits' ? depositsPage : withdrawalIntentsPage;
-        const large = (params: ListParams) =>
+        const fresh = (params: ListParams) =>
           resource === 'deposits'
-            ? client.listDeposits(caller, params)
-            : client.listWithdrawalIntents(caller, params);
+            ? client.listDeposits(caller, params, { fresh: true })
+            : client.listWithdrawalIntents(caller, params, { fresh: true });
         reader = new MerchantListReader<DepositDTO | WithdrawalIntentDTO>({
           list: resource,
           scope: caller.cacheScope,
           authorization: caller.authorization,
-          // Small pages through the request's page loader (deduplicated, and they prime the by-id
-          // loaders); a walk's pages of 1000 straight to the client, so the request keeps only the
-          // items its wallets use.
-          fetchPage: (request) =>
-            (request.size <= HEAD_SIZE ? small : large)({ ...request, ...(statusIn && { statusIn }) }),
+          // The newest page through the request's page loader (deduplicated, primes the by-id
+          // loaders, may come from the micro-cache); every other page fresh, straight to the
+          // client: a cached page older than what the request read before would not continue a
+          // walk, and the request keeps only the items its wallets use.
+          fetchPage: (request) => {
+            const params = { ...request, ...(statusIn && { statusIn }) };
+            return request.page === 1 && request.size === HEAD_SIZE ? small(params) : fresh(params);
+          },
           ...(!statusIn && indexing && { indexes: indexing.indexes, builds: indexing.builds }),
         });
         readers.set(key, reader);

@@ -253,7 +253,9 @@ export class WalletIndexes {
     if (!this.enabled) return undefined;
     const key = `${scope}|${list}`;
     let index = this.indexes.get(key);
-    if (!index || (index.discarded && index.discarded !== 'too-big')) {
+    // A contradicted index starts over; one past its bounds stays, a tombstone, so the list is
+    // not read again and again while its merchant is in use.
+    if (!index || index.discarded === 'moved') {
       if (index) this.indexes.delete(key);
       index = new ListIndex();
       this.indexes.set(key, index);

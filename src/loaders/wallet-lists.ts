@@ -121,7 +121,7 @@ export class MerchantListReader<T extends ListItem> {
     const ok = index.absorb(head);
     indexes.resize(index);
     if (!ok) {
-      if (index.discarded !== 'too-big') {
+      if (index.discarded === 'moved') {
         if (builds) builds.contradicted(scope, list, authorization, head.total);
         else indexes.forget(scope, list);
       }
@@ -203,28 +203,36 @@ export class MerchantListReader<T extends ListItem> {
 }
 
 /**
- * Few small pages that hold these positions (ascending): the list cut in blocks of CLUSTER_SIZE,
- * and for each block that holds some, the smallest page within it that holds them all (a page of
- * one for a lone item, the block itself at worst). A window of a busy wallet lies in a few blocks,
- * a quiet wallet's items cost one small page each.
+ * Few pages that hold these positions (ascending), by the number of calls: the list cut in blocks
+ * of 250 (small pages, free under the fair share) or of 1000, whichever makes fewer calls, and for
+ * each block that holds some, the smallest page within it that holds them all (a page of one for a
+ * lone item). A window of a busy wallet lies in a few blocks of 250; a wallet whose items are spread
+ * far apart costs at most a page of 1000 for each 1000 positions its window spans.
  */
 export function clusters(positions: readonly number[]): PageRequest[] {
+  const small = clustersOf(positions, CLUSTER_SIZE);
+  if (small.length <= 1) return small;
+  const large = clustersOf(positions, WALK_PAGE_SIZE);
+  return large.length < small.length ? large : small;
+}
+
+function clustersOf(positions: readonly number[], blockSize: number): PageRequest[] {
   const requests: PageRequest[] = [];
   let i = 0;
   while (i < positions.length) {
     const first = positions[i] as number;
-    const block = Math.floor(first / CLUSTER_SIZE);
+    const block = Math.floor(first / blockSize);
     let j = i;
-    while (j + 1 < positions.length && Math.floor((positions[j + 1] as number) / CLUSTER_SIZE) === block) j++;
-    requests.push(onePage(first, positions[j] as number) ?? { page: block + 1, size: CLUSTER_SIZE });
+    while (j + 1 < positions.length && Math.floor((positions[j + 1] as number) / blockSize) === block) j++;
+    requests.push(onePage(first, positions[j] as number, blockSize) ?? { page: block + 1, size: blockSize });
     i = j + 1;
   }
   return requests;
 }
 
-/** The smallest page of at most CLUSTER_SIZE items holding positions first..last, if any. */
-function onePage(first: number, last: number): PageRequest | undefined {
-  for (let size = last - first + 1; size <= CLUSTER_SIZE; size++) {
+/** The smallest page of at most `largest` items holding positions first..last, if any. */
+function onePage(first: number, last: number, largest: number): PageRequest | undefined {
+  for (let size = last - first + 1; size <= largest; size++) {
     if (Math.floor(first / size) === Math.floor(last / size))
       return { page: Math.floor(first / size) + 1, size };
   }

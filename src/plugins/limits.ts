@@ -378,8 +378,9 @@ export function operationCost(
         const argument = (n: string) => selection.arguments?.find((a) => a.name.value === n)?.value;
         if (LIST_SCAN_FIELDS.has(`${type.name}.${name}`)) {
           const list = `${type.name}.${name}|${JSON.stringify(resolved(argument('status')) ?? null)}`;
+          // The index answers an unfiltered list; a status filter's totalCount walks the filtered list.
           const walksAll =
-            !indexed.has(`${type.name}.${name}`) &&
+            (!indexed.has(`${type.name}.${name}`) || argument('status') !== undefined) &&
             ((argument('last') !== undefined && argument('before') === undefined) ||
               (selection.selectionSet !== undefined && selects(selection.selectionSet, 'totalCount')));
           scans.set(list, (scans.get(list) ?? false) || walksAll);

@@ -31,10 +31,18 @@ const LOAD_BATCH = 32;
 const FORMAT = 1;
 
 export interface IndexChunkStore {
-  /** Chunks `from`, `from + 1`, … as far as they are stored without a gap. */
-  load(scope: string, list: IndexedList, from: number): Promise<IndexChunk[]>;
-  /** Stores chunk `n` (full) unless it is stored already. */
-  save(scope: string, list: IndexedList, n: number, chunk: IndexChunk): Promise<void>;
+  /**
+   * The current generation, and its chunks `from`, `from + 1`, … as far as they are stored without
+   * a gap, at most `most` of them.
+   */
+  load(
+    scope: string,
+    list: IndexedList,
+    from: number,
+    most: number,
+  ): Promise<{ generation: number | undefined; chunks: IndexChunk[] }>;
+  /** Stores chunk `n` (full) of `generation` unless it is stored already. */
+  save(scope: string, list: IndexedList, generation: number, n: number, chunk: IndexChunk): Promise<void>;
   /** The stored index was contradicted: every replica starts again. */
   drop(scope: string, list: IndexedList): Promise<void>;
 }
@@ -50,27 +58,30 @@ export function redisIndexChunks(redis: RedisClient, logger: Logger): IndexChunk
     );
   };
   return {
-    async load(scope, list, from) {
+    async load(scope, list, from, most) {
+      let gen: number | undefined;
+      const chunks: IndexChunk[] = [];
       try {
-        const gen = await generation(scope, list);
-        const chunks: IndexChunk[] = [];
-        for (let n = from; ; n += LOAD_BATCH) {
-          const keys = Array.from({ length: LOAD_BATCH }, (_, i) => `${base(scope, list)}:${gen}:${n + i}`);
+        gen = await generation(scope, list);
+        for (let n = from; chunks.length < most; n += LOAD_BATCH) {
+          const count = Math.min(LOAD_BATCH, most - chunks.length);
+          const keys = Array.from({ length: count }, (_, i) => `${base(scope, list)}:${gen}:${n + i}`);
           const values = await redis.mget(...keys);
           for (const value of values) {
             const chunk = value === null ? null : decodeChunk(value);
-            if (!chunk) return chunks;
+            if (!chunk) return { generation: gen, chunks };
             chunks.push(chunk);
           }
         }
+        return { generation: gen, chunks };
       } catch (error) {
         failed('load')(error);
-        return [];
+        // Unknown generation: this job saves nothing (it might write under a dropped one).
+        return { generation: undefined, chunks: [] };
       }
     },
-    async save(scope, list, n, chunk) {
+    async save(scope, list, gen, n, chunk) {
       try {
-        const gen = await generation(scope, list);
         await redis.set(`${base(scope, list)}:${gen}:${n}`, encodeChunk(chunk), 'EX', CHUNK_TTL_S, 'NX');
       } catch (error) {
         failed('save')(error);
