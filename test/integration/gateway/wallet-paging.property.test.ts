@@ -41,8 +41,11 @@ import { WITHDRAW, withdrawalBody, withdrawalInput } from '../../support/sandbox
  * key is turned off: it only delays these reads (fair-share.test.ts checks it).
  *
  * Seeded (WALLET_PAGING_SEED: a number, or `random`; a fixed one by default) and bounded
- * (WALLET_PAGING_RUNS histories per variant, default 10, about 30 s for both). A failure prints the
- * seed, path and shrunk history.
+ * (WALLET_PAGING_RUNS histories per variant, default 10, about 20 s for both). A failure prints the
+ * seed, path and shrunk history. On the code before cursors kept their place in the merchant's
+ * list, seed 418157342 failed within 10 histories: a backward page of the sparse wallet, after six
+ * new deposits, ended six items before its cursor's item (the cursor was looked for only among
+ * what the scan had read, and its old position used when not found).
  */
 
 const RUNS = Number(process.env.WALLET_PAGING_RUNS ?? 10);
@@ -51,7 +54,6 @@ const SEED =
     ? Date.now()
     : Number(process.env.WALLET_PAGING_SEED ?? 20261126);
 const KEY = DEMO_KEYS.acmeReadWrite;
-const OTHER_MERCHANT_KEY = DEMO_KEYS.globexReadWrite;
 const REST_PAGE = 1000;
 
 type List = 'deposits' | 'withdrawalIntents';
@@ -498,8 +500,6 @@ for (const variant of [
         store: world.store,
         config: { walletIndex: variant.walletIndex, upstream: { fairShare: { callsPerKey: 0 } } },
       });
-      // The other merchant's key is never used to read: its wallet only receives deposits.
-      expect(OTHER_MERCHANT_KEY).not.toBe(KEY);
     });
     afterAll(async () => {
       await gateway?.close();
