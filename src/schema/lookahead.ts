@@ -37,6 +37,27 @@ export function selects(info: GraphQLResolveInfo, path: readonly string[]): bool
 }
 
 /**
+ * Whether the field being resolved selects `name` right below it outside any fragment marked
+ * @defer (through inline fragments and spreads without it).
+ */
+export function selectsUndeferred(info: GraphQLResolveInfo, name: string): boolean {
+  const deferred = (node: { directives?: readonly { name: { value: string } }[] | undefined }) =>
+    node.directives?.some((directive) => directive.name.value === 'defer') ?? false;
+  const seen = new Set<string>();
+  const visit = (set: SelectionSetNode): boolean =>
+    set.selections.some((selection) => {
+      if (selection.kind === Kind.FIELD) return selection.name.value === name;
+      if (deferred(selection)) return false;
+      if (selection.kind === Kind.INLINE_FRAGMENT) return visit(selection.selectionSet);
+      const fragment = info.fragments[selection.name.value];
+      if (!fragment || seen.has(selection.name.value)) return false;
+      seen.add(selection.name.value);
+      return visit(fragment.selectionSet);
+    });
+  return info.fieldNodes.some((node) => node.selectionSet !== undefined && visit(node.selectionSet));
+}
+
+/**
  * Whether a list connection should start the wallet list call alongside its page: its window holds
  * more than one item and it selects their wallets, through nodes or edges. (One item's wallet is
  * cheaper by id, after the page.)

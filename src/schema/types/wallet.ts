@@ -6,6 +6,7 @@ import type { WalletAssetDTO, WalletDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection } from '../connections.ts';
 import { WalletStatus } from '../enums.ts';
+import { selectsUndeferred } from '../lookahead.ts';
 
 const BlockchainDetail = builder
   .objectRef<WalletDTO['networkEndpoint']['blockchainDetail']>('WalletBlockchainDetail')
@@ -133,8 +134,22 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'A wallet by its global id or its REST id; null when it does not exist for this merchant.',
     args: { id: t.arg.id({ required: true, description: 'A Wallet global id, or a REST wallet id.' }) },
-    resolve: (_root, { id }, ctx) =>
-      loadById((restId) => ctx.loaders.wallet.load(restId), String(id), 'Wallet'),
+    resolve: (_root, { id }, ctx, info) => {
+      const wallet = loadById((restId) => ctx.loaders.wallet.load(restId), String(id), 'Wallet');
+      // The wallet screen's lists start with the wallet read, not after it: their first REST read
+      // (the merchant's newest page, and the index catch-up) needs no wallet id. One round of
+      // REST calls instead of two; a wallet that does not exist costs those calls for nothing.
+      // Not for lists under @defer: they come later anyway, and must not take the call budget
+      // of what is sent first.
+      for (const list of ['deposits', 'withdrawalIntents'] as const) {
+        if (selectsUndeferred(info, list))
+          ctx.loaders
+            .walletList(list)
+            .index()
+            .catch(() => {});
+      }
+      return wallet;
+    },
   }),
   wallets: t.connection(
     {
