@@ -32,20 +32,25 @@ export interface ConnectionShape<T extends { id: string }> {
   totalCount: () => Promise<number>;
 }
 
-/** An edge whose cursor is encoded only if the query asks for it (most screens read `nodes`). */
+/**
+ * An edge whose cursor is encoded only if the query asks for it (most screens read `nodes`):
+ * `place` is its position in the REST list (encodeCursor), or its age in a wallet's (encodeAgeCursor).
+ */
 class Edge<T extends { id: string }> {
   readonly node: T;
   private readonly scope: string;
-  private readonly offset: number;
+  private readonly place: number;
+  private readonly encode: (scope: string, place: number, id: string) => string;
 
-  constructor(scope: string, offset: number, node: T) {
+  constructor(scope: string, place: number, node: T, encode = encodeCursor) {
     this.scope = scope;
-    this.offset = offset;
+    this.place = place;
     this.node = node;
+    this.encode = encode;
   }
 
   get cursor(): string {
-    return encodeCursor(this.scope, this.offset, this.node.id);
+    return this.encode(this.scope, this.place, this.node.id);
   }
 }
 
@@ -173,23 +178,6 @@ function withAnchor(window: Window, anchor: CursorAnchor | null): Window {
  */
 export const LIST_SCAN_FIELDS: ReadonlySet<string> = new Set(['Wallet.deposits', 'Wallet.withdrawalIntents']);
 
-/** An edge of a wallet's list: its cursor holds the item's age in the merchant's list. */
-class AgeEdge<T extends { id: string }> {
-  readonly node: T;
-  private readonly scope: string;
-  private readonly age: number;
-
-  constructor(scope: string, age: number, node: T) {
-    this.scope = scope;
-    this.age = age;
-    this.node = node;
-  }
-
-  get cursor(): string {
-    return encodeAgeCursor(this.scope, this.age, this.node.id);
-  }
-}
-
 /** What a wallet connection is asked for, in ages: (before, after) bound it, first/last take from it. */
 interface AgeWindow {
   first: number | undefined;
@@ -255,7 +243,7 @@ export async function resolveWalletConnection<T extends ListItem>(
     throw withAdvice(error, reader);
   }
   const { items } = result;
-  const edges = items.map(({ age, item }) => new AgeEdge(scope, age, item));
+  const edges = items.map(({ age, item }) => new Edge(scope, age, item, encodeAgeCursor));
   const guarded = <V>(value: V | Promise<V>): V | Promise<V> =>
     value instanceof Promise
       ? value.catch((error: unknown) => Promise.reject(withAdvice(error, reader)))

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Money } from '../../../src/sandbox/money.ts';
-import { SandboxStore } from '../../../src/sandbox/store/store.ts';
+import { bigMerchant } from '../../support/big-merchant.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 
 /**
@@ -14,42 +13,27 @@ const KEY = 'mw_test_big_merchant_key';
 const DEPOSITS = 20_000;
 const QUIET_DEPOSITS = 10;
 
-let gw: TestGateway;
-let busy: string[];
-let quiet: string;
+// The quiet wallet's deposits are the oldest of all; four busy wallets share the rest at random.
+let random = 7;
+const world = bigMerchant({
+  key: KEY,
+  wallets: 5,
+  deposits: DEPOSITS,
+  walletOf: (i) => {
+    if (i < QUIET_DEPOSITS) return 0;
+    random = (Math.imul(random, 1_103_515_245) + 12_345) >>> 0;
+    return 1 + ((random >>> 16) % 4);
+  },
+});
+const [quiet, ...busy] = world.wallets as [string, ...string[]];
 /** Each wallet's deposit ids, newest first: the ground truth. */
-const truth = new Map<string, string[]>();
+const truth = world.truth;
+let gw: TestGateway;
 
 beforeAll(async () => {
-  const store = new SandboxStore();
-  const start = Date.parse('2026-01-01T00:00:00.000Z');
-  const at = (i: number) => new Date(start + i * 1000).toISOString();
-  const merchant = store.createMerchant('Big Merchant', null, at(0));
-  store.createApiKey(merchant.id, 'test', 'read_write', KEY);
-  const wallet = () =>
-    store.createWallet(merchant.id, { USDT: new Money('100'), TRX: new Money('10') }, at(0)).id;
-  // The quiet wallet's deposits are the oldest of all; four busy wallets share the rest.
-  quiet = wallet();
-  busy = [wallet(), wallet(), wallet(), wallet()];
-  let random = 7;
-  const deposit = (walletId: string, i: number) => {
-    const { id } = store.createDeposit(walletId, {
-      currencyCode: 'USDT',
-      amount: new Money('10'),
-      amountFee: new Money('0.1'),
-      status: 'completed',
-      createdAt: at(i + 1),
-    });
-    truth.set(walletId, [id, ...(truth.get(walletId) ?? [])]);
-  };
-  for (let i = 0; i < QUIET_DEPOSITS; i++) deposit(quiet, i);
-  for (let i = QUIET_DEPOSITS; i < DEPOSITS; i++) {
-    random = (Math.imul(random, 1_103_515_245) + 12_345) >>> 0;
-    deposit(busy[(random >>> 16) % busy.length] as string, i);
-  }
   // A cost limit under a whole-list walk (100 reads × 100): a wallet's totalCount passes only once
   // the merchant's index is built.
-  gw = await startTestGateway({ store, config: { queryLimits: { maxCost: 9_000 } } });
+  gw = await startTestGateway({ store: world.store, config: { queryLimits: { maxCost: 9_000 } } });
 });
 beforeEach(() => gw.resetCalls());
 afterAll(() => gw.close());
