@@ -11,11 +11,10 @@ it('an index loaded from the fleet never holds more than a quarter of WALLET_IND
     ordinals: new Uint16Array(INDEX_CHUNK).map((_, i) => i % 2),
     fingerprints: new Uint32Array(INDEX_CHUNK),
   };
-  let loaded = 0;
   const store: IndexChunkStore = {
     load: async (_scope, _list, _from, most) => {
       const all = Array.from({ length: Math.min(2000, most) }, () => chunk);
-      loaded = all.length;
+
       return { generation: 0, chunks: all };
     },
     save: async () => {},

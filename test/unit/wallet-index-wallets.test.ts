@@ -31,7 +31,7 @@ it('after "too-many-wallets", the next ask does not read the whole list again', 
   await builds.idle();
   const first = calls;
   // What a request does next: syncIndex calls of(), finds an empty index, walks, and asks again.
-  const index = indexes.of('s', 'deposits');
+  indexes.of('s', 'deposits');
   builds.request('s', 'deposits', 'k', length);
   await builds.idle();
   expect(calls - first).toBe(0);
