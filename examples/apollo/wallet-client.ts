@@ -10,6 +10,7 @@
  * manifest holds exactly what Apollo sends and what its cache needs back.
  */
 import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client';
+import { Defer20220824Handler } from '@apollo/client/incremental';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { getMainDefinition, relayStylePagination } from '@apollo/client/utilities';
@@ -20,6 +21,8 @@ import {
   ActivityScreenDocument,
   type CreateWithdrawalIntentInput,
   DashboardScreenDocument,
+  WalletScreenDocument,
+  type WalletScreenQuery,
   WithdrawalStatusScreenDocument,
   type WithdrawalStatusScreenSubscription,
   WithdrawScreenDocument,
@@ -61,7 +64,16 @@ export function createWalletClient(gatewayURL: string, apiKey: string) {
     // The pages of a connection merge into one list, per filter.
     typePolicies: { Query: { fields: { deposits: relayStylePagination(['status']) } } },
   });
-  const client = new ApolloClient({ link, cache });
+  const client = new ApolloClient({
+    link,
+    cache,
+    // @defer: the gateway answers a deferred query in parts over multipart/mixed, in the format of
+    // the 2022 @defer draft (`incremental: [{ data, path }]`), which is what this handler reads; it
+    // also puts `multipart/mixed;deferSpec=20220824` in `accept`. Without a handler Apollo refuses
+    // to send a deferred document (invariant 70); GraphQL17Alpha9Handler reads a later format and
+    // drops the deferred parts.
+    incrementalHandler: new Defer20220824Handler(),
+  });
   return {
     client,
     close: async () => {
@@ -102,6 +114,39 @@ export async function loadActivity(client: WalletClient, pageSize: number, pages
   }
   const merged = client.readQuery({ query: ActivityScreenDocument, variables: { first: pageSize } });
   return { totalCount, pages: loaded, feed: merged?.deposits?.edges.map((edge) => edge.node) ?? [] };
+}
+
+type WalletScreen = NonNullable<WalletScreenQuery['wallet']>;
+
+/**
+ * One wallet's screen, deferred: `show` gets the wallet with its balances as soon as the first
+ * payload comes (`complete: false`, no lists yet), then the whole screen when its deposits and
+ * withdrawals follow (`complete: true`). Resolves with the whole screen.
+ */
+export function loadWalletScreen(
+  client: WalletClient,
+  id: string,
+  show: (screen: { wallet: WalletScreen; complete: boolean }) => void = () => {},
+) {
+  let subscription: { unsubscribe(): void } | undefined;
+  const screen = new Promise<WalletScreen>((resolve, reject) => {
+    subscription = client
+      .watchQuery({ query: WalletScreenDocument, variables: { id }, fetchPolicy: 'network-only' })
+      .subscribe({
+        next: ({ data, dataState, error }) => {
+          if (error) reject(error);
+          // 'streaming': the first payload, the deferred lists still on their way (absent from data).
+          else if (dataState === 'streaming' && data.wallet) show({ wallet: data.wallet, complete: false });
+          else if (dataState === 'complete') {
+            if (!data.wallet) return reject(new Error(`No wallet ${id}.`));
+            show({ wallet: data.wallet, complete: true });
+            resolve(data.wallet);
+          }
+        },
+        error: reject,
+      });
+  });
+  return screen.finally(() => subscription?.unsubscribe());
 }
 
 export type WithdrawalResult =

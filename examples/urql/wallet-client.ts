@@ -16,6 +16,8 @@ import {
   ActivityScreenDocument,
   type CreateWithdrawalIntentInput,
   DashboardScreenDocument,
+  WalletScreenDocument,
+  type WalletScreenQuery,
   WithdrawalStatusScreenDocument,
   type WithdrawalStatusScreenSubscription,
   WithdrawScreenDocument,
@@ -80,6 +82,34 @@ export async function loadActivity(client: Client, pageSize: number, pages: numb
   }
   const merged = client.readQuery(ActivityScreenDocument, { first: pageSize });
   return { totalCount, pages: loaded, feed: merged?.data?.deposits?.edges.map((edge) => edge.node) ?? [] };
+}
+
+type WalletScreen = NonNullable<WalletScreenQuery['wallet']>;
+
+/**
+ * One wallet's screen, deferred: `show` gets the wallet with its balances as soon as the first
+ * payload comes (`complete: false`, no lists yet), then the whole screen when its deposits and
+ * withdrawals follow (`complete: true`). fetchExchange reads the gateway's multipart/mixed answer
+ * as it is (its `accept` offers it); a result with `hasNext` is a part, the last one has none.
+ * Resolves with the whole screen.
+ */
+export function loadWalletScreen(
+  client: Client,
+  id: string,
+  show: (screen: { wallet: WalletScreen; complete: boolean }) => void = () => {},
+) {
+  let unsubscribe = () => {};
+  const screen = new Promise<WalletScreen>((resolve, reject) => {
+    ({ unsubscribe } = client
+      .query(WalletScreenDocument, { id }, { requestPolicy: 'network-only' })
+      .subscribe(({ data, error, hasNext }) => {
+        if (error) return reject(error);
+        if (!data?.wallet) return reject(new Error(`No wallet ${id}.`));
+        show({ wallet: data.wallet, complete: !hasNext });
+        if (!hasNext) resolve(data.wallet);
+      }));
+  });
+  return screen.finally(() => unsubscribe());
 }
 
 export type WithdrawalResult =

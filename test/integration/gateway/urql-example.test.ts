@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { print, visit } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { WalletScreenDocument } from '../../../examples/urql/generated/graphql.ts';
 import {
   createWalletClient,
   loadActivity,
   loadDashboard,
+  loadWalletScreen,
   watchWithdrawal,
   withdraw,
 } from '../../../examples/urql/wallet-client.ts';
@@ -22,6 +25,7 @@ import { recordSuiteKey, suiteLogDestination } from '../../support/suite-logs.ts
 let t: TestGateway;
 let server: RunningServer;
 let app: ReturnType<typeof createWalletClient>;
+let key: string;
 let walletId: string;
 const fetchSpy = vi.spyOn(globalThis, 'fetch');
 
@@ -37,6 +41,7 @@ beforeAll(async () => {
   });
   const merchant = await t.sandbox.world.merchant();
   recordSuiteKey(merchant.key);
+  key = merchant.key;
   const wallet = await t.sandbox.world.wallet(merchant.id, { USDT: '100', TRX: '10' });
   walletId = wallet.id;
   for (let i = 1; i <= 5; i += 1) await t.sandbox.world.deposit(wallet.id, { amount: `${i}.00` });
@@ -71,6 +76,36 @@ describe('the urql example (graphcache, graphql-sse)', () => {
     expect(wallets.totalCount).toBe(1);
     expect(wallets.nodes[0]?.assets.map((asset) => asset.currencyCode).sort()).toEqual(['TRX', 'USDT']);
     expect(methodsSince(from)).toEqual(['GET']);
+  });
+
+  it('shows the deferred wallet screen over GET and multipart/mixed as it comes: the balances, then the whole screen, as the undeferred one', async () => {
+    // The reference: the same selection without @defer, answered at once.
+    const undeferred = print(
+      visit(WalletScreenDocument, {
+        Directive: (directive) => (directive.name.value === 'defer' ? null : undefined),
+      }),
+    );
+    const reference = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query: undeferred, variables: { id: walletId } }),
+    });
+    const { wallet } = ((await reference.json()) as { data: { wallet: Record<string, unknown> } }).data;
+    expect((wallet.deposits as { nodes: unknown[] }).nodes).toHaveLength(5);
+    const { deposits: _deposits, withdrawalIntents: _withdrawalIntents, ...balances } = wallet;
+
+    const from = fetchSpy.mock.calls.length;
+    const shown: unknown[] = [];
+    const screen = await loadWalletScreen(app.client, walletId, (update) => shown.push(update));
+    expect(shown).toEqual([
+      { complete: false, wallet: balances },
+      { complete: true, wallet },
+    ]);
+    expect(screen).toEqual(wallet);
+    // fetchExchange as it is: one GET, answered in parts (its default `accept` offers multipart/mixed).
+    expect(methodsSince(from)).toEqual(['GET']);
+    const response = (await fetchSpy.mock.results.at(-1)?.value) as Response;
+    expect(response.headers.get('content-type')).toMatch(/^multipart\/mixed/);
   });
 
   it('pages the activity feed 2 by 2 into one cached list of all 5 deposits (relayPagination)', async () => {
