@@ -8,6 +8,8 @@ import { createWalletIndexing, type WalletIndexing } from './loaders/index-build
 import type { GatewayMetrics, Scrape } from './observability/metrics.ts';
 import { useAuthentication, useRefuseKeyInURL } from './plugins/authentication.ts';
 import { useCompiledExecution } from './plugins/compiled-execution.ts';
+import { type Compression, useCompression } from './plugins/compression.ts';
+import { useConditionalGet } from './plugins/conditional-get.ts';
 import { useIncrementalDelivery } from './plugins/defer-stream.ts';
 import { createDocumentCache, type DocumentCache, useDocumentCache } from './plugins/document-cache.ts';
 import { useEagerStringify } from './plugins/eager-stringify.ts';
@@ -76,6 +78,8 @@ export interface GatewayParts {
   persistedQueries?: PersistedQueryRegistry;
   /** The wallet indexes and their background builds; default: made from config.walletIndex (none when off). */
   walletIndexing?: WalletIndexing | undefined;
+  /** Brotli/gzip answers and the count of open compressed streams; default: made from config.compression (none when off). */
+  compression?: Compression | undefined;
 }
 
 /**
@@ -129,6 +133,8 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
     return authorization !== null && deps.client.acceptedAuthorization(authorization);
   };
   const manifestTexts = new Set(config.trustedDocuments.manifest.values());
+  const compression =
+    deps.compression ?? (config.compression ? useCompression(config.compression) : undefined);
   return createYoga<Record<string, unknown>, GatewayContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -151,7 +157,12 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
     // The GraphQL over HTTP persisted-documents parameter (useTrustedDocuments).
     extraParamNames: ['documentId'],
     plugins: [
-      // First: they see every request, the ones refused by the plugins below included.
+      // First, so that their onResponse hooks run before every other plugin's, which then see the
+      // answer as sent (a 304's status, a compressed body): a conditional GET's 304 first
+      // (computed on the uncompressed body), then compression, which leaves 304s alone.
+      useConditionalGet('/graphql'),
+      ...(compression ? [compression] : []),
+      // They see every request, the ones refused by the plugins below included.
       ...(tracer ? [useTracing(tracer)] : []),
       useRequestTelemetry({
         logger: deps.logger,

@@ -1,0 +1,89 @@
+import { hash } from 'node:crypto';
+import type { ExecutionResult } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { addVary } from '../shared/vary.ts';
+
+/** A body's text and its entity tag, kept beside the result that was serialised to it. */
+interface Tagged {
+  text: string;
+  etag: string;
+}
+
+const JSON_TYPES = /^application\/(json|graphql-response\+json)\b/i;
+
+/**
+ * Conditional GETs on the GraphQL endpoint (RFC 9110, 13.1.2): a 200 JSON answer to a GET (a
+ * query, a persisted document by `documentId`, an APQ hash) carries a weak ETag of its body, and a
+ * request whose If-None-Match matches it gets a 304 without a body. The tag is computed on the
+ * uncompressed text, so it is the same whatever Content-Encoding the answer then gets.
+ *
+ * Such answers carry `Cache-Control: private, no-cache` (one key's data: no shared cache may keep
+ * it; a private one must revalidate before each use) and `Vary: Authorization, Accept,
+ * Accept-Encoding`. GET answers with another status carry `Cache-Control: no-store`: an error is
+ * not worth keeping. POST answers and streams (multipart/mixed, SSE) are left as they are.
+ *
+ * The body has to be known to compare it, so a 304 still costs the execution and its REST calls:
+ * it saves the bytes of the answer, not the work behind it. A result that query deduplication hands
+ * to many requests is hashed once: the tag is kept beside the result, for as long as the result is.
+ *
+ * Its onResponse runs before useCompression's, which leaves 304s alone.
+ */
+export function useConditionalGet(graphqlEndpoint: string): Plugin {
+  /** The result each request was answered with, to find its tag. */
+  const resultOf = new WeakMap<Request, object>();
+  const tags = new WeakMap<object, Tagged>();
+  return {
+    onResultProcess({ request, result }) {
+      if (request.method === 'GET' && !Array.isArray(result) && !(Symbol.asyncIterator in result)) {
+        resultOf.set(request, result as ExecutionResult);
+      }
+    },
+    async onResponse({ request, response, setResponse, fetchAPI }) {
+      if (request.method !== 'GET' || new URL(request.url).pathname !== graphqlEndpoint) return;
+      const type = response.headers.get('content-type') ?? '';
+      if (!JSON_TYPES.test(type) || response.headers.has('content-encoding')) return;
+      if (response.status !== 200) {
+        response.headers.set('cache-control', 'no-store');
+        return;
+      }
+      const text = await response.text();
+      const etag = tagOf(text, resultOf.get(request), tags);
+      const headers = response.bodyUsed ? new fetchAPI.Headers(response.headers) : response.headers;
+      headers.set('etag', etag);
+      headers.set('cache-control', 'private, no-cache');
+      addVary(headers, 'Authorization', 'Accept', 'Accept-Encoding');
+      if (matches(request.headers.get('if-none-match'), etag)) {
+        const notModified = new fetchAPI.Headers();
+        for (const name of ['etag', 'cache-control', 'vary'])
+          notModified.set(name, headers.get(name) as string);
+        setResponse(new fetchAPI.Response(null, { status: 304, headers: notModified }));
+      } else if (response.bodyUsed) {
+        setResponse(new fetchAPI.Response(text, { status: 200, headers }));
+      }
+    },
+  };
+}
+
+function tagOf(text: string, result: object | undefined, tags: WeakMap<object, Tagged>): string {
+  const kept = result && tags.get(result);
+  // The same text as the result's last answer (a string compare, usually of one and the same
+  // string): its tag. Otherwise the answer was not the result's plain text (a plugin changed it).
+  if (kept && kept.text === text) return kept.etag;
+  const etag = `W/"${hash('sha1', text, 'base64url')}"`;
+  if (result) tags.set(result, { text, etag });
+  return etag;
+}
+
+/**
+ * Whether If-None-Match matches `etag` by weak comparison (RFC 9110, 13.1.2): `*`, or a listed
+ * tag whose opaque part equals its, `W/` or not.
+ */
+export function matches(ifNoneMatch: string | null, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  const opaque = etag.replace(/^W\//, '');
+  for (const candidate of ifNoneMatch.split(',')) {
+    const tag = candidate.trim();
+    if (tag === '*' || tag.replace(/^W\//i, '') === opaque) return true;
+  }
+  return false;
+}
