@@ -85,7 +85,7 @@ export function useCompression(options: CompressionOptions): Compression {
       if (coding === 'identity') return;
       if (stream) {
         if (response.body === null) return;
-        const headers = new fetchAPI.Headers(response.headers);
+        const headers = copyHeaders(response.headers, fetchAPI.Headers);
         headers.set('content-encoding', coding);
         headers.delete('content-length');
         openStreams++;
@@ -112,7 +112,7 @@ export function useCompression(options: CompressionOptions): Compression {
         return;
       }
       const compressed = compressOnce(bytes, coding);
-      const headers = new fetchAPI.Headers(response.headers);
+      const headers = copyHeaders(response.headers, fetchAPI.Headers);
       headers.set('content-encoding', coding);
       headers.set('content-length', String(compressed.byteLength));
       setResponse(
@@ -124,6 +124,18 @@ export function useCompression(options: CompressionOptions): Compression {
       );
     },
   };
+}
+
+/**
+ * A copy of `headers` by their entries: the Headers ponyfill copies another Headers' initial
+ * object as it is, and `get` on the copy then misses names that were not written in lower case.
+ */
+function copyHeaders(headers: Headers, HeadersClass: typeof Headers): Headers {
+  const copy = new HeadersClass();
+  headers.forEach((value, name) => {
+    copy.append(name, value);
+  });
+  return copy;
 }
 
 function compressOnce(bytes: Uint8Array, coding: 'br' | 'gzip'): Uint8Array<ArrayBuffer> {

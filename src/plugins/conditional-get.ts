@@ -48,7 +48,7 @@ export function useConditionalGet(graphqlEndpoint: string): Plugin {
       }
       const text = await response.text();
       const etag = tagOf(text, resultOf.get(request), tags);
-      const headers = response.bodyUsed ? new fetchAPI.Headers(response.headers) : response.headers;
+      const headers = response.headers;
       headers.set('etag', etag);
       headers.set('cache-control', 'private, no-cache');
       addVary(headers, 'Authorization', 'Accept', 'Accept-Encoding');
@@ -58,7 +58,8 @@ export function useConditionalGet(graphqlEndpoint: string): Plugin {
           notModified.set(name, headers.get(name) as string);
         setResponse(new fetchAPI.Response(null, { status: 304, headers: notModified }));
       } else if (response.bodyUsed) {
-        setResponse(new fetchAPI.Response(text, { status: 200, headers }));
+        // Not Yoga's own string body (read without being used up): answer the text just read.
+        setResponse(new fetchAPI.Response(text, { status: 200, statusText: response.statusText, headers }));
       }
     },
   };

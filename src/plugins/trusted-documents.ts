@@ -202,6 +202,14 @@ export function useTrustedDocuments(options: {
   return [
     {
       onParams({ params, setParams, request }) {
+        // Yoga's GET parser reads only query, variables, operationName and extensions.
+        if (request.method === 'GET' && (params as { documentId?: unknown }).documentId === undefined) {
+          const documentId = new URL(request.url).searchParams.get('documentId');
+          if (documentId !== null) {
+            params = { ...params, documentId } as GraphQLParams;
+            setParams(params);
+          }
+        }
         if (typeof params.query !== 'string') return;
         const id = requestedId(params);
         if (id === null && plainQueriesFree) return;

@@ -128,10 +128,13 @@ describe('single answers', () => {
 
   it('is off with COMPRESSION=false', async () => {
     const off = gatewayAround(gw.client, createLogger('silent'), {
-      config: testConfig({ compression: null }),
+      config: { ...testConfig(), compression: null },
     });
     const response = await post(FEED, { first: 50 }, { 'accept-encoding': 'br' }, off);
     expect(response.headers.get('content-encoding')).toBeNull();
+    expect(response.headers.get('vary')).toBeNull();
+    const on = await post(FEED, { first: 50 }, { 'accept-encoding': 'br' });
+    expect(on.headers.get('content-encoding')).toBe('br');
     expect(JSON.parse(await response.text()).data.deposits.edges).toHaveLength(30);
   });
 });
@@ -157,6 +160,7 @@ describe('streams', () => {
       const response = await post(SCREEN, { id: walletId }, { accept, 'accept-encoding': coding });
       expect(response.headers.get('content-encoding')).toBe(coding);
       expect(response.headers.get('content-length')).toBeNull();
+      expect(response.headers.get('content-type')?.startsWith(accept)).toBe(true);
       expect(varyOf(response)).toContain('accept-encoding');
       const reader = (response.body as ReadableStream<Uint8Array>).getReader();
       const received: Buffer[] = [];
