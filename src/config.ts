@@ -315,6 +315,7 @@ export const OWNED_PREFIXES: readonly string[] = [
   'APQ_',
   'CIRCUIT_BREAKER_',
   'COMPILED_EXECUTION',
+  'COMPRESSION',
   'DOCUMENT_CACHE',
   'GRAPHIQL',
   'HEADERS_TIMEOUT',
