@@ -1,7 +1,7 @@
 /**
  * What both example apps' entry points do with their data layer (examples/apollo/wallet-client.ts,
- * examples/urql/wallet-client.ts), printing what each screen would show: the dashboard, two pages
- * of the activity feed, a withdrawal the gateway refuses, one it creates (with an idempotency key),
+ * examples/urql/wallet-client.ts), printing what each screen would show: the dashboard, the first
+ * wallet's screen under @defer (its balances, then its lists), two pages of the activity feed, a withdrawal the gateway refuses, one it creates (with an idempotency key),
  * and that withdrawal's status, live, until it is final or WATCH_SECONDS have passed.
  *
  * GATEWAY_URL   the gateway, default http://localhost:4000 (`npm start`)
@@ -51,6 +51,18 @@ export interface WalletScreens {
       wallet?: { address: string } | null;
     }[];
   }>;
+  /** One wallet's screen under @defer: `show` gets the balances first, then the whole screen. */
+  loadWalletScreen?(
+    id: string,
+    show: (screen: {
+      wallet: {
+        assets: { currencyCode: string; balance: Amounts }[];
+        deposits?: { nodes: unknown[] } | null;
+        withdrawalIntents?: { nodes: unknown[] } | null;
+      };
+      complete: boolean;
+    }) => void,
+  ): Promise<unknown>;
   withdraw(input: Withdrawal): Promise<WithdrawalResult>;
   watchWithdrawal(
     id: string,
@@ -67,6 +79,11 @@ const amount = (value: string) => {
   const [whole, fraction = ''] = value.split('.');
   return `${whole}.${fraction.replace(/0+$/, '').padEnd(2, '0')}`;
 };
+const balancesOf = (assets: { currencyCode: string; balance: Amounts }[]) =>
+  assets.map(
+    ({ currencyCode, balance }) =>
+      `${currencyCode} ${amount(balance.availableAmount)} (locked ${amount(balance.lockedAmount)})`,
+  );
 const short = (address: string) => `${address.slice(0, 6)}…${address.slice(-4)}`;
 
 export async function runScreens(
@@ -83,11 +100,20 @@ export async function runScreens(
     const wallets = await app.loadDashboard();
     console.log(`Dashboard: ${wallets.totalCount} wallets`);
     for (const wallet of wallets.nodes) {
-      const balances = wallet.assets.map(
-        ({ currencyCode, balance }) =>
-          `${currencyCode} ${amount(balance.availableAmount)} (locked ${amount(balance.lockedAmount)})`,
-      );
-      console.log(`  ${short(wallet.address)}  ${wallet.status}  ${balances.join('  ')}`);
+      console.log(`  ${short(wallet.address)}  ${wallet.status}  ${balancesOf(wallet.assets).join('  ')}`);
+    }
+
+    const first = wallets.nodes[0];
+    if (app.loadWalletScreen && first) {
+      // The first payload (balances) is shown before the lists it defers have come.
+      console.log(`\nWallet ${short(first.address)}, its lists deferred:`);
+      await app.loadWalletScreen(first.id, ({ wallet, complete }) => {
+        if (!complete) console.log(`  first: ${balancesOf(wallet.assets).join('  ')}`);
+        else
+          console.log(
+            `  then: ${wallet.deposits?.nodes.length ?? 0} latest deposits, ${wallet.withdrawalIntents?.nodes.length ?? 0} latest withdrawals`,
+          );
+      });
     }
 
     const activity = await app.loadActivity(5, 2);

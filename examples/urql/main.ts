@@ -11,6 +11,7 @@ import {
   createWalletClient,
   loadActivity,
   loadDashboard,
+  loadWalletScreen,
   watchWithdrawal,
   withdraw,
 } from './wallet-client.ts';
@@ -19,6 +20,7 @@ await runScreens('urql', 'SSE (graphql-sse)', (gatewayURL, apiKey) => {
   const { client, close } = createWalletClient(gatewayURL, apiKey);
   return {
     loadDashboard: () => loadDashboard(client),
+    loadWalletScreen: (id, show) => loadWalletScreen(client, id, show),
     loadActivity: (pageSize, pages) => loadActivity(client, pageSize, pages),
     withdraw: (input) => withdraw(client, input),
     watchWithdrawal: (id, show) => watchWithdrawal(client, id, show),

@@ -78,6 +78,12 @@ describe('the client examples against npm start', () => {
       ).toHaveLength(4);
     });
 
+    it("shows the first wallet's screen under @defer: its balances, then its lists", () => {
+      expect(run().output).toMatch(
+        /^Wallet T\w{5}…\w{4}, its lists deferred:\n {2}first: USDT \d+\.\d{2,} \(locked \d+\.\d{2,}\).*\n {2}then: \d+ latest deposits, \d+ latest withdrawals$/m,
+      );
+    });
+
     it('pages the activity feed into one list', () => {
       expect(run().output).toMatch(
         /^Activity: \d{3} deposits\n {2}page 1 loaded: 5 shown, more below\n {2}page 2 loaded: 10 shown, more below\n/m,
