@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client';
 import { GraphQL17Alpha9Handler } from '@apollo/client/incremental';
+import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { print, visit } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WalletScreenDocument } from '../../../examples/apollo/generated/graphql.ts';
+import { DashboardScreenDocument, WalletScreenDocument } from '../../../examples/apollo/generated/graphql.ts';
 import {
   createWalletClient,
   loadActivity,
@@ -163,14 +164,15 @@ describe.each([
 });
 
 /**
- * What docs/clients.md says of @defer with Apollo Client 4 besides the example's recipe
- * (`incrementalHandler: new Defer20220824Handler()`): the traps a team meets on the way there, held
- * here so the page stays true when @apollo/client is upgraded.
+ * What docs/clients.md and the quick start say of Apollo Client 4 set up otherwise than the example:
+ * the @defer traps a team meets on the way to its recipe (`incrementalHandler: new
+ * Defer20220824Handler()`), and PersistedQueryLink with Apollo's own hashing; held here so the
+ * pages stay true when @apollo/client is upgraded.
  */
 const REFUSED =
   '`@defer` and `@stream` are not supported without specifying an incremental handler. Please pass a handler as the `incrementalHandler` option to the `ApolloClient` constructor.';
 
-describe('@defer with Apollo Client 4: the pitfalls', () => {
+describe('Apollo Client 4 set up otherwise than the example: @defer pitfalls, APQ with its own hashing', () => {
   let t: TestGateway;
   let server: RunningServer;
   let key: string;
@@ -293,6 +295,36 @@ describe('@defer with Apollo Client 4: the pitfalls', () => {
       expect(await response.text()).toBe('');
     },
   );
+
+  it("PersistedQueryLink with Apollo's own hashing (sha256 of its print) registers a document once, then sends its hash alone", async () => {
+    // docs/quick-start.md offers it beside the example's codegen hashes, for a gateway without a manifest.
+    const sent: { query?: string; extensions?: { persistedQuery?: { sha256Hash: string } } }[] = [];
+    const http = new HttpLink({
+      uri: `${server.url}/graphql`,
+      headers: { authorization: `Bearer ${key}` },
+      fetch: (url, init) => {
+        sent.push(JSON.parse(String(init?.body)));
+        return fetch(url, init);
+      },
+    });
+    const persisted = new PersistedQueryLink({
+      sha256: (text: string) => createHash('sha256').update(text).digest('hex'),
+    });
+    const client = new ApolloClient({ link: persisted.concat(http), cache: new InMemoryCache() });
+    for (let i = 0; i < 2; i += 1) {
+      const { data } = await client.query({ query: DashboardScreenDocument, fetchPolicy: 'network-only' });
+      expect(data?.wallets?.totalCount).toBe(1);
+    }
+    // The hash alone (PersistedQueryNotFound), the hash with the text, then the hash alone again.
+    expect(
+      sent.map((body) => [body.query !== undefined, body.extensions?.persistedQuery !== undefined]),
+    ).toEqual([
+      [false, true],
+      [true, true],
+      [false, true],
+    ]);
+    client.stop();
+  });
 
   it('the same query with multipart/mixed in `accept`, as Defer20220824Handler sends it, streams its parts', async () => {
     const response = await post(
