@@ -3,12 +3,39 @@ import { getOperationAST, Kind, parse, print } from 'graphql';
 
 const DIRECTORY = new URL('../schema/operations/', import.meta.url);
 
-/** The example operations in schema/operations/*.graphql, by file, sorted. */
-function exampleFiles(): { name: string; text: string }[] {
+/**
+ * The example operations by name, in the order a newcomer reads them, which is GraphiQL's tab
+ * order (the first is the tab it opens on): the merchant's wallets, one wallet's screen (then the
+ * same with @defer), the deposits across wallets, any item by id; then the one write, and watching
+ * what it started; then the live feeds. Every file of schema/operations/ is named here once (a
+ * test holds it): one not listed would come last, after these.
+ */
+export const EXAMPLE_ORDER = [
+  'Dashboard',
+  'WalletScreen',
+  'WalletScreenDeferred',
+  'ActivityFeed',
+  'NodeById',
+  'CreateWithdrawal',
+  'WatchWithdrawal',
+  'LiveDeposits',
+  'LiveWithdrawals',
+] as const;
+
+/** The example operations in schema/operations/*.graphql, in EXAMPLE_ORDER. */
+export function exampleOperations(): { file: string; name: string; text: string }[] {
+  const rank = (name: string) => {
+    const index = (EXAMPLE_ORDER as readonly string[]).indexOf(name);
+    return index === -1 ? EXAMPLE_ORDER.length : index;
+  };
   return readdirSync(DIRECTORY)
-    .filter((name) => name.endsWith('.graphql'))
+    .filter((file) => file.endsWith('.graphql'))
     .sort()
-    .map((name) => ({ name, text: readFileSync(new URL(name, DIRECTORY), 'utf8').trim() }));
+    .map((file) => {
+      const text = readFileSync(new URL(file, DIRECTORY), 'utf8').trim();
+      return { file, name: getOperationAST(parse(text))?.name?.value ?? file, text };
+    })
+    .sort((a, b) => rank(a.name) - rank(b.name));
 }
 
 /**
@@ -16,8 +43,8 @@ function exampleFiles(): { name: string; text: string }[] {
  * demo variables to offer. The same files feed codegen and the tests' typed client.
  */
 export function loadExampleOperations(): string {
-  return exampleFiles()
-    .map((file) => file.text)
+  return exampleOperations()
+    .map((example) => example.text)
     .join('\n\n');
 }
 
@@ -33,9 +60,15 @@ export interface DemoVariables {
   idempotencyKey: string;
 }
 
+/** Atop the first tab in sandbox mode: where a newcomer finds what the demo wallets hold. */
+export const DEMO_WALLETS_NOTE =
+  "# Sandbox: run this (Ctrl+Enter) for the demo merchant's wallets and balances. Every demo wallet,\n" +
+  '# and the amounts that show each refusal without withdrawing: docs/sandbox.md, "Demo wallets".';
+
 /**
- * One GraphiQL tab per example operation, with a working value for each variable the operation
- * requires, chosen by its name and type, else its type alone: `$intentId: ID!` is a demo
+ * One GraphiQL tab per example operation, in EXAMPLE_ORDER (the first opens with DEMO_WALLETS_NOTE),
+ * with a working value for each variable the operation requires, chosen by its name and type, else
+ * its type alone: `$intentId: ID!` is a demo
  * withdrawal intent, any other `ID!` the demo wallet, a `CreateWithdrawalIntentInput!` a small
  * withdrawal from it. Optional variables keep their defaults.
  */
@@ -62,10 +95,10 @@ export function exampleTabs(demo: DemoVariables, headers: string | undefined) {
       });
     return entries.length ? Object.fromEntries(entries) : null;
   };
-  return exampleFiles().map(({ text }) => {
+  return exampleOperations().map(({ text }, index) => {
     const variables = variablesOf(text);
     return {
-      query: text,
+      query: index === 0 ? `${DEMO_WALLETS_NOTE}\n${text}` : text,
       variables: variables && JSON.stringify(variables, null, 2),
       headers: headers ?? null,
     };

@@ -3,6 +3,15 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 
+/**
+ * GraphiQL 5 keeps its tabs on one line and scrolls the overflow with its scrollbar hidden, so at
+ * 1280 px only 7 of the 9 example tabs show and nothing says more exist. Here they wrap instead,
+ * the header growing a row (two rows at 1024 to 1280 px, three at 800).
+ */
+export const TAB_BAR_STYLE =
+  '<style>.graphiql-container .graphiql-session-header{height:auto;min-height:var(--session-header-height)}' +
+  '.graphiql-session-header .graphiql-tabs{flex-wrap:wrap}</style>';
+
 /** The page as sent: its bytes and ETag, and each compressed form once asked for. */
 interface Page {
   bytes: Uint8Array<ArrayBuffer>;
@@ -18,7 +27,8 @@ interface Page {
  * copying, compressed or not; a reload costs a 304 (ETag, short private cache lifetime). Private:
  * in sandbox mode the page holds the demo key. `GET /` sends people to it.
  *
- * This replaces Yoga's own GraphiQL plugin, which renders the page again for every visit.
+ * This replaces Yoga's own GraphiQL plugin, which renders the page again for every visit. The page
+ * gets one addition, TAB_BAR_STYLE.
  */
 export function useGraphiQLDelivery(
   endpoint: string,
@@ -28,7 +38,9 @@ export function useGraphiQLDelivery(
   let page: Page | undefined;
   const built = (): Page => {
     if (!page) {
-      const bytes = new TextEncoder().encode(render(options));
+      // The first </head> is the page's own (the inline scripts mention the string later).
+      const html = render(options).replace('</head>', `${TAB_BAR_STYLE}</head>`);
+      const bytes = new TextEncoder().encode(html);
       page = { bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 32)}"` };
     }
     return page;

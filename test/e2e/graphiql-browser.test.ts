@@ -1,8 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { getOperationAST, type OperationDefinitionNode, parse } from 'graphql';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { globalIdOf } from '../../src/global-ids.ts';
+import { EXAMPLE_ORDER, exampleOperations } from '../../src/operations.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { DEMO_KEYS } from '../../src/sandbox/seed.ts';
 import { launchChromium } from '../support/chromium.ts';
@@ -22,14 +22,14 @@ interface ExampleTab {
   operation: OperationDefinitionNode;
 }
 
-const examples: ExampleTab[] = readdirSync(new URL('../../schema/operations/', import.meta.url))
-  .filter((file) => file.endsWith('.graphql'))
-  .map((file) => {
-    const text = readFileSync(new URL(`../../schema/operations/${file}`, import.meta.url), 'utf8');
-    const operation = getOperationAST(parse(text));
-    if (!operation?.name) throw new Error(`${file}: an example is one named operation`);
-    return { name: operation.name.value, operation };
-  });
+const examples: ExampleTab[] = exampleOperations().map(({ file, name, text }) => {
+  const operation = getOperationAST(parse(text));
+  if (!operation?.name) throw new Error(`${file}: an example is one named operation`);
+  return { name, operation };
+});
+
+/** The window a newcomer's laptop gives the page. */
+const VIEWPORT = { width: 1280, height: 800 };
 
 type Started = Awaited<ReturnType<typeof startProcess>>;
 let app: Started;
@@ -66,22 +66,48 @@ async function waitForPane(test: (text: string) => boolean, what: string, timeou
   return text;
 }
 
-/** Selects a tab by its operation's name (a headless click may need a second one) and runs it. */
-async function run(name: string): Promise<void> {
-  const tab = page.locator('[id^="graphiql-session-tab-"]', { hasText: new RegExp(`^${name}$`) });
+const tabButton = (name: string) =>
+  page.locator('[id^="graphiql-session-tab-"]', { hasText: new RegExp(`^${name}$`) });
+
+/** Selects a tab by its operation's name (a headless click may need a second one). */
+async function select(name: string): Promise<void> {
   const editor = page.locator('.graphiql-query-editor');
   for (let attempt = 0; ; attempt += 1) {
-    await tab.click();
+    await tabButton(name).click();
     const text = (await editor.textContent()) ?? '';
     if (new RegExp(`(query|mutation|subscription)\\s*${name}\\b`).test(text.replace(/\u00a0/g, ' '))) break;
     if (attempt === 5) throw new Error(`the ${name} tab cannot be selected; the editor shows: ${text}`);
     await page.waitForTimeout(200);
   }
+}
+
+/** Selects a tab and runs it. */
+async function run(name: string): Promise<void> {
+  await select(name);
   // GraphiQL takes the operation's name from the editor after a short debounce: run sooner and
   // it asks for the previous tab's operation ("Cannot infer operation"), as a person never would.
   await page.waitForTimeout(600);
-  await editor.click();
+  await page.locator('.graphiql-query-editor').click();
   await page.keyboard.press('Control+Enter');
+}
+
+/**
+ * Whether a person sees the tab: its box lies inside the window, and what the page shows at its
+ * centre is the tab itself (not clipped by the tab bar's hidden scroll, nor under another pane).
+ */
+async function inView(name: string): Promise<boolean> {
+  const box = await tabButton(name).boundingBox();
+  if (!box) return false;
+  const inside =
+    box.x >= 0 && box.y >= 0 && box.x + box.width <= VIEWPORT.width && box.y + box.height <= VIEWPORT.height;
+  const x = box.x + box.width / 2;
+  const y = box.y + box.height / 2;
+  const hit = await page.evaluate(
+    ([px, py, label]) =>
+      document.elementFromPoint(px, py)?.closest('[id^="graphiql-session-tab-"]')?.textContent === label,
+    [x, y, name] as const,
+  );
+  return inside && hit;
 }
 
 /**
@@ -155,7 +181,7 @@ beforeAll(async () => {
   );
   sandboxURL = /embedded sandbox at (http:\/\/\S+)\/external\/v1/.exec(app.output())?.[1] ?? '';
   browser = await launchChromium();
-  page = await browser.newPage();
+  page = await browser.newPage({ viewport: VIEWPORT });
   await page.goto(`${app.url}/graphql`);
   await page.waitForSelector('.graphiql-query-editor', { timeout: 30_000 });
 });
@@ -169,13 +195,37 @@ afterAll(async () => {
 describe('GraphiQL in Chromium, against npm start', () => {
   it('opens with one tab per example operation, the demo key in its headers', async () => {
     const tabs = await page.locator('[id^="graphiql-session-tab-"]').allTextContents();
-    expect([...tabs].sort()).toEqual(examples.map((example) => example.name).sort());
+    expect(tabs).toEqual([...EXAMPLE_ORDER]);
     await page
       .getByRole('button', { name: /headers/i })
       .first()
       .click();
     const headers = (await page.locator('.graphiql-editor-tool').textContent()) ?? '';
     expect(headers.replace(/\s+/g, '')).toContain(`"Authorization":"Bearer${demoKey}"`);
+  });
+
+  it('shows every tab at 1280×800, the Dashboard open first, and each click opens its operation', async () => {
+    await expect
+      .poll(() => page.locator('.graphiql-tab-active [id^="graphiql-session-tab-"]').textContent())
+      .toBe('Dashboard');
+    const editor = ((await page.locator('.graphiql-query-editor').textContent()) ?? '').replace(
+      /\u00a0/g,
+      ' ',
+    );
+    expect(editor).toMatch(/query\s*Dashboard\b/);
+    // GraphiQL animates its tabs into place: wait until each has settled where it is seen, or fail.
+    const hidden = async () => {
+      const names: string[] = [];
+      for (const name of EXAMPLE_ORDER) if (!(await inView(name))) names.push(name);
+      return names;
+    };
+    await expect.poll(hidden).toEqual([]);
+    for (const name of EXAMPLE_ORDER) {
+      await select(name);
+      expect(await page.locator('.graphiql-tab-active [id^="graphiql-session-tab-"]').textContent()).toBe(
+        name,
+      );
+    }
   });
 
   for (const example of examples.filter((e) => e.operation.operation !== 'subscription')) {

@@ -5,8 +5,8 @@ import { parseConfig } from '../../../src/config.ts';
 import { startEmbeddedSandbox } from '../../../src/embedded-sandbox.ts';
 import { globalIdOf, restIdOf } from '../../../src/global-ids.ts';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
-import { exampleTabs } from '../../../src/operations.ts';
-import { useGraphiQLDelivery } from '../../../src/plugins/graphiql-delivery.ts';
+import { DEMO_WALLETS_NOTE, EXAMPLE_ORDER, exampleOperations, exampleTabs } from '../../../src/operations.ts';
+import { TAB_BAR_STYLE, useGraphiQLDelivery } from '../../../src/plugins/graphiql-delivery.ts';
 import { createGatewayRuntime, type GatewayRuntime } from '../../../src/runtime.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../../src/sandbox/config.ts';
 import { schema } from '../../../src/schema/index.ts';
@@ -54,18 +54,30 @@ const page = (headers: Record<string, string> = {}) =>
   gateway.fetch('http://gateway.test/graphql', { headers: { accept: 'text/html', ...headers } });
 
 describe('GraphiQL', () => {
-  it('opens one tab per example, and each runs at once with its prefilled variables', async () => {
+  it('names every example file once in EXAMPLE_ORDER, so a new one cannot go last unseen', () => {
+    const names = exampleOperations().map((example) => example.name);
+    expect([...names].sort()).toEqual([...EXAMPLE_ORDER].sort());
+    expect(new Set(EXAMPLE_ORDER).size).toBe(EXAMPLE_ORDER.length);
+  });
+
+  it('opens one tab per example in reading order, the Dashboard first, pointing to the demo wallets', () => {
     expect(tabs.map((t) => /^(query|mutation|subscription) (\w+)/m.exec(t.query)?.[2])).toEqual([
-      'ActivityFeed',
-      'CreateWithdrawal',
       'Dashboard',
+      'WalletScreen',
+      'WalletScreenDeferred',
+      'ActivityFeed',
+      'NodeById',
+      'CreateWithdrawal',
+      'WatchWithdrawal',
       'LiveDeposits',
       'LiveWithdrawals',
-      'NodeById',
-      'WalletScreenDeferred',
-      'WalletScreen',
-      'WatchWithdrawal',
     ]);
+    expect(tabs[0]?.query.startsWith(`${DEMO_WALLETS_NOTE}\n# A dashboard screen`)).toBe(true);
+    expect(DEMO_WALLETS_NOTE).toContain('docs/sandbox.md, "Demo wallets"');
+    expect(tabs.slice(1).some((t) => t.query.includes(DEMO_WALLETS_NOTE))).toBe(false);
+  });
+
+  it('runs each tab at once with its prefilled variables', async () => {
     for (const tab of tabs) {
       if (tab.query.includes('subscription ')) {
         const stream = await subscribeSSE(
@@ -195,6 +207,8 @@ describe('GraphiQL', () => {
     const plain = await page();
     const text = await plain.text();
     expect(text).toContain('"defaultTabs"');
+    // The tab bar wraps rather than hiding tabs past its width (the browser test measures it).
+    expect(text).toContain(`${TAB_BAR_STYLE}</head>`);
     expect(text).toContain(sandbox.demo.walletId);
     const etag = plain.headers.get('etag');
     expect(etag).toMatch(/^"[\w-]{32}"$/);
