@@ -48,8 +48,8 @@ const SINGLE_TYPES = /^(application\/(json|graphql-response\+json)|text\/plain)\
 const STREAM_TYPES = /^(multipart\/mixed|text\/event-stream)\b/i;
 
 /**
- * Compresses answers for clients that accept it: brotli when the client's Accept-Encoding allows
- * it (preferred at equal weight), else gzip, else none; `Vary: Accept-Encoding` on every answer of
+ * Compresses answers for clients that accept it, as their Accept-Encoding allows: single answers
+ * in brotli (preferred at equal weight) or gzip, streams in gzip (preferred) or brotli; `Vary: Accept-Encoding` on every answer of
  * a compressible type, whatever was chosen, so no cache hands a compressed answer to a client
  * that did not ask for it.
  *
@@ -81,7 +81,8 @@ export function useCompression(options: CompressionOptions): Compression {
       const stream = STREAM_TYPES.test(type);
       if (!stream && !SINGLE_TYPES.test(type)) return;
       addVary(response.headers, 'Accept-Encoding');
-      const coding = negotiateCoding(request.headers.get('accept-encoding'));
+      // A stream holds its compressor while it is open: gzip's costs a quarter of brotli's memory.
+      const coding = negotiateCoding(request.headers.get('accept-encoding'), stream ? 'gzip' : 'br');
       if (coding === 'identity') return;
       if (stream) {
         if (response.body === null) return;
@@ -180,20 +181,22 @@ function parseAcceptEncoding(header: string): Weighted[] {
 /**
  * The coding to answer with, given the request's Accept-Encoding (RFC 9110, 12.5.3): the
  * acceptable one (weight above 0, named or through `*`) of highest weight among brotli and gzip,
- * brotli at equal weight. `identity` when the header is absent or empty, when neither is
+ * `preferred` at equal weight (brotli for single answers; gzip for streams, whose compressor
+ * lives as long as they do). `identity` when the header is absent or empty, when neither is
  * acceptable, or when identity is named with a higher weight than both. When nothing is
  * acceptable, not even identity (`identity;q=0`, `*;q=0`), the answer is still sent uncompressed
  * rather than refused with a 406: the RFC allows either, and a client that cannot read JSON has
  * no use for an error in JSON either.
  */
-export function negotiateCoding(header: string | null): Coding {
+export function negotiateCoding(header: string | null, preferred: 'br' | 'gzip' = 'br'): Coding {
   if (!header) return 'identity';
   const entries = parseAcceptEncoding(header);
   const weightOf = (coding: string): number | undefined =>
     entries.find((entry) => entry.coding === coding)?.q ?? entries.find((entry) => entry.coding === '*')?.q;
   const br = weightOf('br') ?? 0;
   const gzip = weightOf('gzip') ?? 0;
-  const best: Coding | null = br > 0 && br >= gzip ? 'br' : gzip > 0 ? 'gzip' : null;
+  const best: Coding | null =
+    br > 0 && (br > gzip || (br === gzip && preferred === 'br')) ? 'br' : gzip > 0 ? 'gzip' : null;
   if (best === null) return 'identity';
   // Identity is preferred only when the client names it, with a higher weight.
   const identity = entries.find((entry) => entry.coding === 'identity')?.q;
