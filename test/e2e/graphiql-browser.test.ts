@@ -213,6 +213,8 @@ describe('GraphiQL in Chromium, against npm start', () => {
       ' ',
     );
     expect(editor).toMatch(/query\s*Dashboard\b/);
+    // Its first lines say where the demo wallets' balances and refusals are written down.
+    expect(editor).toContain('docs/sandbox.md, "Demo wallets"');
     // GraphiQL animates its tabs into place: wait until each has settled where it is seen, or fail.
     const hidden = async () => {
       const names: string[] = [];
