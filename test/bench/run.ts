@@ -89,6 +89,8 @@ const { values } = parseArgs({
     warm: { type: 'string' },
     /** With --history: sequential requests per screen (default 30). */
     requests: { type: 'string' },
+    /** Compression and conditional GETs instead: bytes, CPU and req/s per screen, identity, gzip and br (test/bench/delivery.ts). */
+    delivery: { type: 'boolean', default: false },
     /** Thousands of keys and a Zipf mix of screens instead (test/bench/big-merchants.ts). */
     'many-merchants': { type: 'boolean', default: false },
     /** With --many-merchants: how many keys (default 2000). */
@@ -1262,6 +1264,7 @@ else if (values['many-merchants']) await (await import('./big-merchants.ts')).ma
 else if (values.neighbour) await noisyNeighbour();
 else if (values.store) await storeOnly();
 else if (values.observability) await observabilityCost();
+else if (values.delivery) await (await import('./delivery.ts')).delivery(kit());
 else await main();
 
 type Measured = Awaited<ReturnType<typeof measure>>;
