@@ -1,6 +1,6 @@
 /**
- * @generated SignedSource<<4de17b4bc428df38a93386f4eaebe8de>>
- * @relayHash 876fef023106b6b37b4df1a11c4d2e8a
+ * @generated SignedSource<<453b23105f36fd60f776894ac12846ea>>
+ * @relayHash 0769539ea58fca44b6661ae21e3b74db
  * @lightSyntaxTransform
  */
 
@@ -8,7 +8,7 @@
 /* eslint-disable */
 // @ts-nocheck
 
-// @relayRequestID 01512440d4a9469579c7eafe092712a88b9c6c25bac0a23091180142c9aba9d9
+// @relayRequestID 3ad6c416d0a3d3a6a69e37d85fbff6db63fe67e4acedf9f06a609eb03d585aa9
 
 import type { ConcreteRequest } from 'relay-runtime';
 import type { FragmentRefs } from "relay-runtime";
@@ -96,6 +96,31 @@ return {
           {
             "alias": null,
             "args": null,
+            "concreteType": "PageInfo",
+            "kind": "LinkedField",
+            "name": "pageInfo",
+            "plural": false,
+            "selections": [
+              {
+                "alias": null,
+                "args": null,
+                "kind": "ScalarField",
+                "name": "hasNextPage",
+                "storageKey": null
+              },
+              {
+                "alias": null,
+                "args": null,
+                "kind": "ScalarField",
+                "name": "endCursor",
+                "storageKey": null
+              }
+            ],
+            "storageKey": null
+          },
+          {
+            "alias": null,
+            "args": null,
             "concreteType": "DepositEdge",
             "kind": "LinkedField",
             "name": "edges",
@@ -110,6 +135,13 @@ return {
                 "plural": false,
                 "selections": [
                   (v2/*:: as any*/),
+                  {
+                    "alias": null,
+                    "args": null,
+                    "kind": "ScalarField",
+                    "name": "restId",
+                    "storageKey": null
+                  },
                   {
                     "alias": null,
                     "args": null,
@@ -176,31 +208,6 @@ return {
               }
             ],
             "storageKey": null
-          },
-          {
-            "alias": null,
-            "args": null,
-            "concreteType": "PageInfo",
-            "kind": "LinkedField",
-            "name": "pageInfo",
-            "plural": false,
-            "selections": [
-              {
-                "alias": null,
-                "args": null,
-                "kind": "ScalarField",
-                "name": "endCursor",
-                "storageKey": null
-              },
-              {
-                "alias": null,
-                "args": null,
-                "kind": "ScalarField",
-                "name": "hasNextPage",
-                "storageKey": null
-              }
-            ],
-            "storageKey": null
           }
         ],
         "storageKey": null
@@ -217,16 +224,16 @@ return {
     ]
   },
   "params": {
-    "cacheID": "876fef023106b6b37b4df1a11c4d2e8a",
-    "id": "01512440d4a9469579c7eafe092712a88b9c6c25bac0a23091180142c9aba9d9",
+    "cacheID": "0769539ea58fca44b6661ae21e3b74db",
+    "id": "3ad6c416d0a3d3a6a69e37d85fbff6db63fe67e4acedf9f06a609eb03d585aa9",
     "metadata": {},
     "name": "ActivityScreenPaginationQuery",
     "operationKind": "query",
-    "text": "query ActivityScreenPaginationQuery(\n  $after: String\n  $first: Int!\n) {\n  ...ActivityScreen_query_2HEEH6\n}\n\nfragment ActivityScreen_query_2HEEH6 on Query {\n  deposits(first: $first, after: $after) {\n    totalCount\n    edges {\n      node {\n        id\n        status\n        currencyCode\n        amount\n        createdAt\n        wallet {\n          id\n          address\n        }\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n"
+    "text": "query ActivityScreenPaginationQuery(\n  $after: String\n  $first: Int!\n) {\n  ...ActivityScreen_query_2HEEH6\n}\n\nfragment ActivityScreen_query_2HEEH6 on Query {\n  deposits(first: $first, after: $after) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        id\n        restId\n        status\n        currencyCode\n        amount\n        createdAt\n        wallet {\n          id\n          address\n        }\n        __typename\n      }\n      cursor\n    }\n  }\n}\n"
   }
 };
 })();
 
-(node as any).hash = "a64d99ffdc8680d348e6cec759845c0e";
+(node as any).hash = "168633b036b81e626af0cf16debe15eb";
 
 export default node;

@@ -1,6 +1,6 @@
 /**
- * @generated SignedSource<<741f38528bcc3d1371335a9603467de9>>
- * @relayHash d477b39c7714c26c36ed96f023443e87
+ * @generated SignedSource<<c70f5098af5063d89d12258b2cc0c18f>>
+ * @relayHash b07f65cdcdbc85f03462dbfe5bc88d5b
  * @lightSyntaxTransform
  */
 
@@ -8,7 +8,7 @@
 /* eslint-disable */
 // @ts-nocheck
 
-// @relayRequestID 75bc48584e828f87fe0d734717cd9d6a816f137b8c12c62c85c488eb85ea3f8b
+// @relayRequestID 27f89c0b2333c7dfb9419176e00141c750c43e86f6c6595ce779c471aee838fe
 
 import type { ConcreteRequest } from 'relay-runtime';
 import type { FragmentRefs } from "relay-runtime";
@@ -85,6 +85,31 @@ return {
           {
             "alias": null,
             "args": null,
+            "concreteType": "PageInfo",
+            "kind": "LinkedField",
+            "name": "pageInfo",
+            "plural": false,
+            "selections": [
+              {
+                "alias": null,
+                "args": null,
+                "kind": "ScalarField",
+                "name": "hasNextPage",
+                "storageKey": null
+              },
+              {
+                "alias": null,
+                "args": null,
+                "kind": "ScalarField",
+                "name": "endCursor",
+                "storageKey": null
+              }
+            ],
+            "storageKey": null
+          },
+          {
+            "alias": null,
+            "args": null,
             "concreteType": "DepositEdge",
             "kind": "LinkedField",
             "name": "edges",
@@ -99,6 +124,13 @@ return {
                 "plural": false,
                 "selections": [
                   (v2/*:: as any*/),
+                  {
+                    "alias": null,
+                    "args": null,
+                    "kind": "ScalarField",
+                    "name": "restId",
+                    "storageKey": null
+                  },
                   {
                     "alias": null,
                     "args": null,
@@ -165,31 +197,6 @@ return {
               }
             ],
             "storageKey": null
-          },
-          {
-            "alias": null,
-            "args": null,
-            "concreteType": "PageInfo",
-            "kind": "LinkedField",
-            "name": "pageInfo",
-            "plural": false,
-            "selections": [
-              {
-                "alias": null,
-                "args": null,
-                "kind": "ScalarField",
-                "name": "endCursor",
-                "storageKey": null
-              },
-              {
-                "alias": null,
-                "args": null,
-                "kind": "ScalarField",
-                "name": "hasNextPage",
-                "storageKey": null
-              }
-            ],
-            "storageKey": null
           }
         ],
         "storageKey": null
@@ -206,12 +213,12 @@ return {
     ]
   },
   "params": {
-    "cacheID": "d477b39c7714c26c36ed96f023443e87",
-    "id": "75bc48584e828f87fe0d734717cd9d6a816f137b8c12c62c85c488eb85ea3f8b",
+    "cacheID": "b07f65cdcdbc85f03462dbfe5bc88d5b",
+    "id": "27f89c0b2333c7dfb9419176e00141c750c43e86f6c6595ce779c471aee838fe",
     "metadata": {},
     "name": "ActivityScreenQuery",
     "operationKind": "query",
-    "text": "query ActivityScreenQuery(\n  $first: Int!\n) {\n  ...ActivityScreen_query_3ASum4\n}\n\nfragment ActivityScreen_query_3ASum4 on Query {\n  deposits(first: $first) {\n    totalCount\n    edges {\n      node {\n        id\n        status\n        currencyCode\n        amount\n        createdAt\n        wallet {\n          id\n          address\n        }\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n"
+    "text": "query ActivityScreenQuery(\n  $first: Int!\n) {\n  ...ActivityScreen_query_3ASum4\n}\n\nfragment ActivityScreen_query_3ASum4 on Query {\n  deposits(first: $first) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        id\n        restId\n        status\n        currencyCode\n        amount\n        createdAt\n        wallet {\n          id\n          address\n        }\n        __typename\n      }\n      cursor\n    }\n  }\n}\n"
   }
 };
 })();

@@ -1,5 +1,5 @@
 /**
- * @generated SignedSource<<e3a3ba0d2d5e18e21a7af2c803363823>>
+ * @generated SignedSource<<aeae81098bf11922a01bd1e1737d3b4b>>
  * @lightSyntaxTransform
  */
 
@@ -14,10 +14,11 @@ export type ActivityScreen_query$data = {
   readonly deposits: {
     readonly edges: ReadonlyArray<{
       readonly node: {
-        readonly amount: any;
-        readonly createdAt: any;
+        readonly amount: string;
+        readonly createdAt: string;
         readonly currencyCode: string;
         readonly id: string;
+        readonly restId: string;
         readonly status: DepositStatus;
         readonly wallet: Result<{
           readonly address: string;
@@ -25,6 +26,10 @@ export type ActivityScreen_query$data = {
         } | null | undefined, unknown>;
       };
     }>;
+    readonly pageInfo: {
+      readonly endCursor: string | null | undefined;
+      readonly hasNextPage: boolean;
+    };
     readonly totalCount: number | null | undefined;
   } | null | undefined;
   readonly " $fragmentType": "ActivityScreen_query";
@@ -103,6 +108,31 @@ return {
         {
           "alias": null,
           "args": null,
+          "concreteType": "PageInfo",
+          "kind": "LinkedField",
+          "name": "pageInfo",
+          "plural": false,
+          "selections": [
+            {
+              "alias": null,
+              "args": null,
+              "kind": "ScalarField",
+              "name": "hasNextPage",
+              "storageKey": null
+            },
+            {
+              "alias": null,
+              "args": null,
+              "kind": "ScalarField",
+              "name": "endCursor",
+              "storageKey": null
+            }
+          ],
+          "storageKey": null
+        },
+        {
+          "alias": null,
+          "args": null,
           "concreteType": "DepositEdge",
           "kind": "LinkedField",
           "name": "edges",
@@ -117,6 +147,13 @@ return {
               "plural": false,
               "selections": [
                 (v1/*:: as any*/),
+                {
+                  "alias": null,
+                  "args": null,
+                  "kind": "ScalarField",
+                  "name": "restId",
+                  "storageKey": null
+                },
                 {
                   "alias": null,
                   "args": null,
@@ -187,31 +224,6 @@ return {
             }
           ],
           "storageKey": null
-        },
-        {
-          "alias": null,
-          "args": null,
-          "concreteType": "PageInfo",
-          "kind": "LinkedField",
-          "name": "pageInfo",
-          "plural": false,
-          "selections": [
-            {
-              "alias": null,
-              "args": null,
-              "kind": "ScalarField",
-              "name": "endCursor",
-              "storageKey": null
-            },
-            {
-              "alias": null,
-              "args": null,
-              "kind": "ScalarField",
-              "name": "hasNextPage",
-              "storageKey": null
-            }
-          ],
-          "storageKey": null
         }
       ],
       "storageKey": null
@@ -222,6 +234,6 @@ return {
 };
 })();
 
-(node as any).hash = "a64d99ffdc8680d348e6cec759845c0e";
+(node as any).hash = "168633b036b81e626af0cf16debe15eb";
 
 export default node;

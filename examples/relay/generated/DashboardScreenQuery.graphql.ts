@@ -1,5 +1,5 @@
 /**
- * @generated SignedSource<<ae0ee6affaafde9e5ab4d2a73b6cbad3>>
+ * @generated SignedSource<<d9f5fdebd16f976f418da754211fadd5>>
  * @relayHash a3725175780ff146968936f27e016189
  * @lightSyntaxTransform
  */
@@ -19,8 +19,8 @@ export type DashboardScreenQuery$data = {
       readonly address: string;
       readonly assets: ReadonlyArray<{
         readonly balance: {
-          readonly availableAmount: any;
-          readonly lockedAmount: any;
+          readonly availableAmount: string;
+          readonly lockedAmount: string;
         };
         readonly currencyCode: string;
       }>;

@@ -1,6 +1,6 @@
 /**
- * @generated SignedSource<<f12e9eea376cdaead969215d65c451e4>>
- * @relayHash 207fee5d5348e319cc2951defb3dea38
+ * @generated SignedSource<<a8d665590cb152d70e6b5f431d721626>>
+ * @relayHash bc49bd2a815002f2a9636053141f2337
  * @lightSyntaxTransform
  */
 
@@ -8,7 +8,7 @@
 /* eslint-disable */
 // @ts-nocheck
 
-// @relayRequestID 0ea9f6428e6e19ee149d0c2b7dbd8e33d1adec7366fc2e99a87234061293ecd5
+// @relayRequestID 7a3d8dced959afcc145577d555ed3409a1ee3c2ad64f51ff0d9a733f960576a8
 
 import type { ConcreteRequest } from 'relay-runtime';
 import type { FragmentRefs } from "relay-runtime";
@@ -174,6 +174,45 @@ return {
                   {
                     "alias": null,
                     "args": null,
+                    "concreteType": "PageInfo",
+                    "kind": "LinkedField",
+                    "name": "pageInfo",
+                    "plural": false,
+                    "selections": [
+                      {
+                        "alias": null,
+                        "args": null,
+                        "kind": "ScalarField",
+                        "name": "hasNextPage",
+                        "storageKey": null
+                      },
+                      {
+                        "alias": null,
+                        "args": null,
+                        "kind": "ScalarField",
+                        "name": "hasPreviousPage",
+                        "storageKey": null
+                      },
+                      {
+                        "alias": null,
+                        "args": null,
+                        "kind": "ScalarField",
+                        "name": "startCursor",
+                        "storageKey": null
+                      },
+                      {
+                        "alias": null,
+                        "args": null,
+                        "kind": "ScalarField",
+                        "name": "endCursor",
+                        "storageKey": null
+                      }
+                    ],
+                    "storageKey": null
+                  },
+                  {
+                    "alias": null,
+                    "args": null,
                     "concreteType": "DepositEdge",
                     "kind": "LinkedField",
                     "name": "edges",
@@ -188,6 +227,13 @@ return {
                         "plural": false,
                         "selections": [
                           (v8/*:: as any*/),
+                          {
+                            "alias": null,
+                            "args": null,
+                            "kind": "ScalarField",
+                            "name": "restId",
+                            "storageKey": null
+                          },
                           {
                             "alias": null,
                             "args": null,
@@ -229,45 +275,6 @@ return {
                       }
                     ],
                     "storageKey": null
-                  },
-                  {
-                    "alias": null,
-                    "args": null,
-                    "concreteType": "PageInfo",
-                    "kind": "LinkedField",
-                    "name": "pageInfo",
-                    "plural": false,
-                    "selections": [
-                      {
-                        "alias": null,
-                        "args": null,
-                        "kind": "ScalarField",
-                        "name": "endCursor",
-                        "storageKey": null
-                      },
-                      {
-                        "alias": null,
-                        "args": null,
-                        "kind": "ScalarField",
-                        "name": "hasNextPage",
-                        "storageKey": null
-                      },
-                      {
-                        "alias": null,
-                        "args": null,
-                        "kind": "ScalarField",
-                        "name": "hasPreviousPage",
-                        "storageKey": null
-                      },
-                      {
-                        "alias": null,
-                        "args": null,
-                        "kind": "ScalarField",
-                        "name": "startCursor",
-                        "storageKey": null
-                      }
-                    ],
-                    "storageKey": null
                   }
                 ],
                 "storageKey": null
@@ -291,16 +298,16 @@ return {
     ]
   },
   "params": {
-    "cacheID": "207fee5d5348e319cc2951defb3dea38",
-    "id": "0ea9f6428e6e19ee149d0c2b7dbd8e33d1adec7366fc2e99a87234061293ecd5",
+    "cacheID": "bc49bd2a815002f2a9636053141f2337",
+    "id": "7a3d8dced959afcc145577d555ed3409a1ee3c2ad64f51ff0d9a733f960576a8",
     "metadata": {},
     "name": "WalletScreenDepositsPaginationQuery",
     "operationKind": "query",
-    "text": "query WalletScreenDepositsPaginationQuery(\n  $after: String\n  $before: String\n  $first: Int = 5\n  $last: Int\n  $id: ID!\n) {\n  node(id: $id) {\n    __typename\n    ...WalletScreenDeposits_wallet_pbnwq\n    id\n  }\n}\n\nfragment WalletScreenDeposits_wallet_pbnwq on Wallet {\n  deposits(first: $first, after: $after, last: $last, before: $before) {\n    totalCount\n    edges {\n      node {\n        id\n        status\n        amount\n        currencyCode\n        createdAt\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n      hasPreviousPage\n      startCursor\n    }\n  }\n  id\n}\n"
+    "text": "query WalletScreenDepositsPaginationQuery(\n  $after: String\n  $before: String\n  $first: Int = 5\n  $last: Int\n  $id: ID!\n) {\n  node(id: $id) {\n    __typename\n    ...WalletScreenDeposits_wallet_pbnwq\n    id\n  }\n}\n\nfragment WalletScreenDeposits_wallet_pbnwq on Wallet {\n  deposits(first: $first, after: $after, last: $last, before: $before) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      hasPreviousPage\n      startCursor\n      endCursor\n    }\n    edges {\n      node {\n        id\n        restId\n        status\n        amount\n        currencyCode\n        createdAt\n        __typename\n      }\n      cursor\n    }\n  }\n  id\n}\n"
   }
 };
 })();
 
-(node as any).hash = "389393edddfb35d56a5e58e681cbb73b";
+(node as any).hash = "2be1dc3feac3cb311b19dca642b92d0c";
 
 export default node;

@@ -1,5 +1,5 @@
 /**
- * @generated SignedSource<<63f3a504effbff5558a5aa6aae3b0abb>>
+ * @generated SignedSource<<529f5b45f34ba1005f291831b951aaaa>>
  * @lightSyntaxTransform
  */
 
@@ -14,13 +14,20 @@ export type WalletScreenDeposits_wallet$data = {
   readonly deposits: {
     readonly edges: ReadonlyArray<{
       readonly node: {
-        readonly amount: any;
-        readonly createdAt: any;
+        readonly amount: string;
+        readonly createdAt: string;
         readonly currencyCode: string;
         readonly id: string;
+        readonly restId: string;
         readonly status: DepositStatus;
       };
     }>;
+    readonly pageInfo: {
+      readonly endCursor: string | null | undefined;
+      readonly hasNextPage: boolean;
+      readonly hasPreviousPage: boolean;
+      readonly startCursor: string | null | undefined;
+    };
     readonly totalCount: number | null | undefined;
   } | null | undefined;
   readonly id: string;
@@ -119,6 +126,45 @@ return {
         {
           "alias": null,
           "args": null,
+          "concreteType": "PageInfo",
+          "kind": "LinkedField",
+          "name": "pageInfo",
+          "plural": false,
+          "selections": [
+            {
+              "alias": null,
+              "args": null,
+              "kind": "ScalarField",
+              "name": "hasNextPage",
+              "storageKey": null
+            },
+            {
+              "alias": null,
+              "args": null,
+              "kind": "ScalarField",
+              "name": "hasPreviousPage",
+              "storageKey": null
+            },
+            {
+              "alias": null,
+              "args": null,
+              "kind": "ScalarField",
+              "name": "startCursor",
+              "storageKey": null
+            },
+            {
+              "alias": null,
+              "args": null,
+              "kind": "ScalarField",
+              "name": "endCursor",
+              "storageKey": null
+            }
+          ],
+          "storageKey": null
+        },
+        {
+          "alias": null,
+          "args": null,
           "concreteType": "DepositEdge",
           "kind": "LinkedField",
           "name": "edges",
@@ -133,6 +179,13 @@ return {
               "plural": false,
               "selections": [
                 (v1/*:: as any*/),
+                {
+                  "alias": null,
+                  "args": null,
+                  "kind": "ScalarField",
+                  "name": "restId",
+                  "storageKey": null
+                },
                 {
                   "alias": null,
                   "args": null,
@@ -180,45 +233,6 @@ return {
             }
           ],
           "storageKey": null
-        },
-        {
-          "alias": null,
-          "args": null,
-          "concreteType": "PageInfo",
-          "kind": "LinkedField",
-          "name": "pageInfo",
-          "plural": false,
-          "selections": [
-            {
-              "alias": null,
-              "args": null,
-              "kind": "ScalarField",
-              "name": "endCursor",
-              "storageKey": null
-            },
-            {
-              "alias": null,
-              "args": null,
-              "kind": "ScalarField",
-              "name": "hasNextPage",
-              "storageKey": null
-            },
-            {
-              "alias": null,
-              "args": null,
-              "kind": "ScalarField",
-              "name": "hasPreviousPage",
-              "storageKey": null
-            },
-            {
-              "alias": null,
-              "args": null,
-              "kind": "ScalarField",
-              "name": "startCursor",
-              "storageKey": null
-            }
-          ],
-          "storageKey": null
         }
       ],
       "storageKey": null
@@ -230,6 +244,6 @@ return {
 };
 })();
 
-(node as any).hash = "389393edddfb35d56a5e58e681cbb73b";
+(node as any).hash = "2be1dc3feac3cb311b19dca642b92d0c";
 
 export default node;

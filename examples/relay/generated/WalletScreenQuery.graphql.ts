@@ -1,6 +1,6 @@
 /**
- * @generated SignedSource<<97a1f48b21d621ea790d8885dc5e7366>>
- * @relayHash 5f3af6525b45336f953da3494cd1b6b9
+ * @generated SignedSource<<68f90bd8304138d53fa2d6f6bc496ab0>>
+ * @relayHash e24305e8bfa0abdcbda7bd5065756545
  * @lightSyntaxTransform
  */
 
@@ -8,7 +8,7 @@
 /* eslint-disable */
 // @ts-nocheck
 
-// @relayRequestID 6b320e4448104196e72a99c935e95a5e3875e1590773a64af6364eb18de67602
+// @relayRequestID 7206bf5f8566a8679dfa63227386d0e89dc41a4afed2c11a20680102bcecc7c7
 
 import type { ConcreteRequest } from 'relay-runtime';
 import type { FragmentRefs } from "relay-runtime";
@@ -73,42 +73,49 @@ v6 = {
   "alias": null,
   "args": null,
   "kind": "ScalarField",
-  "name": "amount",
+  "name": "hasNextPage",
   "storageKey": null
 },
 v7 = {
   "alias": null,
   "args": null,
   "kind": "ScalarField",
-  "name": "createdAt",
+  "name": "endCursor",
   "storageKey": null
 },
 v8 = {
   "alias": null,
   "args": null,
   "kind": "ScalarField",
-  "name": "__typename",
+  "name": "restId",
   "storageKey": null
 },
 v9 = {
   "alias": null,
   "args": null,
   "kind": "ScalarField",
-  "name": "cursor",
+  "name": "amount",
   "storageKey": null
 },
 v10 = {
   "alias": null,
   "args": null,
   "kind": "ScalarField",
-  "name": "endCursor",
+  "name": "createdAt",
   "storageKey": null
 },
 v11 = {
   "alias": null,
   "args": null,
   "kind": "ScalarField",
-  "name": "hasNextPage",
+  "name": "__typename",
+  "storageKey": null
+},
+v12 = {
+  "alias": null,
+  "args": null,
+  "kind": "ScalarField",
+  "name": "cursor",
   "storageKey": null
 };
 return {
@@ -242,6 +249,33 @@ return {
                   {
                     "alias": null,
                     "args": null,
+                    "concreteType": "PageInfo",
+                    "kind": "LinkedField",
+                    "name": "pageInfo",
+                    "plural": false,
+                    "selections": [
+                      (v6/*:: as any*/),
+                      {
+                        "alias": null,
+                        "args": null,
+                        "kind": "ScalarField",
+                        "name": "hasPreviousPage",
+                        "storageKey": null
+                      },
+                      {
+                        "alias": null,
+                        "args": null,
+                        "kind": "ScalarField",
+                        "name": "startCursor",
+                        "storageKey": null
+                      },
+                      (v7/*:: as any*/)
+                    ],
+                    "storageKey": null
+                  },
+                  {
+                    "alias": null,
+                    "args": null,
                     "concreteType": "DepositEdge",
                     "kind": "LinkedField",
                     "name": "edges",
@@ -256,42 +290,16 @@ return {
                         "plural": false,
                         "selections": [
                           (v2/*:: as any*/),
+                          (v8/*:: as any*/),
                           (v3/*:: as any*/),
-                          (v6/*:: as any*/),
+                          (v9/*:: as any*/),
                           (v4/*:: as any*/),
-                          (v7/*:: as any*/),
-                          (v8/*:: as any*/)
+                          (v10/*:: as any*/),
+                          (v11/*:: as any*/)
                         ],
                         "storageKey": null
                       },
-                      (v9/*:: as any*/)
-                    ],
-                    "storageKey": null
-                  },
-                  {
-                    "alias": null,
-                    "args": null,
-                    "concreteType": "PageInfo",
-                    "kind": "LinkedField",
-                    "name": "pageInfo",
-                    "plural": false,
-                    "selections": [
-                      (v10/*:: as any*/),
-                      (v11/*:: as any*/),
-                      {
-                        "alias": null,
-                        "args": null,
-                        "kind": "ScalarField",
-                        "name": "hasPreviousPage",
-                        "storageKey": null
-                      },
-                      {
-                        "alias": null,
-                        "args": null,
-                        "kind": "ScalarField",
-                        "name": "startCursor",
-                        "storageKey": null
-                      }
+                      (v12/*:: as any*/)
                     ],
                     "storageKey": null
                   }
@@ -340,15 +348,9 @@ return {
                         "plural": false,
                         "selections": [
                           (v2/*:: as any*/),
-                          {
-                            "alias": null,
-                            "args": null,
-                            "kind": "ScalarField",
-                            "name": "restId",
-                            "storageKey": null
-                          },
+                          (v8/*:: as any*/),
                           (v3/*:: as any*/),
-                          (v6/*:: as any*/),
+                          (v9/*:: as any*/),
                           {
                             "alias": null,
                             "args": null,
@@ -356,12 +358,12 @@ return {
                             "name": "amountGross",
                             "storageKey": null
                           },
-                          (v7/*:: as any*/),
-                          (v8/*:: as any*/)
+                          (v10/*:: as any*/),
+                          (v11/*:: as any*/)
                         ],
                         "storageKey": null
                       },
-                      (v9/*:: as any*/)
+                      (v12/*:: as any*/)
                     ],
                     "storageKey": null
                   },
@@ -373,8 +375,8 @@ return {
                     "name": "pageInfo",
                     "plural": false,
                     "selections": [
-                      (v10/*:: as any*/),
-                      (v11/*:: as any*/)
+                      (v7/*:: as any*/),
+                      (v6/*:: as any*/)
                     ],
                     "storageKey": null
                   },
@@ -410,12 +412,12 @@ return {
     ]
   },
   "params": {
-    "cacheID": "5f3af6525b45336f953da3494cd1b6b9",
-    "id": "6b320e4448104196e72a99c935e95a5e3875e1590773a64af6364eb18de67602",
+    "cacheID": "e24305e8bfa0abdcbda7bd5065756545",
+    "id": "7206bf5f8566a8679dfa63227386d0e89dc41a4afed2c11a20680102bcecc7c7",
     "metadata": {},
     "name": "WalletScreenQuery",
     "operationKind": "query",
-    "text": "query WalletScreenQuery(\n  $id: ID!\n) {\n  wallet(id: $id) {\n    id\n    ...WalletScreen_wallet\n    ...WalletScreenDeposits_wallet @defer(label: \"WalletScreenQuery$defer$deposits\")\n    ...WalletScreenWithdrawals_wallet @defer(label: \"WalletScreenQuery$defer$withdrawals\")\n  }\n}\n\nfragment WalletScreenDeposits_wallet on Wallet {\n  deposits(first: 5) {\n    totalCount\n    edges {\n      node {\n        id\n        status\n        amount\n        currencyCode\n        createdAt\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n      hasPreviousPage\n      startCursor\n    }\n  }\n  id\n}\n\nfragment WalletScreenWithdrawals_wallet on Wallet {\n  withdrawalIntents(first: 5) {\n    edges {\n      node {\n        id\n        restId\n        status\n        amount\n        amountGross\n        createdAt\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n\nfragment WalletScreen_wallet on Wallet {\n  id\n  address\n  status\n  assets {\n    currencyCode\n    balance {\n      availableAmount\n      lockedAmount\n    }\n  }\n}\n"
+    "text": "query WalletScreenQuery(\n  $id: ID!\n) {\n  wallet(id: $id) {\n    id\n    ...WalletScreen_wallet\n    ...WalletScreenDeposits_wallet @defer(label: \"WalletScreenQuery$defer$deposits\")\n    ...WalletScreenWithdrawals_wallet @defer(label: \"WalletScreenQuery$defer$withdrawals\")\n  }\n}\n\nfragment WalletScreenDeposits_wallet on Wallet {\n  deposits(first: 5) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      hasPreviousPage\n      startCursor\n      endCursor\n    }\n    edges {\n      node {\n        id\n        restId\n        status\n        amount\n        currencyCode\n        createdAt\n        __typename\n      }\n      cursor\n    }\n  }\n  id\n}\n\nfragment WalletScreenWithdrawals_wallet on Wallet {\n  withdrawalIntents(first: 5) {\n    edges {\n      node {\n        id\n        restId\n        status\n        amount\n        amountGross\n        createdAt\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n\nfragment WalletScreen_wallet on Wallet {\n  id\n  address\n  status\n  assets {\n    currencyCode\n    balance {\n      availableAmount\n      lockedAmount\n    }\n  }\n}\n"
   }
 };
 })();

@@ -1,5 +1,5 @@
 /**
- * @generated SignedSource<<7abda927e84c70d38f7da4c60ce9a554>>
+ * @generated SignedSource<<beebc7036cd579e20a4c6143f742db0e>>
  * @lightSyntaxTransform
  */
 
@@ -15,9 +15,9 @@ export type WalletScreenWithdrawals_wallet$data = {
     readonly __id: string;
     readonly edges: ReadonlyArray<{
       readonly node: {
-        readonly amount: any;
-        readonly amountGross: any;
-        readonly createdAt: any;
+        readonly amount: string;
+        readonly amountGross: string;
+        readonly createdAt: string;
         readonly id: string;
         readonly restId: string;
         readonly status: WithdrawalIntentStatus;

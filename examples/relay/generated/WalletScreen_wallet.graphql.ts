@@ -1,5 +1,5 @@
 /**
- * @generated SignedSource<<fec35e74c1d87d6fc671f5760b324b64>>
+ * @generated SignedSource<<97a01bc75084186169e64990ba1b3eda>>
  * @lightSyntaxTransform
  */
 
@@ -14,8 +14,8 @@ export type WalletScreen_wallet$data = {
   readonly address: string;
   readonly assets: ReadonlyArray<{
     readonly balance: {
-      readonly availableAmount: any;
-      readonly lockedAmount: any;
+      readonly availableAmount: string;
+      readonly lockedAmount: string;
     };
     readonly currencyCode: string;
   }>;

@@ -1,5 +1,5 @@
 /**
- * @generated SignedSource<<9f55ee7f5875a5688698883a009261f5>>
+ * @generated SignedSource<<0846d59d1f0c30d9530e43947939c126>>
  * @relayHash 8481ccdaf1ecd1a63b4ece18e0683dac
  * @lightSyntaxTransform
  */
@@ -14,7 +14,7 @@ import type { ConcreteRequest } from 'relay-runtime';
 export type ServiceFeeMode = "EXCLUSIVE" | "INCLUSIVE" | "UNKNOWN" | "%future added value";
 export type WithdrawalIntentStatus = "CANCELLED" | "COMPLETED" | "FAILED" | "PENDING" | "PREPARING" | "REVIEWING" | "UNKNOWN" | "%future added value";
 export type CreateWithdrawalIntentInput = {
-  amount: any;
+  amount: string;
   currencyCode: string;
   destination: WithdrawalDestinationInput;
   idempotencyKey?: string | null | undefined;
@@ -37,10 +37,10 @@ export type WithdrawScreenMutation$data = {
     readonly field?: ReadonlyArray<string> | null | undefined;
     readonly message?: string;
     readonly withdrawalIntent?: {
-      readonly amount: any;
-      readonly amountFee: any;
-      readonly amountGross: any;
-      readonly createdAt: any;
+      readonly amount: string;
+      readonly amountFee: string;
+      readonly amountGross: string;
+      readonly createdAt: string;
       readonly id: string;
       readonly restId: string;
       readonly status: WithdrawalIntentStatus;

@@ -1,5 +1,5 @@
 /**
- * @generated SignedSource<<99ac9e1ea1e11d611965b9151c914218>>
+ * @generated SignedSource<<95344ef67c831196ec5b2fd4a2041497>>
  * @relayHash 6628153668e56a9b0173df14dd3b35b1
  * @lightSyntaxTransform
  */
@@ -17,10 +17,10 @@ export type WithdrawalStatusScreenSubscription$variables = {
 };
 export type WithdrawalStatusScreenSubscription$data = {
   readonly withdrawalIntentUpdated: {
-    readonly finalizedAt: any | null | undefined;
+    readonly finalizedAt: string | null | undefined;
     readonly id: string;
     readonly status: WithdrawalIntentStatus;
-    readonly updatedAt: any;
+    readonly updatedAt: string;
   };
 };
 export type WithdrawalStatusScreenSubscription = {
