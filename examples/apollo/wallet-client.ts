@@ -120,8 +120,9 @@ type WalletScreen = NonNullable<WalletScreenQuery['wallet']>;
 
 /**
  * One wallet's screen, deferred: `show` gets the wallet with its balances as soon as the first
- * payload comes (`complete: false`, no lists yet), then the whole screen when its deposits and
- * withdrawals follow (`complete: true`). Resolves with the whole screen.
+ * payload comes (`complete: false`: no lists yet, or the ones cached from an earlier visit), then
+ * the whole screen when its deposits and withdrawals follow (`complete: true`). Resolves with the
+ * whole screen.
  */
 export function loadWalletScreen(
   client: WalletClient,
@@ -133,15 +134,15 @@ export function loadWalletScreen(
     subscription = client
       .watchQuery({ query: WalletScreenDocument, variables: { id }, fetchPolicy: 'network-only' })
       .subscribe({
-        next: ({ data, dataState, error }) => {
-          if (error) reject(error);
-          // 'streaming': the first payload, the deferred lists still on their way (absent from data).
-          else if (dataState === 'streaming' && data.wallet) show({ wallet: data.wallet, complete: false });
-          else if (dataState === 'complete') {
-            if (!data.wallet) return reject(new Error(`No wallet ${id}.`));
-            show({ wallet: data.wallet, complete: true });
-            resolve(data.wallet);
-          }
+        next: ({ data, dataState, loading, error }) => {
+          if (error) return reject(error);
+          // 'empty': asked, nothing come yet ('partial' needs returnPartialData, not asked for).
+          if (dataState !== 'streaming' && dataState !== 'complete') return;
+          if (!data.wallet) return reject(new Error(`No wallet ${id}.`));
+          // While `loading`, a part is still on its way: the first payload has come ('streaming'
+          // when the lists are absent; 'complete' when the cache had them from an earlier visit).
+          show({ wallet: data.wallet, complete: !loading });
+          if (!loading) resolve(data.wallet);
         },
         error: reject,
       });

@@ -106,7 +106,7 @@ describe.each([
     expect(wallets.nodes[0]?.assets.map((asset) => asset.currencyCode).sort()).toEqual(['TRX', 'USDT']);
   });
 
-  it('shows the deferred wallet screen: the balances first, without the lists, then the whole screen, as the undeferred one', async () => {
+  it('shows the deferred wallet screen: the balances first, without the lists, then the whole screen, as the undeferred one; on a second visit the cached lists until the last part', async () => {
     const reference = await post(server, key, 'application/json', UNDEFERRED, { id: walletId });
     const { wallet } = ((await reference.json()) as { data: { wallet: Record<string, unknown> } }).data;
     expect(wallet.deposits).toMatchObject({ nodes: expect.any(Array) });
@@ -124,6 +124,15 @@ describe.each([
       { complete: true, wallet },
     ]);
     expect(screen).toEqual(wallet);
+
+    // A second visit: the first result already has lists, the ones cached by the first visit
+    // (Apollo calls it 'complete' while `loading`); the screen is whole only with the last part.
+    const again: unknown[] = [];
+    await loadWalletScreen(app.client, walletId, (update) => again.push(update));
+    expect(again).toEqual([
+      { complete: false, wallet },
+      { complete: true, wallet },
+    ]);
   });
 
   it('pages the activity feed 2 by 2 into one cached list of all 5 deposits', async () => {

@@ -78,7 +78,7 @@ describe('the urql example (graphcache, graphql-sse)', () => {
     expect(methodsSince(from)).toEqual(['GET']);
   });
 
-  it('shows the deferred wallet screen over GET and multipart/mixed as it comes: the balances, then the whole screen, as the undeferred one', async () => {
+  it('shows the deferred wallet screen over GET and multipart/mixed as it comes: the balances, then the whole screen, as the undeferred one; on a second visit the cached lists until the last part', async () => {
     // The reference: the same selection without @defer, answered at once.
     const undeferred = print(
       visit(WalletScreenDocument, {
@@ -106,6 +106,15 @@ describe('the urql example (graphcache, graphql-sse)', () => {
     expect(methodsSince(from)).toEqual(['GET']);
     const response = (await fetchSpy.mock.results.at(-1)?.value) as Response;
     expect(response.headers.get('content-type')).toMatch(/^multipart\/mixed/);
+
+    // A second visit: the first result already has lists, the ones graphcache kept from the first
+    // visit; the screen is whole only with the last part.
+    const again: unknown[] = [];
+    await loadWalletScreen(app.client, walletId, (update) => again.push(update));
+    expect(again).toEqual([
+      { complete: false, wallet },
+      { complete: true, wallet },
+    ]);
   });
 
   it('pages the activity feed 2 by 2 into one cached list of all 5 deposits (relayPagination)', async () => {
