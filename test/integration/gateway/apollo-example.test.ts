@@ -133,6 +133,13 @@ describe.each([
       { complete: false, wallet },
       { complete: true, wallet },
     ]);
+    // client.query resolves once, with the whole screen.
+    const { data } = await app.client.query({
+      query: WalletScreenDocument,
+      variables: { id: walletId },
+      fetchPolicy: 'network-only',
+    });
+    expect(data?.wallet).toEqual(wallet);
   });
 
   it('pages the activity feed 2 by 2 into one cached list of all 5 deposits', async () => {
