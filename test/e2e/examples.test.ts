@@ -6,9 +6,9 @@ import { captureProcessOutput } from '../support/suite-logs.ts';
 /**
  * docs/clients.md ("Use it from your app"), as a new frontend developer follows it: `npm start` with its
  * defaults (no manifest, the embedded sandbox), then each example app run by its documented
- * command, `GATEWAY_URL=… npm run example:apollo` and `… example:urql`, with the demo key they
- * default to. The sandbox moves each new withdrawal to a final status on its own clock (about 8 s
- * a step), so both watch theirs to the end; they run side by side.
+ * command, `GATEWAY_URL=… npm run example:apollo`, `… example:urql` and `… example:relay`, with
+ * the demo key they default to. The sandbox moves each new withdrawal to a final status on its own clock (about 8 s
+ * a step), so each watches its own to the end; they run side by side.
  */
 
 type Started = Awaited<ReturnType<typeof startProcess>>;
@@ -49,9 +49,14 @@ describe('the client examples against npm start', () => {
     );
     // Each example's watch is bounded below the test's own 60 s.
     const env = { GATEWAY_URL: gateway.url, WATCH_SECONDS: '45' };
-    const [apollo, urql] = await Promise.all([npmRun('example:apollo', env), npmRun('example:urql', env)]);
+    const [apollo, urql, relay] = await Promise.all([
+      npmRun('example:apollo', env),
+      npmRun('example:urql', env),
+      npmRun('example:relay', env),
+    ]);
     runs.apollo = apollo;
     runs.urql = urql;
+    runs.relay = relay;
   });
   afterAll(() => {
     if (gateway.child.exitCode === null) gateway.child.kill('SIGKILL');
@@ -62,6 +67,7 @@ describe('the client examples against npm start', () => {
   describe.each([
     { name: 'apollo', title: 'Apollo Client', transport: 'WebSocket (graphql-ws)' },
     { name: 'urql', title: 'urql', transport: 'SSE (graphql-sse)' },
+    { name: 'relay', title: 'Relay', transport: 'SSE (fetch)' },
   ])('npm run example:$name', ({ name, title, transport }) => {
     const run = () => runs[name] ?? { code: null, output: '' };
 
