@@ -71,6 +71,11 @@ export const ERROR_CODES = {
     when: 'request',
     meaning: 'A browser simple request without key or CSRF header',
   },
+  NOT_ACCEPTABLE: {
+    status: 406,
+    when: 'request',
+    meaning: 'A stream (@defer, @stream, a subscription) asked for without multipart/mixed or text/event-stream',
+  },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'request', meaning: 'A POST that is not JSON' },
   BAD_REQUEST: { status: 400, when: 'request', meaning: 'Not a GraphQL request' },
   GRAPHQL_PARSE_FAILED: { status: 400, when: 'request', meaning: 'The document does not parse' },

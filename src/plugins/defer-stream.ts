@@ -15,7 +15,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { quoted } from '../echoes.ts';
-import type { ErrorCode } from '../error-codes.ts';
+import { ERROR_CODES, type ErrorCode } from '../error-codes.ts';
 import { INPUT_LIMITS } from '../input-limits.ts';
 
 /**
@@ -71,6 +71,38 @@ export function useIncrementalDelivery(): Plugin {
     }),
     onExecute: check,
     onSubscribe: check,
+    // After Yoga's own result processors (they come before every plugin of ours): when none of
+    // them could answer the client's `accept` for a stream, Yoga would send a bare 406 with an
+    // empty body. Say why, and stop the stream's execution instead of leaving it running.
+    onResultProcess({ result, resultProcessor, acceptableMediaTypes, setResultProcessor }) {
+      if (resultProcessor || !isAsyncIterable(result)) return;
+      void result[Symbol.asyncIterator]().return?.();
+      const types = [...new Set(acceptableMediaTypes.map((type) => type.split(';')[0]?.trim()))]
+        .filter((type) => type === 'multipart/mixed' || type === 'text/event-stream')
+        .sort();
+      setResultProcessor(
+        (_result, fetchAPI) =>
+          new fetchAPI.Response(JSON.stringify({ errors: [notAcceptable(types)] }), {
+            status: ERROR_CODES.NOT_ACCEPTABLE.status,
+            headers: { 'content-type': 'application/json; charset=utf-8', accept: types.join(', ') },
+          }),
+        'application/json',
+      );
+    },
+  };
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+}
+
+/** The 406's error: the answer is a stream, and which `accept` types carry one. */
+function notAcceptable(types: string[]) {
+  return {
+    message:
+      'This operation is answered as a stream (it uses @defer or @stream, or is a subscription): ' +
+      `send an accept header that allows ${types.join(' or ')}.`,
+    extensions: { code: 'NOT_ACCEPTABLE' satisfies ErrorCode },
   };
 }
 

@@ -307,8 +307,15 @@ describe('Apollo Client 4 set up otherwise than the example: @defer pitfalls, AP
       expect(response.status).toBe(406);
       expect(response.headers.get('accept')).toMatch(/multipart\/mixed/);
       expect(response.headers.get('accept')).toMatch(/text\/event-stream/);
-      // No body says why (docs/clients.md says so): the status and that header are all a client gets.
-      expect(await response.text()).toBe('');
+      // The body says why, with its code (docs/errors.md).
+      const body = (await response.json()) as { errors: { message: string; extensions: { code: string } }[] };
+      expect(body.errors).toEqual([
+        {
+          message: expect.stringMatching(/stream.*multipart\/mixed or text\/event-stream/),
+          extensions: { code: 'NOT_ACCEPTABLE' },
+        },
+      ]);
+      expect(response.headers.get('accept')).toBe('multipart/mixed, text/event-stream');
     },
   );
 

@@ -197,6 +197,8 @@ const PATHS: Record<string, () => Promise<Answer>> = {
     ),
   REQUEST_TOO_LARGE: () => query(`{ wallets { totalCount } } # ${'x'.repeat(200_000)}`),
   CSRF_HEADER_REQUIRED: () => raw('/graphql?query=%7B__typename%7D', { headers: {} }),
+  NOT_ACCEPTABLE: () =>
+    query('{ wallets { totalCount ... @defer { nodes { id } } } }', {}, { accept: 'application/json' }),
   UNSUPPORTED_MEDIA_TYPE: () => post('<query/>', { 'content-type': 'application/xml' }),
   BAD_REQUEST: () => post('{"query": "{ wallets'),
   GRAPHQL_PARSE_FAILED: () => query('{ wallets('),
