@@ -99,7 +99,7 @@ export interface WalletScreen {
 
 /**
  * One wallet's screen as the store holds it now (no request): the wallet's balances, and each
- * list whose deferred part has come. Null when the store has no such wallet.
+ * list whose deferred part has come (`complete` when all have). Null when the store has no such wallet.
  */
 export function readWalletScreen(environment: Environment, id: string): WalletScreen | null {
   const query = environment.lookup(createOperationDescriptor(WalletScreenQuery, { id }).fragment);
@@ -137,9 +137,11 @@ export function readWalletScreen(environment: Environment, id: string): WalletSc
 }
 
 /**
- * One wallet's screen under @defer: `show` gets the balances as soon as the first payload comes
- * (`complete: false`, no lists), then the screen again as each list's part comes; the last one
- * with `complete: true`. Resolves with the whole screen.
+ * One wallet's screen under @defer: `show` gets the screen as the store has it after each payload
+ * (`complete: false`): the balances first, then each list as its part comes; then the whole screen
+ * once the answer has ended (`complete: true`), with which it resolves. On a later visit the store
+ * still has the lists of the last one, so the first payload shows those until their parts come:
+ * only the end of the answer says the screen is current.
  */
 export function loadWalletScreen(
   environment: Environment,
@@ -147,7 +149,6 @@ export function loadWalletScreen(
   show: (screen: WalletScreen) => void = () => {},
 ): Promise<WalletScreen['wallet']> {
   return new Promise((resolve, reject) => {
-    let last: WalletScreen | null = null;
     fetchQuery<WalletScreenOperation>(
       environment,
       WalletScreenQuery,
@@ -157,12 +158,15 @@ export function loadWalletScreen(
       next: () => {
         const screen = readWalletScreen(environment, id);
         if (!screen) return reject(new Error(`No wallet ${id}.`));
-        last = screen;
-        show(screen);
+        show({ wallet: screen.wallet, complete: false });
       },
       error: reject,
-      complete: () =>
-        last?.complete ? resolve(last.wallet) : reject(new Error(`Wallet ${id}: the screen is incomplete.`)),
+      complete: () => {
+        const screen = readWalletScreen(environment, id);
+        if (!screen?.complete) return reject(new Error(`Wallet ${id}: the screen is incomplete.`));
+        show(screen);
+        resolve(screen.wallet);
+      },
     });
   });
 }

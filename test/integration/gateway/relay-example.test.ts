@@ -176,6 +176,14 @@ describe.each([
     expect(screen.deposits?.nodes.map((deposit) => deposit.restId)).toEqual(deposits.map((d) => d.id));
     expect(screen.deposits?.totalCount).toBe(5);
     expect(screen.withdrawalIntents?.nodes).toEqual([]);
+
+    // A second visit: the store still has the first visit's lists, shown with the first payload;
+    // only the end of the answer says the screen is current.
+    const again: WalletScreen[] = [];
+    expect(await loadWalletScreen(environment, walletId, (update) => again.push(update))).toEqual(screen);
+    expect(again[0]).toEqual({ complete: false, wallet: screen });
+    expect(again.at(-1)).toEqual({ complete: true, wallet: screen });
+    expect(again.filter((update) => update.complete)).toHaveLength(1);
   });
 
   it("pages the wallet's deposits forward and backward through node(id:), each into one connection in the store, without gaps or duplicates", async () => {
@@ -238,6 +246,9 @@ describe.each([
       restId: created.intent.restId,
       status: 'PREPARING',
     });
+    expect(
+      screen?.wallet.withdrawalIntents?.nodes.filter((node) => node.id === created.intent.id),
+    ).toHaveLength(1);
 
     const shown: string[] = [];
     const next: Record<string, string> = {
