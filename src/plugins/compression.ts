@@ -101,18 +101,21 @@ export function useCompression(options: CompressionOptions): Compression {
       // Yoga states the length of a single answer: a small one is not even read here.
       const length = Number(response.headers.get('content-length') ?? Number.NaN);
       if (length < options.minBytes) return;
-      const bytes = new Uint8Array(await response.arrayBuffer());
-      if (bytes.byteLength < options.minBytes) {
-        setResponse(
-          new fetchAPI.Response(bytes, {
-            status: response.status,
-            statusText: response.statusText,
-            headers: response.headers,
-          }),
-        );
+      // Yoga's body is a string: its text is had without a copy, and zlib takes it as it is.
+      const text = await response.text();
+      if (Buffer.byteLength(text) < options.minBytes) {
+        if (response.bodyUsed) {
+          setResponse(
+            new fetchAPI.Response(text, {
+              status: response.status,
+              statusText: response.statusText,
+              headers: response.headers,
+            }),
+          );
+        }
         return;
       }
-      const compressed = compressOnce(bytes, coding);
+      const compressed = compressOnce(text, coding);
       const headers = copyHeaders(response.headers, fetchAPI.Headers);
       headers.set('content-encoding', coding);
       headers.set('content-length', String(compressed.byteLength));
@@ -139,14 +142,14 @@ function copyHeaders(headers: Headers, HeadersClass: typeof Headers): Headers {
   return copy;
 }
 
-function compressOnce(bytes: Uint8Array, coding: 'br' | 'gzip'): Uint8Array<ArrayBuffer> {
+function compressOnce(body: string, coding: 'br' | 'gzip'): Uint8Array<ArrayBuffer> {
   const compressed =
     coding === 'gzip'
-      ? gzipSync(bytes)
-      : brotliCompressSync(bytes, {
+      ? gzipSync(body)
+      : brotliCompressSync(body, {
           params: {
             [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
-            [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength,
+            [constants.BROTLI_PARAM_SIZE_HINT]: body.length,
             [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
           },
         });
