@@ -1,10 +1,18 @@
+import { request as httpRequest } from 'node:http';
 import { brotliDecompressSync, constants, gunzipSync } from 'node:zlib';
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Compression, useCompression } from '../../../src/plugins/compression.ts';
+import { listen } from '../../../src/server.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { ActivityFeedDocument, WalletScreenDeferredDocument } from '../../generated/graphql.ts';
-import { gatewayAround, startTestGateway, type TestGateway, testConfig } from '../../support/gateway.ts';
+import {
+  DEFAULTS,
+  gatewayAround,
+  startTestGateway,
+  type TestGateway,
+  testConfig,
+} from '../../support/gateway.ts';
 
 // Brotli/gzip answers: single ones above COMPRESSION_MIN_BYTES, and @defer streams over
 // multipart/mixed and SSE, flushed part by part.
@@ -242,4 +250,46 @@ describe("a stream's compressor", () => {
       expect(compression.tally.openStreams).toBe(0);
     });
   }
+  it('is freed when a client on a socket disconnects mid-stream', async () => {
+    await gw.sandbox.admin('POST', '/faults', {
+      method: 'GET',
+      path: '/external/v1/deposits',
+      latencyMs: 2_000,
+      times: 1,
+    });
+    const running = await listen(gateway, {
+      port: 0,
+      host: '127.0.0.1',
+      logger: createLogger('silent'),
+      maxRequestBytes: DEFAULTS.maxRequestBytes,
+      edge: DEFAULTS.edge,
+      scopeOf: (authorization) => gw.client.scopeOf(authorization),
+    });
+    try {
+      const response = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+        const req = httpRequest(`${running.url}/graphql`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${key}`,
+            accept: 'text/event-stream',
+            'accept-encoding': 'gzip',
+          },
+        });
+        req.on('response', resolve);
+        req.on('error', reject);
+        req.end(JSON.stringify({ query: SCREEN, variables: { id: walletId } }));
+      });
+      expect(response.headers['content-encoding']).toBe('gzip');
+      await new Promise((resolve) => response.once('data', resolve));
+      expect(compression.tally.openStreams).toBe(1);
+      response.destroy();
+      for (let i = 0; i < 200 && compression.tally.openStreams > 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      expect(compression.tally.openStreams).toBe(0);
+    } finally {
+      await running.close(1_000);
+    }
+  });
 });
