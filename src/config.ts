@@ -107,6 +107,7 @@ const schema = z.object({
   COMPILED_EXECUTION: flag,
   COMPRESSION: flag,
   COMPRESSION_MIN_BYTES: integer(1_024, 0, 1024 * 1024),
+  COMPRESSION_MAX_STREAMS: integer(1_000, 0, 1_000_000),
   IDEMPOTENCY_MAX_KEYS: integer(100_000, 1, 10_000_000),
   IDEMPOTENCY_MAX_KEYS_PER_CALLER: integer(10_000, 1, 10_000_000),
   WITHDRAWAL_CLOCK_ALLOWANCE_MS: integer(5_000, 0, 3_600_000),
@@ -257,8 +258,8 @@ export interface Config {
   queryDeduplication: boolean;
   /** COMPILED_EXECUTION: queries and mutations run as code compiled once per document (graphql-jit). */
   compiledExecution: boolean;
-  /** COMPRESSION, COMPRESSION_MIN_BYTES: brotli/gzip answers (plugins/compression.ts); null: none. */
-  compression: { minBytes: number } | null;
+  /** COMPRESSION, COMPRESSION_MIN_BYTES, COMPRESSION_MAX_STREAMS: brotli/gzip answers (plugins/compression.ts); null: none. */
+  compression: { minBytes: number; maxStreams: number } | null;
   /** Bound on the idempotency keys the in-process store holds; a new key past it is refused unsent. */
   idempotencyMaxKeys: number;
   /** Bound on the idempotency keys one caller scope (API key) holds, in memory and in Redis. */
@@ -546,7 +547,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     requestDeadlineMs: c.REQUEST_DEADLINE_MS,
     queryDeduplication: c.QUERY_DEDUPLICATION ?? true,
     compiledExecution: c.COMPILED_EXECUTION ?? true,
-    compression: (c.COMPRESSION ?? true) ? { minBytes: c.COMPRESSION_MIN_BYTES } : null,
+    compression:
+      (c.COMPRESSION ?? true)
+        ? { minBytes: c.COMPRESSION_MIN_BYTES, maxStreams: c.COMPRESSION_MAX_STREAMS }
+        : null,
     idempotencyMaxKeys: c.IDEMPOTENCY_MAX_KEYS,
     idempotencyMaxKeysPerCaller: c.IDEMPOTENCY_MAX_KEYS_PER_CALLER,
     reconcile: {

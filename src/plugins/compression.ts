@@ -17,6 +17,8 @@ export type Coding = 'br' | 'gzip' | 'identity';
 export interface CompressionOptions {
   /** A single answer smaller than this is sent as it is: below ~1 KiB the saving is a few bytes. */
   minBytes: number;
+  /** Streams compressed at once; past it a new stream is sent as it is (each holds a compressor). */
+  maxStreams: number;
 }
 
 /**
@@ -49,7 +51,8 @@ const STREAM_TYPES = /^(multipart\/mixed|text\/event-stream)\b/i;
 
 /**
  * Compresses answers for clients that accept it, as their Accept-Encoding allows: single answers
- * in brotli (preferred at equal weight) or gzip, streams in gzip (preferred) or brotli; `Vary: Accept-Encoding` on every answer of
+ * in brotli (preferred at equal weight) or gzip, streams in gzip only and at most `maxStreams` at
+ * once (past it a stream goes as it is); `Vary: Accept-Encoding` on every answer of
  * a compressible type, whatever was chosen, so no cache hands a compressed answer to a client
  * that did not ask for it.
  *
@@ -81,11 +84,13 @@ export function useCompression(options: CompressionOptions): Compression {
       const stream = STREAM_TYPES.test(type);
       if (!stream && !SINGLE_TYPES.test(type)) return;
       addVary(response.headers, 'Accept-Encoding');
-      // A stream holds its compressor while it is open: gzip's costs a quarter of brotli's memory.
-      const coding = negotiateCoding(request.headers.get('accept-encoding'), stream ? 'gzip' : 'br');
-      if (coding === 'identity') return;
+      const accepted = request.headers.get('accept-encoding');
       if (stream) {
-        if (response.body === null) return;
+        // A stream holds its compressor while it is open (a subscription: hours), so streams are
+        // gzip only (brotli's context costs about four times as much) and at most maxStreams at once.
+        if (response.body === null || openStreams >= options.maxStreams) return;
+        const coding = negotiateCoding(accepted, ['gzip']);
+        if (coding !== 'gzip') return;
         const headers = copyHeaders(response.headers, fetchAPI.Headers);
         headers.set('content-encoding', coding);
         headers.delete('content-length');
@@ -98,6 +103,8 @@ export function useCompression(options: CompressionOptions): Compression {
         );
         return;
       }
+      const coding = negotiateCoding(accepted);
+      if (coding === 'identity') return;
       // Yoga states the length of a single answer: a small one is not even read here.
       const length = Number(response.headers.get('content-length') ?? Number.NaN);
       if (length < options.minBytes) return;
@@ -183,27 +190,36 @@ function parseAcceptEncoding(header: string): Weighted[] {
 
 /**
  * The coding to answer with, given the request's Accept-Encoding (RFC 9110, 12.5.3): the
- * acceptable one (weight above 0, named or through `*`) of highest weight among brotli and gzip,
- * `preferred` at equal weight (brotli for single answers; gzip for streams, whose compressor
- * lives as long as they do). `identity` when the header is absent or empty, when neither is
- * acceptable, or when identity is named with a higher weight than both. When nothing is
- * acceptable, not even identity (`identity;q=0`, `*;q=0`), the answer is still sent uncompressed
- * rather than refused with a 406: the RFC allows either, and a client that cannot read JSON has
- * no use for an error in JSON either.
+ * acceptable one (weight above 0, named or through `*`) of highest weight among `offered`, the
+ * earlier in `offered` at equal weight (brotli, then gzip, for single answers; gzip alone for
+ * streams, whose compressor lives as long as they do). `identity` when the header is absent or
+ * empty, when none offered is acceptable, or when identity is named with a higher weight. When
+ * nothing is acceptable, not even identity (`identity;q=0`, `*;q=0`), the answer is still sent
+ * uncompressed rather than refused with a 406: the RFC allows either, and a client that cannot
+ * read JSON has no use for an error in JSON either.
  */
-export function negotiateCoding(header: string | null, preferred: 'br' | 'gzip' = 'br'): Coding {
+export function negotiateCoding(
+  header: string | null,
+  offered: readonly ('br' | 'gzip')[] = ['br', 'gzip'],
+): Coding {
   if (!header) return 'identity';
   const entries = parseAcceptEncoding(header);
-  const weightOf = (coding: string): number | undefined =>
-    entries.find((entry) => entry.coding === coding)?.q ?? entries.find((entry) => entry.coding === '*')?.q;
-  const br = weightOf('br') ?? 0;
-  const gzip = weightOf('gzip') ?? 0;
-  const best: Coding | null =
-    br > 0 && (br > gzip || (br === gzip && preferred === 'br')) ? 'br' : gzip > 0 ? 'gzip' : null;
-  if (best === null) return 'identity';
+  const weightOf = (coding: string): number =>
+    entries.find((entry) => entry.coding === coding)?.q ??
+    entries.find((entry) => entry.coding === '*')?.q ??
+    0;
+  let best: Coding = 'identity';
+  let bestWeight = 0;
+  for (const coding of offered) {
+    const weight = weightOf(coding);
+    if (weight > bestWeight) {
+      best = coding;
+      bestWeight = weight;
+    }
+  }
   // Identity is preferred only when the client names it, with a higher weight.
   const identity = entries.find((entry) => entry.coding === 'identity')?.q;
-  return identity !== undefined && identity > Math.max(br, gzip) ? 'identity' : best;
+  return identity !== undefined && identity > bestWeight ? 'identity' : best;
 }
 
 /**

@@ -43,7 +43,8 @@ describe('Accept-Encoding negotiation', () => {
     ['', 'identity', 'identity'],
     ['gzip, br', 'br', 'gzip'],
     ['br;q=0.9, gzip', 'gzip', 'gzip'],
-    ['br, gzip;q=0.9', 'br', 'br'],
+    ['br, gzip;q=0.9', 'br', 'gzip'],
+    ['br', 'br', 'identity'],
     ['*', 'br', 'gzip'],
     ['*;q=0', 'identity', 'identity'],
     ['identity;q=0', 'identity', 'identity'],
@@ -51,9 +52,9 @@ describe('Accept-Encoding negotiation', () => {
     ['gzip;q=0.5, identity;q=0.5', 'gzip', 'gzip'],
     ['x-gzip', 'gzip', 'gzip'],
     ['gzip;q=2', 'identity', 'identity'],
-    ['gzip;q=abc, br', 'br', 'br'],
-  ] as const)('%j → single %s, stream %s', (header, single, stream) => {
+    ['gzip;q=abc, br', 'br', 'identity'],
+  ] as const)('%j → single %s, stream (gzip only) %s', (header, single, stream) => {
     expect(negotiateCoding(header)).toBe(single);
-    expect(negotiateCoding(header, 'gzip')).toBe(stream);
+    expect(negotiateCoding(header, ['gzip'])).toBe(stream);
   });
 });
