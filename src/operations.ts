@@ -62,8 +62,10 @@ export interface DemoVariables {
 
 /** Atop the first tab in sandbox mode: where a newcomer finds what the demo wallets hold. */
 export const DEMO_WALLETS_NOTE =
-  "# Sandbox: run this (Ctrl+Enter) for the demo merchant's wallets and balances. Every demo wallet,\n" +
-  '# and the amounts that show each refusal without withdrawing: docs/sandbox.md, "Demo wallets".';
+  '# Run this (Ctrl+Enter): your wallets\n' +
+  '# and their balances. Every demo wallet,\n' +
+  '# and amounts that show each refusal:\n' +
+  '# docs/sandbox.md, "Demo wallets".';
 
 /**
  * One GraphiQL tab per example operation, in EXAMPLE_ORDER (the first opens with DEMO_WALLETS_NOTE),

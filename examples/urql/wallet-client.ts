@@ -144,13 +144,19 @@ type WithdrawalStatus = WithdrawalStatusScreenSubscription['withdrawalIntentUpda
 export function watchWithdrawal(client: Client, id: string, show: (intent: WithdrawalStatus) => void) {
   let stop = () => {};
   const done = new Promise<void>((resolve, reject) => {
+    let shown: string | undefined;
     const { unsubscribe } = client
       .subscription(WithdrawalStatusScreenDocument, { id })
       .subscribe((result) => {
         if (result.error) return reject(result.error);
         if (!result.data) return;
-        show(result.data.withdrawalIntentUpdated);
-        if (FINAL.has(result.data.withdrawalIntentUpdated.status)) resolve();
+        const intent = result.data.withdrawalIntentUpdated;
+        // When the stream ends, urql hands on its last result once more (`hasNext: false`):
+        // show each status once, so a "completed" handler does not run twice.
+        if (intent.status === shown) return;
+        shown = intent.status;
+        show(intent);
+        if (FINAL.has(intent.status)) resolve();
       });
     stop = unsubscribe;
   });

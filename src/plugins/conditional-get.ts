@@ -40,6 +40,9 @@ export function useConditionalGet(graphqlEndpoint: string): Plugin {
     },
     async onResponse({ request, response, setResponse, fetchAPI }) {
       if (request.method !== 'GET' || new URL(request.url).pathname !== graphqlEndpoint) return;
+      // What a GET answers depends on the key and on Accept (JSON, a multipart or SSE stream, a
+      // 406), whatever it is: say so to every cache, streams and refusals included.
+      addVary(response.headers, 'Authorization', 'Accept');
       const type = response.headers.get('content-type') ?? '';
       if (!JSON_TYPES.test(type) || response.headers.has('content-encoding')) return;
       if (response.status !== 200) {

@@ -118,6 +118,9 @@ describe('the client examples against npm start', () => {
       const final = /^ {2}final status: (COMPLETED|FAILED|CANCELLED)$/m.exec(output)?.[1];
       expect(final).toBeDefined();
       expect(statuses.at(-1)).toBe(final);
+      // Each status once: urql hands on a stream's last result again when the stream ends.
+      const shown = [...output.matchAll(/^ {2}\d{4}-\d\d-\d\dT\S+ {2}([A-Z]+)/gm)].map((m) => m[1]);
+      expect(shown).toEqual([...new Set(shown)]);
     });
   });
 });

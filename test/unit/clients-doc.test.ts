@@ -16,3 +16,14 @@ it("docs/clients.md's client examples are examples/apollo, urql and relay's data
     expect(copy, path).toBe(readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8'));
   }
 });
+
+it("docs/clients.md's Packages row names the versions package.json pins", () => {
+  const page = readFileSync(new URL('../../docs/clients.md', import.meta.url), 'utf8');
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  const pinned: Record<string, string> = { ...manifest.dependencies, ...manifest.devDependencies };
+  const row = page.split('\n').find((line) => line.startsWith('| Packages'));
+  const named = [...(row ?? '').matchAll(/`(@?[a-z][\w./-]*)` (\d+\.\d+\.\d+)/g)];
+  expect(named.length).toBeGreaterThan(10);
+  for (const [, name, version] of named)
+    expect(`${name} ${pinned[name as string]}`).toBe(`${name} ${version}`);
+});

@@ -74,6 +74,9 @@ describe('GraphiQL', () => {
     ]);
     expect(tabs[0]?.query.startsWith(`${DEMO_WALLETS_NOTE}\n# A dashboard screen`)).toBe(true);
     expect(DEMO_WALLETS_NOTE).toContain('docs/sandbox.md, "Demo wallets"');
+    // The query editor shows about 57 characters of a line at 1280 and 1024 px: no part of the
+    // note may need a sideways scroll.
+    for (const line of DEMO_WALLETS_NOTE.split('\n')) expect(line.length).toBeLessThanOrEqual(50);
     expect(tabs.slice(1).some((t) => t.query.includes(DEMO_WALLETS_NOTE))).toBe(false);
   });
 
