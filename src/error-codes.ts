@@ -74,7 +74,8 @@ export const ERROR_CODES = {
   NOT_ACCEPTABLE: {
     status: 406,
     when: 'request',
-    meaning: 'A stream (@defer, @stream, a subscription) asked for without multipart/mixed or text/event-stream',
+    meaning:
+      'A stream (@defer, @stream, a subscription) asked for without multipart/mixed or text/event-stream',
   },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'request', meaning: 'A POST that is not JSON' },
   BAD_REQUEST: { status: 400, when: 'request', meaning: 'Not a GraphQL request' },
