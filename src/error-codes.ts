@@ -74,8 +74,7 @@ export const ERROR_CODES = {
   NOT_ACCEPTABLE: {
     status: 406,
     when: 'request',
-    meaning:
-      'A stream (@defer, @stream, a subscription) asked for without multipart/mixed or text/event-stream',
+    meaning: 'A query with @defer or @stream from a client that accepts neither multipart/mixed nor SSE',
   },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'request', meaning: 'A POST that is not JSON' },
   BAD_REQUEST: { status: 400, when: 'request', meaning: 'Not a GraphQL request' },

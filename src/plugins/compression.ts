@@ -44,6 +44,8 @@ const BROTLI_QUALITY = 4;
  */
 const STREAM_BROTLI_LGWIN = 18;
 const STREAM_GZIP = { windowBits: 13, memLevel: 7 } as const;
+/** A stream's compressed output is handed on at least once per this much input (see compressStream). */
+const HAND_ON_BYTES = 64 * 1024;
 
 /** Bodies worth compressing: GraphQL answers (single and streamed) and the metrics text. */
 const SINGLE_TYPES = /^(application\/(json|graphql-response\+json)|text\/plain)\b/i;
@@ -229,7 +231,7 @@ export function negotiateCoding(
  * the source and destroyed when the reader cancels (a client that went away) or the request is
  * aborted; `freed` is called once, either way.
  */
-function compressStream(
+export function compressStream(
   source: ReadableStream<Uint8Array | string>,
   coding: 'br' | 'gzip',
   signal: AbortSignal,
@@ -250,6 +252,8 @@ function compressStream(
   const reader = source.getReader();
   let next: Promise<ReadableStreamReadResult<Uint8Array | string>> | undefined;
   let finished = false;
+  /** Input bytes written to the compressor since output was last handed on. */
+  let written = 0;
   compressor.once('close', freed);
   const stop = (reason: unknown) => {
     if (finished) return;
@@ -291,9 +295,15 @@ function compressStream(
             controller.close();
             return;
           }
-          compressor.write(typeof read.value === 'string' ? Buffer.from(read.value) : read.value);
+          const chunk = typeof read.value === 'string' ? Buffer.from(read.value) : read.value;
+          compressor.write(chunk);
+          written += chunk.byteLength;
           next = reader.read();
-          if (await nothingAtHand(next)) {
+          // Hand on at least every HAND_ON_BYTES of input, so a source that always has more at
+          // hand (a long @stream) is not compressed whole before the client reads any of it: the
+          // next pull, and so the next read of the source, waits for the client.
+          if (written >= HAND_ON_BYTES || (await nothingAtHand(next))) {
+            written = 0;
             await new Promise<void>((resolve) => compressor.flush(flushKind, () => resolve()));
             // A pull hands on at least one chunk: some streams are not pulled again otherwise.
             if (handOn(controller)) return;

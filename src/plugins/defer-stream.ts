@@ -15,7 +15,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { quoted } from '../echoes.ts';
-import { ERROR_CODES, type ErrorCode } from '../error-codes.ts';
+import { type ErrorCode, requestError } from '../error-codes.ts';
 import { INPUT_LIMITS } from '../input-limits.ts';
 
 /**
@@ -59,7 +59,16 @@ export function useIncrementalDelivery(): Plugin {
   }) => {
     if (!usesIncremental(args.document)) return;
     const error = incrementalArgumentError(args);
-    if (error) setResultAndStopExecution({ errors: [error] });
+    if (error) {
+      setResultAndStopExecution({ errors: [error] });
+      return;
+    }
+    // A query whose stream the client's `accept` cannot take is refused before anything runs
+    // (Yoga would run it, its deferred parts' REST calls included, then answer an empty 406).
+    const request = (args.contextValue as { request?: Request } | undefined)?.request;
+    if (request && !acceptsStream(request) && asksForStream(args)) {
+      setResultAndStopExecution({ errors: [notAcceptable()] });
+    }
   };
   return {
     ...plugin,
@@ -71,39 +80,78 @@ export function useIncrementalDelivery(): Plugin {
     }),
     onExecute: check,
     onSubscribe: check,
-    // After Yoga's own result processors (they come before every plugin of ours): when none of
-    // them could answer the client's `accept` for a stream, Yoga would send a bare 406 with an
-    // empty body. Say why, and stop the stream's execution instead of leaving it running.
-    onResultProcess({ result, resultProcessor, acceptableMediaTypes, setResultProcessor }) {
-      if (resultProcessor || !isAsyncIterable(result)) return;
-      void result[Symbol.asyncIterator]().return?.();
-      const types = [...new Set(acceptableMediaTypes.map((type) => type.split(';')[0]?.trim()))]
-        .filter((type) => type === 'multipart/mixed' || type === 'text/event-stream')
-        .sort();
-      setResultProcessor(
-        (_result, fetchAPI) =>
-          new fetchAPI.Response(JSON.stringify({ errors: [notAcceptable(types)] }), {
-            status: ERROR_CODES.NOT_ACCEPTABLE.status,
-            headers: { 'content-type': 'application/json; charset=utf-8', accept: types.join(', ') },
-          }),
-        'application/json',
-      );
-    },
   };
 }
 
-function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+/**
+ * Whether the request's `accept` takes a query's stream (@defer, @stream), as Yoga's result
+ * processors choose: SSE or multipart/mixed, utf-8 media types only, wildcards matching. No
+ * `accept` takes anything. (A subscription's `accept` is Yoga's and useResumableStreams' to judge:
+ * its own refusals are answered as JSON to a client without SSE.)
+ */
+function acceptsStream(request: Request): boolean {
+  const streams = ['text/event-stream', 'multipart/mixed'];
+  for (const item of (request.headers.get('accept') || '*/*').replace(/\s/g, '').toLowerCase().split(',')) {
+    const [type, ...params] = item.split(';');
+    if (!type || params.some((param) => param.startsWith('charset=') && param !== 'charset=utf-8')) continue;
+    const [major, minor] = type.split('/');
+    if (
+      streams.some((stream) => {
+        const [streamMajor, streamMinor] = stream.split('/');
+        return (major === '*' || major === streamMajor) && (minor === '*' || minor === streamMinor);
+      })
+    )
+      return true;
+  }
+  return false;
 }
 
-/** The 406's error: the answer is a stream, and which `accept` types carry one. */
-function notAcceptable(types: string[]) {
-  return {
-    message:
-      'This operation is answered as a stream (it uses @defer or @stream, or is a subscription): ' +
-      `send an accept header that allows ${types.join(' or ')}.`,
-    extensions: { code: 'NOT_ACCEPTABLE' satisfies ErrorCode },
-  };
+/** The refusal of a stream the client cannot take: 406, before anything runs. */
+function notAcceptable() {
+  return requestError(
+    'NOT_ACCEPTABLE',
+    'This operation is answered as a stream (it uses @defer or @stream): send an accept header that ' +
+      'allows multipart/mixed or text/event-stream, or turn them off with `if: false`.',
+  );
+}
+
+/**
+ * Whether the operation that runs defers or streams anything: a @defer or @stream in it (its
+ * fragments included) whose `if` is not false with these variables. A client that cannot take a
+ * stream may turn them off with `if: $variable`, and gets one JSON answer.
+ */
+function asksForStream(args: ExecutionArgs): boolean {
+  const operation = getOperationAST(args.document, args.operationName);
+  if (!operation) return false;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of args.document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const variables = (args.variableValues ?? {}) as Record<string, unknown>;
+  const seen = new Set<string>();
+  const pending: SelectionSetNode[] = [operation.selectionSet];
+  for (let set = pending.pop(); set; set = pending.pop()) {
+    for (const selection of set.selections) {
+      for (const directive of selection.directives ?? []) {
+        const name = directive.name.value;
+        if (name !== 'defer' && name !== 'stream') continue;
+        const definition = args.schema.getDirective(name);
+        if (!definition) continue;
+        if (getDirectiveValues(definition, { directives: [directive] }, variables)?.if !== false) return true;
+      }
+      if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        const name = selection.name.value;
+        const fragment = fragments.get(name);
+        if (fragment && !seen.has(name)) {
+          seen.add(name);
+          pending.push(fragment.selectionSet);
+        }
+      } else if (selection.selectionSet) {
+        pending.push(selection.selectionSet);
+      }
+    }
+  }
+  return false;
 }
 
 /**

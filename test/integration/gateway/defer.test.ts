@@ -167,12 +167,55 @@ describe('@defer', () => {
     const response = await gw.request(
       costly,
       {},
-      { key, headers: { accept: 'application/graphql-response+json' } },
+      { key, headers: { accept: 'multipart/mixed, application/graphql-response+json' } },
     );
     expect(response.status).toBe(400);
     expect(response.body.errors?.map((e: { extensions: { code: string } }) => e.extensions.code)).toEqual([
       'QUERY_LIMIT_EXCEEDED',
     ]);
+    expect(gw.upstreamCalls()).toEqual([]);
+  });
+});
+
+describe('a stream the client cannot take (accept without multipart/mixed or text/event-stream)', () => {
+  const post = (query: string) =>
+    gw.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        authorization: `Bearer ${key}`,
+      },
+      body: JSON.stringify({ query }),
+    });
+
+  it('a query whose @defer is turned off by its variable is answered as one JSON result', async () => {
+    const response = await gw.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        authorization: `Bearer ${key}`,
+      },
+      body: JSON.stringify({
+        query: 'query($d: Boolean!) { wallets(first: 1) { nodes { id } ... @defer(if: $d) { totalCount } } }',
+        variables: { d: false },
+      }),
+    });
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(body.errors).toBeUndefined();
+    expect(body.data.wallets.totalCount).toBeGreaterThan(0);
+  });
+
+  it('a deferred query is answered 406 before anything runs: no REST call', async () => {
+    gw.resetCalls();
+    const response = await post(
+      `{ wallets(first: 1) { nodes { id } } ... @defer { deposits(first: 7) { nodes { id } } } }`,
+    );
+    expect(response.status).toBe(406);
+    await response.text();
+    for (let i = 0; i < 20; i++) await new Promise(setImmediate);
     expect(gw.upstreamCalls()).toEqual([]);
   });
 });
