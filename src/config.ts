@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { DOCUMENT_ID, sha256 } from './document-hashes.ts';
 import type { TracingConfig } from './observability/tracing.ts';
-import { WALKS_PER_KEY } from './plugins/limits.ts';
+import { WALKS_PER_KEY } from './plugins/operation-cost.ts';
 import type { HostPort, RedisSettings, RedisTopology } from './redis/connection.ts';
 import type { UpstreamClientOptions } from './upstream/client.ts';
 import { CALLS_PER_KEY, CALLS_PER_KEY_PER_SECOND } from './upstream/transport.ts';
@@ -182,7 +182,7 @@ const schema = z.object({
 /** What documents outside the persisted-documents manifest may do (src/plugins/trusted-documents.ts). */
 export type TrustedDocumentsMode = 'off' | 'audit' | 'enforce';
 
-/** The static bounds every document is checked against before it runs (src/plugins/limits.ts). */
+/** The static bounds every document is checked against before it runs (src/plugins/query-limits.ts). */
 export interface QueryLimitSettings {
   maxDepth: number;
   maxAliases: number;
@@ -190,10 +190,10 @@ export interface QueryLimitSettings {
   maxDirectives: number;
   /**
    * Sum over fields of 1, with a connection's subtree counted first/last (default 20) times, plus
-   * the REST reads over wallets' lists (plugins/limits.ts, operationCost).
+   * the REST reads over wallets' lists (plugins/operation-cost.ts, operationCost).
    */
   maxCost: number;
-  /** Operations of one key that may walk a whole list running at once; 0: no wait (plugins/limits.ts). */
+  /** Operations of one key that may walk a whole list running at once; 0: no wait (plugins/operation-cost.ts). */
   walksPerKey: number;
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { type Config, ConfigError } from './config.ts';
 import { globalIdOf } from './global-ids.ts';
-import type { DemoVariables } from './operations.ts';
+import type { DemoVariables } from './graphiql-tabs.ts';
 
 /**
  * The embedded sandbox of `npm start` without UPSTREAM_URL, on a free port: the seeded demo world,

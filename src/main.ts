@@ -9,7 +9,7 @@ import cluster from 'node:cluster';
 import { supervise } from './cluster.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { banner, startEmbeddedSandbox } from './embedded-sandbox.ts';
-import { exampleTabs, loadExampleOperations } from './operations.ts';
+import { exampleTabs, loadExampleOperations } from './graphiql-tabs.ts';
 import {
   connectRedis,
   redisAddress,

@@ -7,7 +7,7 @@ import { type Extra, useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { isBearer } from './context.ts';
-import { nestingError } from './plugins/limits.ts';
+import { nestingError } from './plugins/query-limits.ts';
 import { schema } from './schema/index.ts';
 import type { Caller } from './upstream/caller.ts';
 import type { KeyProof } from './upstream/client.ts';

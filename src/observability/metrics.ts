@@ -1,8 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { routeLabels, type UpstreamObserver } from '../upstream/call.ts';
 import type { CircuitStateName } from '../upstream/circuit-breakers.ts';
-import { routeLabels } from '../upstream/routes.ts';
-import type { UpstreamObserver } from '../upstream/telemetry.ts';
 
 /**
  * The gateway's Prometheus metrics (prom-client), one registry per gateway. Every label is
@@ -265,7 +264,7 @@ export class GatewayMetrics implements UpstreamObserver {
     }
   }
 
-  attempt(method: string, route: string, outcome: string, seconds: number, retry: boolean): void {
+  sent(method: string, route: string, outcome: string, seconds: number, retry: boolean): void {
     this.upstreamRequests.inc({ method, route, status: outcome });
     this.upstreamDuration.observe({ method, route }, seconds);
     if (retry) this.retries.inc({ method, route });

@@ -19,7 +19,7 @@ import {
  * one no provider exists, no tracing plugin is installed and no span object is ever made.
  *
  * Spans are made by the gateway itself, not by monkey-patching instrumentations: the request,
- * parse, validate and execute (plugins/tracing.ts), each upstream attempt (upstream/observe.ts and wire.ts,
+ * parse, validate and execute (plugins/tracing.ts), each upstream attempt (upstream/transport.ts and wire.ts,
  * which also sends its `traceparent`), and the idempotency claim and reconciliation of
  * createWithdrawalIntent (withdrawals/service.ts). The active span travels with the async work
  * through AsyncLocalStorage, so an upstream call made by a DataLoader batch is a child of the

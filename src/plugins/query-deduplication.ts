@@ -7,8 +7,8 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
+import { deepFreeze } from '../deep-freeze.ts';
 import type { KeptResult } from '../upstream/cache.ts';
-import { deepFreeze } from '../upstream/wire.ts';
 
 /** How a query was answered with another's result: joined while it executed, or kept after. */
 export type SharedHow = 'in_flight' | 'kept';

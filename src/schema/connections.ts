@@ -174,7 +174,7 @@ function withAnchor(window: Window, anchor: CursorAnchor | null): Window {
 /**
  * The connection fields resolved by resolveWalletConnection, as `Type.field`: without the wallet
  * index they may read the merchant's list far (the REST API has no wallet filter), so the cost
- * limit (plugins/limits.ts) counts the REST reads they may make.
+ * limit (plugins/operation-cost.ts) counts the REST reads they may make.
  */
 export const LIST_SCAN_FIELDS: ReadonlySet<string> = new Set(['Wallet.deposits', 'Wallet.withdrawalIntents']);
 

@@ -1,9 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
-import type { UpstreamResponse } from './call.ts';
+import { deepFreeze } from '../deep-freeze.ts';
+import type { UpstreamObserver, UpstreamResponse } from './call.ts';
 import { isOkEnvelope } from './envelope.ts';
-import type { UpstreamObserver } from './telemetry.ts';
-import { deepFreeze } from './wire.ts';
 
 /**
  * The upstream client's shared memory across requests: a per-merchant micro-cache of successful GET

@@ -6,9 +6,8 @@ import {
   handleWhen,
 } from 'cockatiel';
 import { GatewayError } from '../errors.ts';
-import type { Attempt } from './call.ts';
+import type { Stage, UpstreamObserver } from './call.ts';
 import { RETRYABLE_STATUS } from './error-mapping.ts';
-import type { UpstreamObserver } from './telemetry.ts';
 import { failureOf } from './transport-errors.ts';
 
 /**
@@ -115,8 +114,8 @@ export class CircuitBreakers {
 export function circuit(
   breakers: CircuitBreakers,
   observer: UpstreamObserver | undefined,
-  next: Attempt,
-): Attempt {
+  next: Stage,
+): Stage {
   return async (call, attempt) => {
     let sent = false;
     try {

@@ -1,11 +1,10 @@
 import { GatewayError, outcomeUnknown } from '../errors.ts';
 import { type KeptResult, ResponseCache } from './cache.ts';
-import type { UpstreamResponse } from './call.ts';
+import type { UpstreamResponse, UpstreamTelemetry } from './call.ts';
 import type { Caller } from './caller.ts';
 import { CallerScopes } from './caller-scope.ts';
 import { type Decoder, decodeOne, decodePage, decodeResponse, envelopeCode } from './envelope.ts';
 import { KeyEvidence } from './key-evidence.ts';
-import type { UpstreamTelemetry } from './telemetry.ts';
 import { Transport, type TransportOptions } from './transport.ts';
 import type {
   CreateWithdrawalIntentBody,

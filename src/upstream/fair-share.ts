@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { Activity, Attempt, UpstreamCall } from './call.ts';
+import type { Activity, Stage, UpstreamCall } from './call.ts';
 import type { Caller } from './caller.ts';
 import { deadlinePassed } from './wire.ts';
 
@@ -102,7 +102,7 @@ export class FairShare {
   }
 
   /** The stage: `next`, once the call's scope has a slot free (see the module's contract). */
-  stage(activity: Activity, next: Attempt): Attempt {
+  stage(activity: Activity, next: Stage): Stage {
     if (this.options.callsPerKey <= 0) return next;
     return async (call, attempt) => {
       if (this.isFree(call)) return next(call, attempt);

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { GatewayError } from '../errors.ts';
-import type { Activity, Attempt, UpstreamCall, UpstreamResponse } from './call.ts';
+import type { Activity, Stage, UpstreamCall, UpstreamResponse } from './call.ts';
 import { RETRYABLE_STATUS } from './error-mapping.ts';
 import { failureOf, transportError } from './transport-errors.ts';
 
@@ -24,7 +24,7 @@ export interface RetryOptions {
 export function retry(
   options: RetryOptions,
   activity: Activity,
-  next: Attempt,
+  next: Stage,
 ): (call: UpstreamCall) => Promise<UpstreamResponse> {
   const sleep = async (ms: number): Promise<void> => {
     activity.timers++;

@@ -4,13 +4,13 @@ import { type GatewayError, upstreamMalformed, upstreamTimeout, upstreamUnavaila
  * What each way of getting no answer from the REST API means for the gateway, in one table: undici's
  * error codes (its `lib/core/errors.js`, and the socket's errno underneath) and DEADLINE, the GraphQL
  * request's own deadline (wire.ts). GET retries (retry.ts), the circuit breakers
- * (circuit-breakers.ts), metrics and spans (observe.ts) and the error a client sees all read it.
+ * (circuit-breakers.ts), metrics and spans (transport.ts, observe) and the error a client sees all read it.
  * A code not in it (or none) is an `error`: not retried, not a circuit failure, UPSTREAM_UNAVAILABLE.
  */
 
 export interface TransportFailure {
   /**
-   * How it failed, in a word fit for a metric label or a span attribute (UpstreamObserver.attempt's
+   * How it failed, in a word fit for a metric label or a span attribute (UpstreamObserver.sent's
    * outcome, the span's `error.type`).
    */
   kind: 'refused' | 'reset' | 'dns' | 'timeout' | 'deadline' | 'too_large';

@@ -1,13 +1,23 @@
+import { performance } from 'node:perf_hooks';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { Client, Pool } from 'undici';
-import { budget, spend } from './budget.ts';
-import type { Activity, Attempt, UpstreamCall, UpstreamResponse } from './call.ts';
+import { GatewayError } from '../errors.ts';
+import {
+  type Activity,
+  BASE_PATH,
+  routeLabels,
+  type Stage,
+  type UpstreamCall,
+  type UpstreamObserver,
+  type UpstreamResponse,
+  type UpstreamTelemetry,
+  type Wire,
+} from './call.ts';
 import type { Caller } from './caller.ts';
 import { type CircuitBreakerOptions, CircuitBreakers, circuit } from './circuit-breakers.ts';
 import { FairShare, type FairShareOptions } from './fair-share.ts';
-import { observe } from './observe.ts';
 import { type RetryOptions, retry } from './retry.ts';
-import { BASE_PATH, routeLabels } from './routes.ts';
-import type { UpstreamTelemetry } from './telemetry.ts';
+import { failureKind } from './transport-errors.ts';
 import { wire } from './wire.ts';
 
 /**
@@ -69,7 +79,7 @@ export class Transport {
   private readonly underWay: Activity = { calls: 0, timers: 0 };
   private readonly fairShare: FairShare;
   /** One attempt, through every stage but retry: a POST's only one. */
-  private readonly attempt: Attempt;
+  private readonly sendOnce: Stage;
   /** A GET: its attempts, retried. */
   private readonly read: (call: UpstreamCall) => Promise<UpstreamResponse>;
 
@@ -99,11 +109,11 @@ export class Transport {
       callsPerSecond: CALLS_PER_KEY_PER_SECOND,
       ...options.fairShare,
     });
-    this.attempt = this.fairShare.stage(
+    this.sendOnce = this.fairShare.stage(
       this.underWay,
       budget(observer, circuit(this.breakers, observer, spend(observe(telemetry, url.host, onTheWire)))),
     );
-    this.read = retry(options, this.underWay, this.attempt);
+    this.read = retry(options, this.underWay, this.sendOnce);
   }
 
   /**
@@ -138,7 +148,7 @@ export class Transport {
     body: string,
   ): Promise<UpstreamResponse> {
     const json = { 'content-type': 'application/json', ...headers };
-    return this.attempt({ method: 'POST', route: routeLabels(route), path, caller, headers: json, body }, 0);
+    return this.sendOnce({ method: 'POST', route: routeLabels(route), path, caller, headers: json, body }, 0);
   }
 
   /** Each route's circuit state. */
@@ -176,4 +186,81 @@ export class Transport {
       pool: { connected, free, pending, queued, running },
     };
   }
+}
+
+/**
+ * The request's call budget (Caller.calls, MAX_UPSTREAM_CALLS_PER_REQUEST), in two parts around
+ * the circuit: `budget` refuses an attempt once the request has made as many calls as it may;
+ * `spend` counts one that is about to leave. An attempt the circuit refuses never left, so it is
+ * not spent.
+ */
+
+/** Refuses the attempt (QUERY_LIMIT_EXCEEDED, reported as refused: 'budget') when the budget is spent. */
+export function budget(observer: UpstreamObserver | undefined, next: Stage): Stage {
+  return (call, attempt) => {
+    const { calls } = call.caller;
+    if (calls.made < calls.max) return next(call, attempt);
+    observer?.refused(call.route.method, call.route.template, 'budget');
+    return Promise.reject(budgetSpent(calls.max));
+  };
+}
+
+/** Counts the attempt against the request's budget. */
+export function spend(next: Stage): Stage {
+  return (call, attempt) => {
+    call.caller.calls.made++;
+    return next(call, attempt);
+  };
+}
+
+/** The request has made as many upstream calls as one request may: the rest of its fields fail. */
+function budgetSpent(max: number): GatewayError {
+  return new GatewayError(
+    'QUERY_LIMIT_EXCEEDED',
+    `This request needed more than ${max} calls to the REST API, the most one request may make. Ask for fewer items or split the query.`,
+    { extensions: { maxUpstreamCalls: max } },
+  );
+}
+
+/**
+ * Each attempt that leaves the gateway, counted (UpstreamObserver.sent: outcome and duration)
+ * and traced: its span is a child of the active one, and the wire sends its `traceparent`.
+ * `host` is the REST API's, for the span's `server.address`.
+ */
+export function observe(telemetry: UpstreamTelemetry, host: string, next: Wire): Stage {
+  const { observer, tracer } = telemetry;
+  return async (call, attempt) => {
+    const { route } = call;
+    const started = performance.now();
+    const span = tracer?.startSpan(route.name, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'http.request.method': call.method,
+        'url.template': route.template,
+        'server.address': host,
+        ...(attempt > 0 && { 'http.request.resend_count': attempt }),
+      },
+    });
+    try {
+      const response = await next(call, span);
+      observer?.sent(
+        route.method,
+        route.template,
+        String(response.status),
+        (performance.now() - started) / 1000,
+        attempt > 0,
+      );
+      span?.setAttribute('http.response.status_code', response.status);
+      if (response.status >= 500) span?.setStatus({ code: SpanStatusCode.ERROR });
+      return response;
+    } catch (error) {
+      const kind = failureKind(error);
+      observer?.sent(route.method, route.template, kind, (performance.now() - started) / 1000, attempt > 0);
+      span?.setAttribute('error.type', kind);
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: kind });
+      throw error;
+    } finally {
+      span?.end();
+    }
+  };
 }

@@ -1,6 +1,7 @@
 import { context, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Dispatcher, Pool } from 'undici';
+import { settledAnswer } from '../deep-freeze.ts';
 import type { Activity, Wire } from './call.ts';
 
 /**
@@ -94,30 +95,4 @@ function parseRetryAfter(value: string | undefined): number | undefined {
   if (/^\d{1,6}$/.test(value.trim())) return Number(value.trim()) * 1000;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-/**
- * A parsed REST answer as resolvers may hand it on, in place, in one walk:
- *
- * - frozen all the way down: coalescing and the micro-cache hand the same objects to several
- *   requests, so none may change them (one did: a feed reversed a page in place);
- * - without any object's `then` member: the usual executor takes an object whose `then` is not
- *   null for a promise, so one REST item with such a member (none is documented; an API may add
- *   one) failed its whole list with INTERNAL_SERVER_ERROR, while compiled execution answered it.
- *   No field of the schema reads a `then`.
- */
-export function settledAnswer<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
-  if (!Array.isArray(value) && Object.hasOwn(value, 'then')) delete (value as { then?: unknown }).then;
-  Object.freeze(value);
-  for (const child of Object.values(value)) settledAnswer(child);
-  return value;
-}
-
-/** `value` with every object and array in it frozen, in place. */
-export function deepFreeze<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  for (const child of Object.values(value)) deepFreeze(child);
-  return value;
 }

@@ -2,7 +2,7 @@ import { getOperationAST, type OperationDefinitionNode, parse } from 'graphql';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { globalIdOf } from '../../src/global-ids.ts';
-import { EXAMPLE_ORDER, exampleOperations } from '../../src/operations.ts';
+import { EXAMPLE_ORDER, exampleOperations } from '../../src/graphiql-tabs.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { DEMO_KEYS } from '../../src/sandbox/seed.ts';
 import { launchChromium } from '../support/chromium.ts';

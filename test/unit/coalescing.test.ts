@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { deepFreeze } from '../../src/deep-freeze.ts';
 import {
   entryBytes,
   KEPT_SHARE_PER_CALLER,
@@ -6,7 +7,6 @@ import {
   ResponseCache,
 } from '../../src/upstream/cache.ts';
 import type { UpstreamResponse } from '../../src/upstream/call.ts';
-import { deepFreeze } from '../../src/upstream/wire.ts';
 
 const OK: UpstreamResponse = { status: 200, json: { code: 'ok' }, text: '{"code":"ok"}' };
 const BIG_TEXT = JSON.stringify({ code: 'ok', data: 'x'.repeat(40 * 1024) });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config.ts';
 import { startEmbeddedSandbox } from '../../../src/embedded-sandbox.ts';
-import { exampleTabs } from '../../../src/operations.ts';
+import { exampleTabs } from '../../../src/graphiql-tabs.ts';
 import { createGatewayRuntime, type GatewayRuntime } from '../../../src/runtime.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../../src/sandbox/config.ts';
 import { DEMO_KEYS } from '../../../src/sandbox/seed.ts';

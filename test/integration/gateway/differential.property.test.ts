@@ -261,7 +261,7 @@ async function injectFault(fault: Setting['fault']): Promise<void> {
   if (fault === 'deposits fail') {
     injected = { method: 'GET', path: '/external/v1/deposits', status: 500 };
   } else {
-    // biome-ignore lint/suspicious/noThenProperty: what the REST API may send (src/upstream/wire.ts drops it)
+    // biome-ignore lint/suspicious/noThenProperty: what the REST API may send (src/deep-freeze.ts drops it)
     const renderable = { ...unrenderable.template, id: 'f0000000-0000-4000-8000-000000000001', then: 'soon' };
     // Items the gateway cannot render first: a page of two already holds two failing items.
     const broken = (n: number) => ({ id: `f0000000-0000-4000-8000-00000000000${n}`, status: 'active' });

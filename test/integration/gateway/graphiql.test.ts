@@ -4,8 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config.ts';
 import { startEmbeddedSandbox } from '../../../src/embedded-sandbox.ts';
 import { globalIdOf, restIdOf } from '../../../src/global-ids.ts';
+import {
+  DEMO_WALLETS_NOTE,
+  EXAMPLE_ORDER,
+  exampleOperations,
+  exampleTabs,
+} from '../../../src/graphiql-tabs.ts';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
-import { DEMO_WALLETS_NOTE, EXAMPLE_ORDER, exampleOperations, exampleTabs } from '../../../src/operations.ts';
 import { TAB_BAR_STYLE, useGraphiQLDelivery } from '../../../src/plugins/graphiql-delivery.ts';
 import { createGatewayRuntime, type GatewayRuntime } from '../../../src/runtime.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../../src/sandbox/config.ts';

@@ -1,0 +1,310 @@
+import {
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  type GraphQLSchema,
+  getNamedType,
+  getOperationAST,
+  isCompositeType,
+  isInterfaceType,
+  isObjectType,
+  Kind,
+  type SelectionSetNode,
+  type ValueNode,
+  valueFromASTUntyped,
+} from 'graphql';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import type { GatewayContext } from '../context.ts';
+import { type ErrorCode, requestError } from '../error-codes.ts';
+import { LIST_SCAN_FIELDS } from '../schema/connections.ts';
+import { DEFAULT_WINDOW } from '../schema/pagination.ts';
+
+/**
+ * What one REST read counts in a document's cost: 100, so that a request that may spend the
+ * whole default call budget (100 reads) counts 10 000, half the default cost limit. Then the
+ * largest realistic screen (20 wallets with their deposits' and withdrawals' totalCount and a
+ * feed) passes, and lowering QUERY_MAX_COST below ~10 000 refuses every document that walks a
+ * merchant's whole list.
+ */
+export const READ_COST = 100;
+/** MAX_UPSTREAM_CALLS_PER_REQUEST's default (config.ts), when the caller does not say. */
+export const DEFAULT_MAX_UPSTREAM_CALLS = 100;
+
+/**
+ * Executions of one key's documents that walk a whole list (cost at least READ_COST × the call
+ * budget) at once; the key's further ones wait for one of them to end. Identical walks in flight
+ * share their REST calls (coalescing), so the transport's per-key share (fair-share.ts) does not
+ * bound them; their cost is the gateway's own work on every page, once per request.
+ */
+export const WALKS_PER_KEY = 2;
+
+const CODE = 'QUERY_LIMIT_EXCEEDED' satisfies ErrorCode;
+
+/**
+ * The cost of an operation, known before it runs:
+ *
+ * - its fields: every field costs 1; the subtree of a field returning a *Connection type counts
+ *   `first`/`last` (or the default window) times, so `deposits(first: 1000) { nodes { wallet {
+ *   deposits(first: 1000) … } } }` is refused while real screens pass;
+ * - plus READ_COST for each REST read it may make over a wallet's list (LIST_SCAN_FIELDS): the
+ *   REST API has no wallet filter, so such a connection scans the merchant's list, once per list
+ *   and status filter per request whatever the number of wallets. A scan for a window counts one
+ *   read (its first page usually holds it); a scan that walks the whole list (`totalCount`
+ *   selected, or `last` without `before`) counts `maxUpstreamCalls` reads, the most it may make
+ *   (the list's length is not known before the walk). All such reads together count at most
+ *   `maxUpstreamCalls`: the request makes no more.
+ *
+ * Other connections' reads (one or two pages each) are not counted beyond their fields.
+ */
+export function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown>,
+  options: { maxUpstreamCalls?: number; indexed?: ReadonlySet<string> } = {},
+): number {
+  const maxUpstreamCalls = options.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS;
+  const indexed = options.indexed ?? new Set<string>();
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return 0;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const root = schema.getRootType(operation.operation);
+  const visiting = new Set<string>();
+  /** The lists scanned, by field and status filter: whether one of their selections walks all of it. */
+  const scans = new Map<string, boolean>();
+
+  const resolved = (value: ValueNode | undefined): unknown =>
+    value === undefined ? undefined : valueFromASTUntyped(value, variables);
+  const count = (value: ValueNode | undefined): number | undefined => {
+    const number = resolved(value);
+    return typeof number === 'number' && number >= 0 ? number : undefined;
+  };
+
+  /** Whether `set` selects `name` at its own level, through fragments included. */
+  const selects = (set: SelectionSetNode, name: string, seen = new Set<string>()): boolean =>
+    set.selections.some((selection) => {
+      if (selection.kind === Kind.FIELD) return selection.name.value === name;
+      if (selection.kind === Kind.INLINE_FRAGMENT) return selects(selection.selectionSet, name, seen);
+      const fragment = fragments.get(selection.name.value);
+      if (!fragment || seen.has(selection.name.value)) return false;
+      seen.add(selection.name.value);
+      return selects(fragment.selectionSet, name, seen);
+    });
+
+  const costOf = (set: SelectionSetNode, type: GraphQLCompositeType): number => {
+    let total = 0;
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD) {
+        const name = selection.name.value;
+        if (name.startsWith('__')) continue;
+        const field = isObjectType(type) || isInterfaceType(type) ? type.getFields()[name] : undefined;
+        const fieldType = field && getNamedType(field.type);
+        const argument = (n: string) => selection.arguments?.find((a) => a.name.value === n)?.value;
+        if (LIST_SCAN_FIELDS.has(`${type.name}.${name}`)) {
+          const list = `${type.name}.${name}|${JSON.stringify(resolved(argument('status')) ?? null)}`;
+          // The index answers an unfiltered list; a status filter's totalCount walks the filtered list.
+          const walksAll =
+            (!indexed.has(`${type.name}.${name}`) || argument('status') !== undefined) &&
+            ((argument('last') !== undefined && argument('before') === undefined) ||
+              (selection.selectionSet !== undefined && selects(selection.selectionSet, 'totalCount')));
+          scans.set(list, (scans.get(list) ?? false) || walksAll);
+        }
+        let cost = 1;
+        if (selection.selectionSet && fieldType && isCompositeType(fieldType)) {
+          const children = costOf(selection.selectionSet, fieldType);
+          const times = fieldType.name.endsWith('Connection')
+            ? (count(argument('first')) ?? count(argument('last')) ?? DEFAULT_WINDOW)
+            : 1;
+          cost += times * children;
+        }
+        total += cost;
+      } else {
+        const fragment =
+          selection.kind === Kind.INLINE_FRAGMENT ? selection : fragments.get(selection.name.value);
+        if (!fragment) continue;
+        const key = selection.kind === Kind.FRAGMENT_SPREAD ? selection.name.value : '';
+        if (key && visiting.has(key)) continue;
+        if (key) visiting.add(key);
+        const condition = fragment.typeCondition && schema.getType(fragment.typeCondition.name.value);
+        total += costOf(fragment.selectionSet, condition && isCompositeType(condition) ? condition : type);
+        if (key) visiting.delete(key);
+      }
+    }
+    return total;
+  };
+  if (!root) return 0;
+  const fields = costOf(operation.selectionSet, root);
+  let reads = 0;
+  for (const walksAll of scans.values()) reads += walksAll ? maxUpstreamCalls : 1;
+  return fields + READ_COST * Math.min(reads, maxUpstreamCalls);
+}
+
+/**
+ * Rejects an operation whose cost exceeds `maxCost` before it executes (variables are known only
+ * then); operationCost says how it is counted. An operation that walks a whole list (costs at
+ * least READ_COST × `maxUpstreamCalls`) then waits until fewer than `walksPerKey` of its key's
+ * walks execute, FIFO, at most until its request's deadline (then RATE_LIMITED, nothing run).
+ */
+export function useCostLimit(
+  maxCost: number,
+  maxUpstreamCalls: number,
+  walksPerKey: number,
+  walletIndexed: ((scope: string, field: string) => boolean) | undefined,
+): Plugin {
+  // Without variables, an operation's cost depends on its document alone, and Yoga's parser cache
+  // hands out the same document object for the same text: such costs are computed once.
+  const fixedCosts = new WeakMap<DocumentNode, Map<string, number>>();
+  const costOf = (args: ExecutionArgs): number => {
+    const scope = (args.contextValue as Partial<GatewayContext> | undefined)?.caller?.cacheScope;
+    const indexed = new Set<string>();
+    if (walletIndexed && scope !== undefined) {
+      for (const field of LIST_SCAN_FIELDS) if (walletIndexed(scope, field)) indexed.add(field);
+    }
+    // The cost depends on the document and on which of the caller's lists are indexed.
+    const name = `${args.operationName ?? ''}|${[...indexed].join(',')}`;
+    const known = fixedCosts.get(args.document)?.get(name);
+    if (known !== undefined) return known;
+    const cost = operationCost(args.schema, args.document, args.operationName, args.variableValues ?? {}, {
+      maxUpstreamCalls,
+      indexed,
+    });
+    if (!usesVariables(args.document)) {
+      const byName = fixedCosts.get(args.document) ?? new Map<string, number>();
+      byName.set(name, cost);
+      fixedCosts.set(args.document, byName);
+    }
+    return cost;
+  };
+  const walks = new KeyedSlots(walksPerKey);
+  const walkCost = READ_COST * maxUpstreamCalls;
+  type Hook = { args: ExecutionArgs; setResultAndStopExecution(result: ExecutionResult): void };
+  /** The cost, or null once the operation is refused for it. */
+  const check = ({ args, setResultAndStopExecution }: Hook): number | null => {
+    const cost = costOf(args);
+    if (cost <= maxCost) return cost;
+    const error = requestError(
+      CODE,
+      `The operation's cost ${cost} exceeds the limit of ${maxCost}: ask for fewer items per connection, nest fewer connections, or select totalCount (or \`last\` without \`before\`) on a wallet's deposits or withdrawal intents less often: until the merchant's wallet index is built in the background, each reads the merchant's whole list.`,
+      { extensions: { cost, maxCost } },
+    );
+    setResultAndStopExecution({ data: null, errors: [error] });
+    return null;
+  };
+  /**
+   * A whole-list walk waits for one of its key's slots (see useCostLimit). Anything else passes
+   * synchronously: a hook that returns a promise delays every plugin after it by a tick, and
+   * query deduplication joins identical requests only when they reach it in the same tick.
+   */
+  const waitForWalk = (hook: Hook) => {
+    const cost = check(hook);
+    const context = hook.args.contextValue as Partial<GatewayContext> | undefined;
+    if (cost === null || cost < walkCost || walksPerKey <= 0) return;
+    if (!context?.authorization || !context.caller) return;
+    const entered = walks.enter(context.caller.cacheScope, context.caller.deadline);
+    const settle = (release: (() => void) | null) => {
+      if (!release) {
+        const error = requestError(
+          'RATE_LIMITED',
+          `This key had ${walksPerKey} operations reading a merchant's whole list running until this request's deadline; retry when they are done, or select totalCount less often.`,
+          { extensions: { retryAfterSeconds: 1, walksPerKey } },
+        );
+        hook.setResultAndStopExecution({ data: null, errors: [error] });
+        return;
+      }
+      return {
+        onExecuteDone({ result }: { result: unknown }) {
+          if (!isAsyncIterable(result)) {
+            release();
+            return;
+          }
+          return { onEnd: release };
+        },
+      };
+    };
+    return entered instanceof Promise ? entered.then(settle) : settle(entered);
+  };
+  return {
+    onExecute: waitForWalk,
+    // A subscription's events are polled reads of one item each, paced by the poller.
+    onSubscribe: (hook) => void check(hook),
+  };
+}
+
+/**
+ * At most `perKey` holders per key at once; the others wait in the key's FIFO queue. A slot is
+ * given back by its release function, or at the holder's deadline at the latest (an execution
+ * that failed before its end was reported cannot keep a key's slot).
+ */
+class KeyedSlots {
+  private readonly keys = new Map<string, { holders: number; waiting: (() => void)[] }>();
+  private readonly perKey: number;
+
+  constructor(perKey: number) {
+    this.perKey = perKey;
+  }
+
+  /** A release function once `key` has a free slot, or null when `deadline` passes first. */
+  enter(key: string, deadline: number | undefined): Promise<(() => void) | null> | (() => void) | null {
+    let entry = this.keys.get(key);
+    if (!entry) {
+      entry = { holders: 0, waiting: [] };
+      this.keys.set(key, entry);
+    }
+    if (entry.holders < this.perKey) {
+      entry.holders++;
+      return this.releaser(key, deadline);
+    }
+    const queue = entry.waiting;
+    return new Promise((resolve) => {
+      const timer =
+        deadline === undefined
+          ? undefined
+          : setTimeout(
+              () => {
+                queue.splice(queue.indexOf(go), 1);
+                resolve(null);
+              },
+              Math.max(0, deadline - Date.now()),
+            );
+      const go = () => {
+        clearTimeout(timer);
+        resolve(this.releaser(key, deadline));
+      };
+      queue.push(go);
+    });
+  }
+
+  /** Gives the slot back once: to the oldest waiting holder, else frees it. */
+  private releaser(key: string, deadline: number | undefined): () => void {
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      clearTimeout(backstop);
+      const entry = this.keys.get(key);
+      if (!entry) return;
+      const next = entry.waiting.shift();
+      if (next) {
+        next();
+        return;
+      }
+      entry.holders--;
+      if (entry.holders <= 0) this.keys.delete(key);
+    };
+    const backstop =
+      deadline === undefined ? undefined : setTimeout(release, Math.max(0, deadline - Date.now()));
+    backstop?.unref();
+    return release;
+  }
+}
+
+function usesVariables(document: DocumentNode): boolean {
+  return document.definitions.some(
+    (d) => d.kind === Kind.OPERATION_DEFINITION && (d.variableDefinitions?.length ?? 0) > 0,
+  );
+}

@@ -1,0 +1,110 @@
+import { EnvelopArmor } from '@escape.tech/graphql-armor';
+import type { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { QueryLimitSettings } from '../config.ts';
+import { ERROR_CODES, type ErrorCode, requestError } from '../error-codes.ts';
+import { INPUT_LIMITS, isNestedDeeper } from '../input-limits.ts';
+import { DEFAULT_MAX_UPSTREAM_CALLS, useCostLimit } from './operation-cost.ts';
+
+/**
+ * Hostile documents are refused before any upstream call, with HTTP 400 and
+ * `extensions.code: QUERY_LIMIT_EXCEEDED`: depth, aliases, tokens and directives by GraphQL Armor,
+ * cost by operation-cost.ts (connections weighted by first/last), body size by request-size.ts. Variables
+ * nested deeper than any input of the schema are refused before anything walks them.
+ */
+
+export interface QueryLimits extends QueryLimitSettings {
+  /** Hide "Did you mean …?" suggestions (they leak the schema when introspection is off). */
+  blockFieldSuggestions: boolean;
+  /**
+   * MAX_UPSTREAM_CALLS_PER_REQUEST: the most REST reads one request may make, which is what a
+   * walk over a whole list is counted at (see operationCost). Default: the configuration's, 100.
+   */
+  maxUpstreamCalls?: number;
+  /**
+   * Whether the caller's merchant has a wallet index for the list a field reads
+   * (`Wallet.deposits`, `Wallet.withdrawalIntents`): its whole-list reads (totalCount, `last`
+   * without `before`) then count one read, not the call budget. Default: none has.
+   */
+  walletIndexed?: (scope: string, field: string) => boolean;
+}
+
+const CODE = 'QUERY_LIMIT_EXCEEDED' satisfies ErrorCode;
+
+function tag(error: GraphQLError): void {
+  // graphql-armor refuses from inside the parser, whose errors start with "Syntax Error: ".
+  error.message = error.message.replace(/^Syntax Error: /, '');
+  const extensions = error.extensions as Record<string, unknown>;
+  extensions.code = CODE;
+  extensions.http = { status: ERROR_CODES[CODE].status };
+}
+
+export function useQueryLimits(limits: QueryLimits): Plugin[] {
+  const onReject = [(_context: unknown, error: GraphQLError) => tag(error)];
+  const armor = new EnvelopArmor({
+    maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, onReject },
+    maxAliases: { n: limits.maxAliases, onReject },
+    maxTokens: { n: limits.maxTokens, onReject },
+    maxDirectives: { n: limits.maxDirectives, onReject },
+    // Cost is ours: Armor's cost limit does not know connections.
+    costLimit: { enabled: false },
+    blockFieldSuggestion: { enabled: limits.blockFieldSuggestions },
+  });
+  return [
+    useVariableDepthLimit(INPUT_LIMITS.variableDepth),
+    ...(armor.protect().plugins as Plugin[]),
+    useCostLimit(
+      limits.maxCost,
+      limits.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS,
+      limits.walksPerKey,
+      limits.walletIndexed,
+    ),
+    useLimitStatus(),
+  ];
+}
+
+/**
+ * Refuses a request whose `variables` or `extensions` nest objects and lists more than `maxDepth`
+ * levels, with HTTP 400 and BAD_USER_INPUT, before the document is parsed. No input of the schema
+ * nests that deep, so such variables cannot be valid; and code that walks them recursively (query
+ * deduplication's key, a scalar's parser, a log line) would overflow the stack on 100 000 levels.
+ */
+export function useVariableDepthLimit(maxDepth: number): Plugin {
+  return {
+    onParams({ params, setResult }) {
+      const error = nestingError(params, maxDepth);
+      if (error) setResult({ errors: [error] });
+    },
+  };
+}
+
+/**
+ * The refusal of a request whose `variables` or `extensions` nest deeper than `maxDepth`, or null.
+ * For every path that takes a client's variables before the HTTP pipeline does (a WebSocket's
+ * subscribe message is serialised again to be sent through it).
+ */
+export function nestingError(
+  params: { variables?: unknown; extensions?: unknown },
+  maxDepth: number = INPUT_LIMITS.variableDepth,
+): GraphQLError | null {
+  const tooDeep = (['variables', 'extensions'] as const).find((name) =>
+    isNestedDeeper(params[name], maxDepth),
+  );
+  if (!tooDeep) return null;
+  return requestError(
+    'BAD_USER_INPUT',
+    `The request's ${tooDeep} nest objects and lists more than ${maxDepth} levels deep; no input of this API does.`,
+    { status: 400 },
+  );
+}
+
+/** Armor's token limit fails in the parser, where Yoga answers 200; a refused document is a 400. */
+function useLimitStatus(): Plugin {
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
+      if (!result.errors.some((e) => (e as GraphQLError).extensions?.code === CODE)) return;
+      setResult({ ...result, extensions: { ...result.extensions, http: { status: 400 } } });
+    },
+  };
+}
