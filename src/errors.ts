@@ -16,9 +16,6 @@ export interface UpstreamInfo {
   code: string | null;
 }
 
-/** The codes of ERROR_CODES (error-codes.ts), the one table of codes, statuses and meanings. */
-export type GatewayErrorCode = ErrorCode;
-
 /**
  * The HTTP status of a response whose every root field failed with this code (useOperationStatus),
  * from ERROR_CODES. `always`: whatever media type the client accepts (the key was refused).
@@ -26,7 +23,7 @@ export type GatewayErrorCode = ErrorCode;
  * this kind, as GraphQL over HTTP allows; `application/json` keeps 200 and the client reads
  * `extensions.code`. Codes not listed keep 200.
  */
-export const OPERATION_HTTP_STATUS: Partial<Record<GatewayErrorCode, { status: number; always: boolean }>> =
+export const OPERATION_HTTP_STATUS: Partial<Record<ErrorCode, { status: number; always: boolean }>> =
   Object.fromEntries(
     Object.entries(ERROR_CODES)
       .filter(([, row]) => row.when === 'always' || row.when === 'operation')
@@ -40,13 +37,13 @@ export interface WithheldAnswer {
 }
 
 export class GatewayError extends GraphQLError {
-  readonly code: GatewayErrorCode;
+  readonly code: ErrorCode;
   readonly upstream: UpstreamInfo | undefined;
   /** The REST API's own words, replaced by a generic message; logged with the request id (useErrorLogging). */
   readonly withheld: WithheldAnswer | undefined;
 
   constructor(
-    code: GatewayErrorCode,
+    code: ErrorCode,
     message: string,
     options: {
       upstream?: UpstreamInfo;

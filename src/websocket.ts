@@ -41,7 +41,7 @@ import type { Gateway } from './yoga.ts';
  * through their own slots and cannot lock merchants out.
  *
  * Admission by evidence: a well-formed key proves nothing (anyone can make one up), so only keys
- * the REST API accepted lately (MerchantWalletClient.isAcceptedScope) may fill the process's cap.
+ * the REST API accepted lately (MerchantWalletClient.scopeKnownGood) may fill the process's cap.
  * Sockets of keys not accepted lately share a small allowance (`unproven`, 5 % of `max` by
  * default). Past it, such a key's socket waits for one REST call that proves the key
  * (MerchantWalletClient.proveKey) before it is acknowledged: accepted, it takes an ordinary slot;
@@ -104,7 +104,7 @@ export function serveGraphQLOverWebSocket(
   const perScope = new Map<string, number>();
   const allowance = new UnprovenAllowance(
     options.unproven ?? Math.ceil(options.max * UNPROVEN_SHARE),
-    (scope) => options.keys?.isAcceptedScope(scope) ?? false,
+    (scope) => options.keys?.scopeKnownGood(scope) ?? false,
   );
   /**
    * Every socket counted against `max`, oldest first; one closed to make room leaves at once, not
@@ -183,7 +183,7 @@ export function serveGraphQLOverWebSocket(
         }
         const scope = options.scopeOf(authorization);
         if (!withinKeyCap(ctx, scope)) return false;
-        let unproven = !allowance.isAccepted(scope);
+        let unproven = !allowance.isKnownGood(scope);
         if (unproven && allowance.isFull()) {
           proving.add(ctx.extra.socket);
           const proof = options.keys
@@ -283,7 +283,7 @@ type WsContext = Context<Record<string, unknown> | undefined, Extra>;
 
 /** What the REST API said of keys lately: the upstream client's view of it (MerchantWalletClient). */
 export interface KeyEvidenceSource {
-  isAcceptedScope(scope: string): boolean;
+  scopeKnownGood(scope: string): boolean;
   proveKey(caller: Caller): Promise<KeyProof>;
   caller(authorization: string, deadline?: number, maxCalls?: number): Caller;
 }
@@ -324,11 +324,11 @@ interface AcknowledgedSocket {
 class UnprovenAllowance {
   private readonly held = new Set<AcknowledgedSocket>();
   private readonly size: number;
-  readonly isAccepted: (scope: string) => boolean;
+  readonly isKnownGood: (scope: string) => boolean;
 
-  constructor(size: number, isAccepted: (scope: string) => boolean) {
+  constructor(size: number, isKnownGood: (scope: string) => boolean) {
     this.size = size;
-    this.isAccepted = isAccepted;
+    this.isKnownGood = isKnownGood;
   }
 
   /** Whether no slot is left, once the sockets whose key was accepted since have left. */
@@ -356,7 +356,7 @@ class UnprovenAllowance {
 
   /** Lets out the sockets whose key was accepted since. */
   release(): void {
-    for (const socket of this.held) if (this.isAccepted(socket.scope)) this.held.delete(socket);
+    for (const socket of this.held) if (this.isKnownGood(socket.scope)) this.held.delete(socket);
   }
 }
 

@@ -98,7 +98,7 @@ function countsOperationName(
     const names = operationNamesOf(config.trustedDocuments.manifest);
     return (_context, name) => names.has(name);
   }
-  return (context) => deps.client.accepted(context.caller);
+  return (context) => deps.client.keyKnownGood(context.caller);
 }
 
 export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext>;
@@ -131,9 +131,9 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
   };
   // What an outsider sends is not kept (parsed documents, APQ registrations): only what comes with
   // a key the REST API accepted lately, or is a document of the manifest.
-  const acceptedKey = (request: Request) => {
+  const keyKnownGood = (request: Request) => {
     const authorization = authorizationOf(request);
-    return authorization !== null && deps.client.acceptedAuthorization(authorization);
+    return authorization !== null && deps.client.authorizationKnownGood(authorization);
   };
   const manifestTexts = new Set(config.trustedDocuments.manifest.values());
   const compression =
@@ -214,7 +214,7 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
           const authorization = authorizationOf(request);
           return authorization === null ? null : deps.client.scopeOf(authorization);
         },
-        accepted: acceptedKey,
+        keyKnownGood,
         maxTokens: config.queryLimits.maxTokens,
         registry: deps.persistedQueries ?? createPersistedQueryRegistry(config.apqMaxBytes),
       }),
@@ -227,7 +227,7 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
       // After every plugin that adds a validation rule (limits, introspection, response keys).
       useDocumentCache(
         deps.documentCache ?? createDocumentCache(config.documentCacheMaxBytes),
-        (request, text) => manifestTexts.has(text) || acceptedKey(request),
+        (request, text) => manifestTexts.has(text) || keyKnownGood(request),
       ),
       // After the plugins that may change a result: it serialises the result they have finished with.
       useEagerStringify(),
@@ -236,7 +236,7 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
         ? [
             useCompiledExecution({
               logger: deps.logger,
-              mayCompile: (context) => deps.client.accepted(context.caller),
+              mayCompile: (context) => deps.client.keyKnownGood(context.caller),
             }),
           ]
         : []),

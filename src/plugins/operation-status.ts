@@ -1,7 +1,8 @@
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
-import { GatewayError, type GatewayErrorCode, isGatewayError, OPERATION_HTTP_STATUS } from '../errors.ts';
+import type { ErrorCode } from '../error-codes.ts';
+import { GatewayError, isGatewayError, OPERATION_HTTP_STATUS } from '../errors.ts';
 
 function failedWhole(result: ExecutionResult): boolean {
   if (!result.errors?.length) return false;
@@ -90,7 +91,7 @@ export function useOperationStatus(): Plugin<GatewayContext> {
           }
           if (!failedWhole(result)) return;
           const errors = (result.errors ?? []) as GraphQLError[];
-          const rules = errors.map((e) => OPERATION_HTTP_STATUS[codeOf(e) as GatewayErrorCode]);
+          const rules = errors.map((e) => OPERATION_HTTP_STATUS[codeOf(e) as ErrorCode]);
           let status = Math.max(0, ...rules.map((rule) => (rule?.always ? rule.status : 0)));
           if (!status && answersGraphQLResponseJson(args.contextValue.request)) {
             const statuses = rules.map((rule) => (rule && !rule.always ? rule.status : 0));

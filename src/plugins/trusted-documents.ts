@@ -121,14 +121,14 @@ export function useTrustedDocuments(options: {
   metrics: GatewayMetrics | null;
   /** The caller scope of the request's key (MerchantWalletClient.scopeOf); null without a key. */
   callerScope: (request: Request) => string | null;
-  /** Whether the REST API accepted the request's key lately (MerchantWalletClient.accepted). */
-  accepted: (request: Request) => boolean;
+  /** Whether the REST API accepted the request's key lately (MerchantWalletClient.authorizationKnownGood). */
+  keyKnownGood: (request: Request) => boolean;
   /** Tokens a registration's text may have for the gateway to re-print it as codegen would (QUERY_MAX_TOKENS). */
   maxTokens: number;
   /** Where APQ registrations are kept (off and audit): createPersistedQueryRegistry(). */
   registry: PersistedQueryRegistry;
 }): Plugin[] {
-  const { mode, manifest, logger, metrics, callerScope, accepted, maxTokens, registry } = options;
+  const { mode, manifest, logger, metrics, callerScope, keyKnownGood, maxTokens, registry } = options;
   // An app sends the same few documents again and again (Apollo's WebSocket link sends the text with
   // the hash every time): hash each text of an accepted key once, and parse and re-print it as
   // codegen would only when the hash it came with is not its own. Anyone else's are not kept.
@@ -140,7 +140,7 @@ export function useTrustedDocuments(options: {
     let hash = hashes.get(text);
     if (hash === undefined) {
       hash = sha256(text);
-      if (accepted(request)) hashes.set(text, hash);
+      if (keyKnownGood(request)) hashes.set(text, hash);
     }
     return hash;
   };
@@ -183,7 +183,7 @@ export function useTrustedDocuments(options: {
   ): string => {
     const scope = callerScope(request);
     const sent = params.query;
-    if (scope !== null && accepted(request)) {
+    if (scope !== null && keyKnownGood(request)) {
       const text = hash === textHash ? sent : codegenText(sent, hash);
       if (text === null) throw mismatch();
       registry.register(scope, hash, text);
@@ -249,7 +249,7 @@ export function useTrustedDocuments(options: {
         const registration = pending.get(request);
         if (registration === undefined) return;
         pending.delete(request);
-        if (accepted(request)) keep(registration);
+        if (keyKnownGood(request)) keep(registration);
       },
     },
     usePersistedOperations({

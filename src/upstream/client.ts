@@ -113,18 +113,18 @@ export class MerchantWalletClient {
    * can get, in the last 10 minutes, in this process: key-evidence.ts). Outsiders with made-up
    * keys never are, so what they send cannot fill per-name slots (the metrics' operation names).
    */
-  accepted(caller: Caller): boolean {
-    return this.evidence.isAccepted(caller.cacheScope);
+  keyKnownGood(caller: Caller): boolean {
+    return this.evidence.isKnownGood(caller.cacheScope);
   }
 
-  /** `accepted` for an Authorization value, before its request has a Caller (parsing, APQ). */
-  acceptedAuthorization(authorization: string): boolean {
-    return this.evidence.isAccepted(this.scopes.scopeOf(authorization));
+  /** `keyKnownGood` for an Authorization value, before its request has a Caller (parsing, APQ). */
+  authorizationKnownGood(authorization: string): boolean {
+    return this.evidence.isKnownGood(this.scopes.scopeOf(authorization));
   }
 
-  /** `accepted`, by caller scope (scopeOf): for a WebSocket, which has a scope and no Caller. */
-  isAcceptedScope(scope: string): boolean {
-    return this.evidence.isAccepted(scope);
+  /** `keyKnownGood`, by caller scope (scopeOf): for a WebSocket, which has a scope and no Caller. */
+  scopeKnownGood(scope: string): boolean {
+    return this.evidence.isKnownGood(scope);
   }
 
   /**
@@ -137,7 +137,7 @@ export class MerchantWalletClient {
     const scope = caller.cacheScope;
     // A call of this key already under way answers for it: many proofs at once make one call.
     await this.evidence.firstAnswer(scope);
-    if (this.evidence.isAccepted(scope)) return { kind: 'accepted' };
+    if (this.evidence.isKnownGood(scope)) return { kind: 'accepted' };
     const refusal = this.evidence.refusal(scope);
     if (refusal) return { kind: 'refused', error: refusal };
     return this.askKey(caller);

@@ -8,8 +8,8 @@ import { DOCUMENTED_CODES, fromUpstreamStatus } from './error-mapping.ts';
  * What the REST API said of each caller key lately, by caller scope (caller-scope.ts: an HMAC,
  * never the key), in this process: the upstream client admits every call through it.
  *
- * - Accepted: in the last 10 minutes, a 2xx, or a business refusal that only the key's merchant
- *   can get (vouchesForKey). Calls go out freely.
+ * - Known good: in the last 10 minutes, a 2xx, or a business refusal that only the key's merchant
+ *   can get (provesKey). Calls go out freely.
  * - Refused: a 401 in the last `refusedTtlMs` (30 s). Calls are answered with the same
  *   UNAUTHENTICATED error, without a REST call, so a made-up key costs the REST API one call per
  *   TTL however many requests, fields or sockets it sends.
@@ -20,11 +20,11 @@ import { DOCUMENTED_CODES, fromUpstreamStatus } from './error-mapping.ts';
  *
  * A 403 (a real key not allowed this operation), a 404, a 5xx, a timeout or a call refused before it
  * left are no evidence either way: the key stays as it was, and calls waiting behind one go ahead.
- * A 2xx forgets a refusal, and a 401 an acceptance (a revoked key). Both memories are bounded by
+ * A 2xx forgets a refusal, and a 401 a known-good mark (a revoked key). Both memories are bounded by
  * count; a key pushed out is simply not known any more.
  */
 export class KeyEvidence {
-  private readonly accepted: LRUCache<string, true>;
+  private readonly knownGood: LRUCache<string, true>;
   /** The refused scopes, with the `code` of the REST API's 401 (its error is rebuilt from it). */
   private readonly refused: LRUCache<string, { code: string | null }> | null;
   /**
@@ -40,13 +40,13 @@ export class KeyEvidence {
   constructor(refusedTtlMs: number, now?: () => number) {
     // A test clock must be read on every access, not memoised between timer ticks.
     const clock = now && { perf: { now }, ttlResolution: 0 };
-    this.accepted = new LRUCache({ max: SCOPES_KEPT, ttl: ACCEPTED_TTL_MS, ...clock });
+    this.knownGood = new LRUCache({ max: SCOPES_KEPT, ttl: KNOWN_GOOD_TTL_MS, ...clock });
     this.refused = refusedTtlMs > 0 ? new LRUCache({ max: SCOPES_KEPT, ttl: refusedTtlMs, ...clock }) : null;
   }
 
   /** Whether the REST API accepted this scope's key in the last 10 minutes (see the class comment). */
-  isAccepted(scope: string): boolean {
-    return this.accepted.has(scope);
+  isKnownGood(scope: string): boolean {
+    return this.knownGood.has(scope);
   }
 
   /** The UNAUTHENTICATED error of a key the REST API refused within the TTL, else undefined. */
@@ -63,7 +63,7 @@ export class KeyEvidence {
    */
   async send(scope: string, send: () => Promise<UpstreamResponse>): Promise<UpstreamResponse> {
     this.throwIfRefused(scope);
-    if (!this.accepted.has(scope)) {
+    if (!this.knownGood.has(scope)) {
       const first = this.firstCalls.get(scope);
       if (!first) return this.sendFirst(scope, send);
       await first;
@@ -95,11 +95,11 @@ export class KeyEvidence {
 
   private async noted(scope: string, call: Promise<UpstreamResponse>): Promise<UpstreamResponse> {
     const response = await call;
-    if (vouchesForKey(response)) {
-      this.accepted.set(scope, true);
+    if (provesKey(response)) {
+      this.knownGood.set(scope, true);
       this.refused?.delete(scope);
     } else if (response.status === 401) {
-      this.accepted.delete(scope);
+      this.knownGood.delete(scope);
       // The code as the client is shown it (a machine word, or null), not whatever the body held.
       const code = fromUpstreamStatus(401, envelopeCode(response.json), null).upstream?.code ?? null;
       this.refused?.set(scope, { code });
@@ -119,7 +119,7 @@ export class KeyEvidence {
  * idempotency key reused), which the REST API gives only once it knows the merchant. Not a bare
  * `bad_request`, which names a malformed request and could come before the key is looked at.
  */
-function vouchesForKey(response: UpstreamResponse): boolean {
+function provesKey(response: UpstreamResponse): boolean {
   if (response.status >= 200 && response.status < 300) return true;
   if (response.status < 400 || response.status >= 500 || response.status === 401 || response.status === 403) {
     return false;
@@ -130,5 +130,5 @@ function vouchesForKey(response: UpstreamResponse): boolean {
 
 /** Keys each memory holds (a scope and its entry: about 200 bytes). */
 const SCOPES_KEPT = 10_000;
-/** How long a 2xx counts as the key being accepted (`accepted` in the upstream client). */
-const ACCEPTED_TTL_MS = 10 * 60_000;
+/** How long a 2xx counts as the key being accepted (`keyKnownGood` in the upstream client). */
+const KNOWN_GOOD_TTL_MS = 10 * 60_000;

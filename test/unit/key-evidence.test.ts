@@ -72,7 +72,7 @@ describe('key evidence', () => {
     api.release();
     expect((await calls).every((r) => r.status === 'fulfilled')).toBe(true);
     expect(api.sent).toBe(20);
-    expect(evidence.isAccepted('scope')).toBe(true);
+    expect(evidence.isKnownGood('scope')).toBe(true);
   });
 
   it.each([
@@ -87,7 +87,7 @@ describe('key evidence', () => {
     api.release();
     await calls;
     expect(api.sent).toBe(20);
-    expect(evidence.isAccepted('scope')).toBe(false);
+    expect(evidence.isKnownGood('scope')).toBe(false);
     expect(evidence.refusal('scope')).toBeUndefined();
   });
 
@@ -96,7 +96,7 @@ describe('key evidence', () => {
     const api = upstream(answer(400, 'withdrawal_intent.balance_insufficient'));
     api.release();
     await evidence.send('scope', api.send);
-    expect(evidence.isAccepted('scope')).toBe(true);
+    expect(evidence.isKnownGood('scope')).toBe(true);
   });
 
   it('a refusal lasts the TTL: a key made valid meanwhile is asked about again after it', async () => {
@@ -114,7 +114,7 @@ describe('key evidence', () => {
     valid.release();
     await evidence.send('scope', valid.send);
     expect(valid.sent).toBe(1);
-    expect(evidence.isAccepted('scope')).toBe(true);
+    expect(evidence.isKnownGood('scope')).toBe(true);
   });
 
   it('a revoked key loses its acceptance at its first 401; with the TTL at 0 nothing is remembered', async () => {
@@ -125,7 +125,7 @@ describe('key evidence', () => {
     const revoked = upstream(answer(401, 'unauthorized'));
     revoked.release();
     await evidence.send('scope', revoked.send);
-    expect(evidence.isAccepted('scope')).toBe(false);
+    expect(evidence.isKnownGood('scope')).toBe(false);
     expect(evidence.refusal('scope')).toBeUndefined();
     await evidence.send('scope', revoked.send);
     expect(revoked.sent).toBe(2);
