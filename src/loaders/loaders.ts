@@ -90,6 +90,8 @@ export function createLoaders(
                     for (const item of page.items) byId.prime(item.id, item);
                     return page;
                   },
+                  // An Error as one key's value rejects that load alone (the batch's other pages
+                  // still resolve), and the loader keeps it: this request does not ask that page again.
                   (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
                 ),
               ),

@@ -17,16 +17,16 @@ function onlyIntrospection(set: SelectionSetNode): boolean {
   );
 }
 
-/**
- * An operation that touches merchant data needs a well-formed `Authorization: Bearer <key>`;
- * without one it fails with HTTP 401 and UNAUTHENTICATED before any upstream call. Introspection
- * alone needs no key, so GraphiQL and codegen can load the schema.
- */
 interface AuthenticationCheck {
   args: { contextValue: GatewayContext; document: DocumentNode; operationName?: string | null };
   setResultAndStopExecution(result: ExecutionResult): void;
 }
 
+/**
+ * An operation that touches merchant data needs a well-formed `Authorization: Bearer <key>`;
+ * without one it fails with HTTP 401 and UNAUTHENTICATED before any upstream call. Introspection
+ * alone needs no key, so GraphiQL and codegen can load the schema.
+ */
 export function useAuthentication(): Plugin<GatewayContext> {
   const check = ({ args, setResultAndStopExecution }: AuthenticationCheck) => {
     if (args.contextValue.authorization) return;

@@ -29,8 +29,8 @@ export const MAX_COMPILED_FIELDS = 200;
 
 /**
  * Runs queries as code compiled once per document by graphql-jit, instead of interpreting the
- * document field by field on every request: about a third of a dashboard's CPU
- * (docs/benchmark.md). What comes out is what the usual executor answers, by these rules
+ * document field by field on every request
+ * (docs/benchmark.md#each-change-with-its-measured-effect). What comes out is what the usual executor answers, by these rules
  * (test/integration/gateway/differential.property.test.ts checks them on generated documents):
  *
  * - Only documents whose shape graphql-jit 0.8 answers exactly are compiled (`uncompilable`,

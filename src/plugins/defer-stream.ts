@@ -21,8 +21,8 @@ import { INPUT_LIMITS } from '../input-limits.ts';
 /**
  * @defer and @stream (@graphql-yoga/plugin-defer-stream), whose validation rules (and its own
  * OverlappingFieldsCanBeMerged) are added only for documents that use either directive: for the
- * others they check nothing the standard rules do not, and adding them to every request cost
- * about 2 % of a cheap query's CPU (a profile of S1). Whether a document uses them is remembered
+ * others they check nothing the standard rules do not, and on every request they cost CPU
+ * (docs/benchmark.md#figures-behind-design-choices). Whether a document uses them is remembered
  * per parsed document (Yoga's parser cache hands out one object per query text).
  *
  * Their arguments are checked before execution, once the variables are known (see

@@ -6,10 +6,9 @@ import type { Plugin } from 'graphql-yoga';
  * response a few promise hops later, and keeps the text on the result.
  *
  * Why: a result shared by useQueryDeduplication is then serialised once, not once per request
- * that receives it (serialising the 7 KB dashboard result is ~15 % of a request's CPU). And with
- * several requests in flight, the result's objects are still in the CPU caches right after
- * execution: measured in the gateway under S1 load, alternating requests, `JSON.stringify` took
- * ~15 % less time there than at Yoga's usual point. The bytes are the same: it is
+ * that receives it. And with several requests in flight, the result's objects are still in the
+ * CPU caches right after execution, where `JSON.stringify` takes less time than at Yoga's usual
+ * point (docs/benchmark.md#figures-behind-design-choices). The bytes are the same: it is
  * `JSON.stringify` of the same object.
  *
  * Contract: Yoga calls `result.stringify` when a result has one (graphql-jit's convention). The

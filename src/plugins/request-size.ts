@@ -7,8 +7,8 @@ import { refusal } from './refusal.ts';
  * Refuses request bodies over `maxBytes` with 413 REQUEST_TOO_LARGE before anything runs: by their
  * Content-Length when they have one (Node's parser then delivers exactly that many bytes), by
  * counting while reading when they are chunked. Yoga's own body limit is turned off (yoga.ts): it
- * pipes every body through a counting stream, Content-Length or not; turning it off raised S1
- * throughput by 42 % in a side-by-side benchmark (docs/benchmark.md).
+ * pipes every body through a counting stream, Content-Length or not
+ * (docs/benchmark.md#figures-behind-design-choices).
  */
 const TOO_LARGE = 'REQUEST_TOO_LARGE' satisfies ErrorCode;
 

@@ -15,11 +15,11 @@ import { LRUCache } from 'lru-cache';
 const SCOPES_KEPT = 10_000;
 
 export class CallerScopes {
-  // A KeyObject, not a Buffer: createHmac then skips importing the key on every call (~10 µs).
+  // A KeyObject, not a Buffer: createHmac then skips importing the key on every call (docs/benchmark.md#figures-behind-design-choices).
   private secret: KeyObject;
   /**
-   * The scopes of the keys seen lately: an HMAC costs ~15 µs under load, 4 % of a cached
-   * dashboard's CPU, and one key sends thousands of requests. Keyed by the whole Authorization
+   * The scopes of the keys seen lately: an HMAC is a visible share of a cached request's CPU
+   * (docs/benchmark.md#figures-behind-design-choices), and one key sends thousands of requests. Keyed by the whole Authorization
    * value (a shorter digest could let two keys share a scope); a flood of made-up keys only
    * churns it, each costing the HMAC it cost before.
    */

@@ -25,9 +25,9 @@ import { deadlinePassed } from './wire.ts';
  *
  * - Past its share in flight, a key's expensive calls are also paced: at most `callsPerSecond` a
  *   second on average, a second's worth at once (a token bucket, kept as the time its next call
- *   may go). What one expensive call costs is a whole REST page (1000 deposits: ~17 ms of the REST
- *   API's time and ~9 ms of the gateway's), so calls in flight alone still let one key keep both
- *   busy; the pace bounds the share of their time one key takes. A call that could not go before
+ *   may go). One expensive call costs a whole REST page of both sides' time
+ *   (docs/benchmark.md#figures-behind-design-choices), so calls in flight alone still let one key
+ *   keep both busy; the pace bounds the share of their time one key takes. A call that could not go before
  *   its deadline fails at once, unsent, as a queued one does.
  *
  * A merchant with several keys gets a share per key: the gateway only knows keys (the REST API,

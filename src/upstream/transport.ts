@@ -23,18 +23,18 @@ import { wire } from './wire.ts';
 /**
  * How bytes reach the REST API: one undici Pool with keep-alive per process, explicit timeouts, the
  * GraphQL request's deadline on every call, and bounded, jittered retries for idempotent GETs.
- * A call passes these stages, outermost first, one module each:
+ * A call passes these stages (each a Stage, call.ts), outermost first:
  *
  *   retry (GETs only) → fair share → budget → circuit → spend → observe → wire
  *
  * Every attempt, retries included, waits for a slot of its caller's share of the REST API
  * (fair-share.ts: a few calls per key in flight, a POST never waits), then passes the request's
- * call budget (budget.ts, Caller.calls) and the route's circuit breaker (circuit-breakers.ts)
+ * call budget (`budget` below, Caller.calls) and the route's circuit breaker (circuit-breakers.ts)
  * before it leaves; the share comes first so that the budget and the spending of it are checked
- * and counted in one step, after any wait. One that leaves is counted
- * against the budget, counted and traced (observe.ts), and sent (wire.ts: the deadline, the
- * caller's key, `x-request-id` and `traceparent`). Nothing here knows a resource or an envelope
- * (client.ts and envelope.ts do).
+ * and counted in one step, after any wait. One that leaves is counted against the budget
+ * (`spend`), counted and traced (`observe`), and sent (wire.ts: the deadline, the caller's key,
+ * `x-request-id` and `traceparent`). Retry is retry.ts. Nothing here knows a resource or an
+ * envelope (client.ts and envelope.ts do).
  */
 
 export interface TransportOptions extends RetryOptions {
@@ -54,9 +54,8 @@ export interface TransportOptions extends RetryOptions {
 
 /**
  * Each key's share by default (fair-share.ts): past a request's first 5 calls, at most 2 calls of
- * a key's expensive requests in flight at once. Chosen by `npm run bench -- --neighbour`
- * (docs/benchmark.md): 1 and 2 protected another merchant alike within the noise, 4 let two to
- * three times the damage through; 2 keeps a screen's two scans in parallel.
+ * a key's expensive requests in flight at once, chosen by `npm run bench -- --neighbour`
+ * (docs/benchmark.md#a-noisy-neighbour); 2 keeps a screen's two scans in parallel.
  */
 export const CALLS_PER_KEY = 2;
 
@@ -196,7 +195,7 @@ export class Transport {
  */
 
 /** Refuses the attempt (QUERY_LIMIT_EXCEEDED, reported as refused: 'budget') when the budget is spent. */
-export function budget(observer: UpstreamObserver | undefined, next: Stage): Stage {
+function budget(observer: UpstreamObserver | undefined, next: Stage): Stage {
   return (call, attempt) => {
     const { calls } = call.caller;
     if (calls.made < calls.max) return next(call, attempt);
@@ -205,8 +204,7 @@ export function budget(observer: UpstreamObserver | undefined, next: Stage): Sta
   };
 }
 
-/** Counts the attempt against the request's budget. */
-export function spend(next: Stage): Stage {
+function spend(next: Stage): Stage {
   return (call, attempt) => {
     call.caller.calls.made++;
     return next(call, attempt);
@@ -227,7 +225,7 @@ function budgetSpent(max: number): GatewayError {
  * and traced: its span is a child of the active one, and the wire sends its `traceparent`.
  * `host` is the REST API's, for the span's `server.address`.
  */
-export function observe(telemetry: UpstreamTelemetry, host: string, next: Wire): Stage {
+function observe(telemetry: UpstreamTelemetry, host: string, next: Wire): Stage {
   const { observer, tracer } = telemetry;
   return async (call, attempt) => {
     const { route } = call;

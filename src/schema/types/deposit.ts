@@ -22,6 +22,7 @@ const DepositSource = builder.objectRef<DepositDTO['source']>('DepositSource').i
 
 builder.node(Deposit, {
   description: 'Funds received into a merchant wallet.',
+  // Replaced once built by a synchronous encoder of the same global id (schema/index.ts).
   id: { resolve: (deposit) => deposit.id },
   loadMany: (ids, ctx) =>
     Promise.all(ids.map(async (id) => loadedNode(await ctx.loaders.deposit.load(id), 'Deposit'))),

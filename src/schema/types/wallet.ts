@@ -61,6 +61,7 @@ const WalletAsset = builder.objectRef<WalletAssetDTO>('WalletAsset').implement({
 export const Wallet = builder.objectRef<WalletDTO>('Wallet');
 
 builder.node(Wallet, {
+  // Replaced once built by a synchronous encoder of the same global id (schema/index.ts).
   id: { resolve: (wallet) => wallet.id },
   loadMany: (ids, ctx) =>
     Promise.all(ids.map(async (id) => loadedNode(await ctx.loaders.wallet.load(id), 'Wallet'))),

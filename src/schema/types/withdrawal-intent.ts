@@ -32,6 +32,7 @@ const WithdrawalDestination = builder
 
 builder.node(WithdrawalIntent, {
   description: 'A request to move funds from a merchant wallet to an external address.',
+  // Replaced once built by a synchronous encoder of the same global id (schema/index.ts).
   id: { resolve: (intent) => intent.id },
   loadMany: (ids, ctx) =>
     Promise.all(
