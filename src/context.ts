@@ -1,5 +1,6 @@
 import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
+import type { Callers } from './callers.ts';
 import type { WalletIndexing } from './loaders/index-builds.ts';
 import { createLoaders, type Loaders } from './loaders/loaders.ts';
 import type { LivePolling } from './subscriptions/live.ts';
@@ -54,23 +55,15 @@ export function createContextFactory(deps: {
   withdrawals: WithdrawalService;
   live: LivePolling;
   logger: Logger;
-  /** Time budget of one GraphQL request for all its upstream calls. */
-  requestDeadlineMs: number;
-  /** Upstream calls one GraphQL request may make. */
-  maxUpstreamCallsPerRequest: number;
+  /** Each request's Caller, and each subscription event's. */
+  callers: Callers;
   /** The wallet indexes (loaders/wallet-index.ts); absent: wallet lists are walked. */
   walletIndexing?: WalletIndexing | undefined;
 }) {
   return (initial: YogaInitialContext & { requestId: string }): GatewayContext => {
     const authorization = authorizationOf(initial.request);
     const requestId = initial.requestId;
-    const callerNow = () =>
-      deps.client.caller(
-        authorization ?? '',
-        Date.now() + deps.requestDeadlineMs,
-        deps.maxUpstreamCallsPerRequest,
-        requestId,
-      );
+    const callerNow = () => deps.callers.forRequest(authorization ?? '', requestId);
     const caller = callerNow();
     let logger: Logger | undefined;
     return {

@@ -2,13 +2,17 @@ import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { type Callers, createCallers } from './callers.ts';
 import type { Config } from './config.ts';
 import { createWalletIndexing, type WalletIndexing } from './loaders/index-builds.ts';
 import { workerMetrics } from './observability/cluster-metrics.ts';
 import { GatewayMetrics, type Scrape } from './observability/metrics.ts';
 import { listenMetrics } from './observability/metrics-server.ts';
 import { startTracing } from './observability/tracing.ts';
-import { createRateLimiter } from './plugins/rate-limit.ts';
+import { type Compression, useCompression } from './plugins/compression.ts';
+import type { DocumentCache } from './plugins/document-cache.ts';
+import { createRateLimiter, type RateLimiter } from './plugins/rate-limit.ts';
+import type { PersistedQueryRegistry } from './plugins/trusted-documents.ts';
 import {
   duplicateClient,
   type RedisClient,
@@ -22,6 +26,7 @@ import { RELEASE } from './release.ts';
 import { listen, type RunningServer } from './server.ts';
 import { processLeases, redisLeases } from './subscriptions/leases.ts';
 import { LivePolling } from './subscriptions/live.ts';
+import { CallerScopes } from './upstream/caller-scope.ts';
 import { MerchantWalletClient, type UpstreamClientOptions } from './upstream/client.ts';
 import { type IdempotencyStore, MemoryIdempotencyStore } from './withdrawals/idempotency-store.ts';
 import { RedisIdempotencyStore } from './withdrawals/redis-idempotency-store.ts';
@@ -36,13 +41,43 @@ import { createGateway, type Gateway, type GraphiQLDefaults } from './yoga.ts';
  *
  * What is outside the gateway comes in as `infrastructure`: where the REST API is (UPSTREAM_URL,
  * or the embedded sandbox `npm start` started), the fleet's Redis once connected, the logger. A
- * test may hand in a piece it built itself (a recording idempotency store, a tracer with an
- * in-memory exporter); the rest is what the configuration says.
+ * test may hand in parts it built itself (PrebuiltParts); the rest is what the configuration says.
  */
-export interface GatewayInfrastructure {
+export type GatewayInfrastructure = InfrastructureBase & PrebuiltParts & UpstreamSource;
+
+/** Where the REST API is: its base URL (UPSTREAM_URL, or the embedded sandbox's), or a client made for it. */
+type UpstreamSource =
+  | { upstreamURL: string; client?: undefined }
+  | {
+      upstreamURL?: undefined;
+      /**
+       * A client a test built (a fleet test's, with the fleet's scope secret and invalidation
+       * wired by hand; another gateway's, to share what the REST API said of keys). Its
+       * `scopes` are the runtime's; `upstream` and `clock` do not apply.
+       */
+      client: MerchantWalletClient;
+    };
+
+/**
+ * Parts a test built itself, each in place of the one the configuration would make (a recording
+ * idempotency store, a tracer with an in-memory exporter, a live polling on events it controls).
+ * The runtime uses them and does not dispose of them: whoever built one closes it.
+ */
+export interface PrebuiltParts {
+  /** Callers' scopes (two runtimes as two replicas of one fleet share a secret); with `client`, the client's. */
+  scopes?: CallerScopes;
+  idempotencyStore?: IdempotencyStore;
+  tracer?: Tracer;
+  metrics?: GatewayMetrics;
+  live?: LivePolling;
+  rateLimiter?: RateLimiter;
+  compression?: Compression;
+  documentCache?: DocumentCache;
+  persistedQueries?: PersistedQueryRegistry;
+}
+
+interface InfrastructureBase {
   logger: Logger;
-  /** The REST API's base URL: UPSTREAM_URL, or the embedded sandbox's. */
-  upstreamURL: string;
   /** The fleet's Redis, connected (connectRedis); absent: every store in this process. */
   redis?: RedisClient | undefined;
   /** GraphiQL's first screen (example operations, the sandbox's demo key and tabs), when GRAPHIQL is on. */
@@ -53,16 +88,16 @@ export interface GatewayInfrastructure {
   clock?: () => number;
   /** Settings of the upstream client past the configuration's (tests: faster retries, say). */
   upstream?: Partial<UpstreamClientOptions>;
-  /** Pieces built elsewhere (tests). */
-  idempotencyStore?: IdempotencyStore;
-  tracer?: Tracer;
-  metrics?: GatewayMetrics;
 }
 
 export interface GatewayRuntime extends AsyncDisposable {
   /** The GraphQL gateway as a fetch-style handler (tests call `gateway.fetch`). */
   readonly gateway: Gateway;
   readonly client: MerchantWalletClient;
+  /** The Caller of each request, poll and background call: REQUEST_DEADLINE_MS, MAX_UPSTREAM_CALLS_PER_REQUEST. */
+  readonly callers: Callers;
+  /** Callers' scopes, the one object the client, the server and the rate limit count by. */
+  readonly scopes: CallerScopes;
   readonly live: LivePolling;
   readonly withdrawals: WithdrawalService;
   readonly idempotencyStore: IdempotencyStore;
@@ -120,19 +155,27 @@ export async function createGatewayRuntime(
     if (tracing) stack.defer(() => tracing.shutdown());
     const tracer = infrastructure.tracer ?? tracing?.tracer ?? null;
 
+    // One secret for the fleet, so that every replica gives a key the same scope.
     const scopeSecret = redis && (await fleetScopeSecret(redis));
-    const client = new MerchantWalletClient(
-      {
-        ...config.upstream,
-        ...infrastructure.upstream,
-        baseURL: infrastructure.upstreamURL,
-        ...(scopeSecret && { scopeSecret }),
-        ...(invalidation && { onWithdrawal: invalidation.publish }),
-        telemetry: { ...(metrics && { observer: metrics }), ...(tracer && { tracer }) },
-      },
-      infrastructure.clock,
-    );
-    stack.defer(() => client.close());
+    const scopes = infrastructure.client?.scopes ?? infrastructure.scopes ?? new CallerScopes(scopeSecret);
+    let client: MerchantWalletClient;
+    if (infrastructure.client) client = infrastructure.client;
+    else {
+      const built = new MerchantWalletClient(
+        {
+          ...config.upstream,
+          ...infrastructure.upstream,
+          baseURL: infrastructure.upstreamURL,
+          scopes,
+          ...(invalidation && { onWithdrawal: invalidation.publish }),
+          telemetry: { ...(metrics && { observer: metrics }), ...(tracer && { tracer }) },
+        },
+        infrastructure.clock,
+      );
+      stack.defer(() => built.close());
+      client = built;
+    }
+    const callers = createCallers(client, config);
     metrics?.watchCircuits(() => client.circuits());
     if (redisHealth) metrics?.watchRedis(() => redisHealth.responsive);
 
@@ -168,7 +211,7 @@ export async function createGatewayRuntime(
         keepFleetScopeSecret(
           redis,
           scopeSecret,
-          (secret) => client.useScopeSecret(secret),
+          (secret) => scopes.useSecret(secret),
           logger,
           undefined,
           () => fleetStore.markDataLoss(),
@@ -188,32 +231,19 @@ export async function createGatewayRuntime(
     const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
     if (subscriber) stack.defer(() => subscriber.quit().then(() => {}));
 
-    // Subscriptions: in a fleet one replica polls each feed and Redis carries its news to the others.
-    const liveEvents = redis && fleetEvents(redis, logger);
-    if (liveEvents) stack.defer(() => liveEvents.subscriber.quit().then(() => {}));
-    const live = new LivePolling({
-      client,
-      events: liveEvents?.events ?? new EventTarget(),
-      leases: redis ? redisLeases(redis, redisHealth) : processLeases,
-      ...config.subscriptions,
-      requestDeadlineMs: config.requestDeadlineMs,
-      maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
-      logger,
-      metrics,
-    });
-    stack.defer(() => live.close());
-    // News published while this process's Redis subscriber connection was down is read again.
-    const stopWatchingDelivery = liveEvents?.watchDelivery(
-      { lost: () => live.deliveryLost(), restored: () => void live.catchUp() },
-      config.redis?.timeoutMs ?? 500,
-    );
-    if (stopWatchingDelivery) stack.defer(stopWatchingDelivery);
+    const live =
+      infrastructure.live ??
+      livePolling(config, stack, { client, callers, redis, redisHealth, logger, metrics });
 
-    const withdrawals = withdrawalService(config, client, idempotencyStore, {
-      logger,
-      ...(metrics && { metrics }),
-      ...(tracer && { tracer }),
-    });
+    const withdrawals = new WithdrawalService(
+      client,
+      idempotencyStore,
+      {
+        leaseMs: config.idempotencyLeaseMs,
+        reconcile: { ...config.reconcile, pageSize: RECONCILE_PAGE_SIZE },
+      },
+      { logger, ...(metrics && { metrics }), ...(tracer && { tracer }) },
+    );
 
     const store = storeDescription(redis ? config.redis : undefined);
     let shuttingDown = false;
@@ -222,7 +252,7 @@ export async function createGatewayRuntime(
     // Wallet indexes: built in the background from the merchants' own requests; stopped at shutdown.
     const walletIndexing = createWalletIndexing(client, {
       ...config.walletIndex,
-      requestDeadlineMs: config.requestDeadlineMs,
+      callers,
       logger,
       // A fleet shares what its replicas built (redis/wallet-index-chunks.ts).
       chunks: redis && redisIndexChunks(redis, logger),
@@ -232,13 +262,19 @@ export async function createGatewayRuntime(
     const gateway = createGateway(config, {
       walletIndexing,
       client,
+      callers,
+      scopes,
       logger,
       live,
       withdrawals,
       idempotencyStore,
-      rateLimiter: config.rateLimitPerKey
-        ? createRateLimiter(config.rateLimitPerKey, redis, redisHealth)
-        : null,
+      rateLimiter:
+        infrastructure.rateLimiter ??
+        (config.rateLimitPerKey ? createRateLimiter(config.rateLimitPerKey, redis, redisHealth) : null),
+      compression:
+        infrastructure.compression ?? (config.compression ? useCompression(config.compression) : undefined),
+      ...(infrastructure.documentCache && { documentCache: infrastructure.documentCache }),
+      ...(infrastructure.persistedQueries && { persistedQueries: infrastructure.persistedQueries }),
       metrics,
       metricsEndpoint: config.metrics?.port === undefined ? scrape : null,
       tracer,
@@ -250,6 +286,8 @@ export async function createGatewayRuntime(
     return {
       gateway,
       client,
+      callers,
+      scopes,
       live,
       withdrawals,
       walletIndexing,
@@ -263,8 +301,8 @@ export async function createGatewayRuntime(
           logger,
           maxRequestBytes: config.maxRequestBytes,
           edge: config.edge,
-          scopeOf: (authorization) => client.scopeOf(authorization),
-          keys: client,
+          scopes,
+          keys: { evidence: client, callers },
         });
         owned.defer(() => running.close(config.shutdownTimeoutMs));
         // Subscription streams are interrupted first, not completed (LivePolling.close): their
@@ -289,17 +327,40 @@ export async function createGatewayRuntime(
 /** Intents read per page when reconciling: enough for most windows in one call, small enough to stay cheap. */
 const RECONCILE_PAGE_SIZE = 100;
 
-/** createWithdrawalIntent's service with the configuration's lease and reconciliation windows. */
-export function withdrawalService(
+/**
+ * Subscriptions' pollers: in a fleet one replica polls each feed and Redis carries its news to the
+ * others. Their shutdown goes on `stack`.
+ */
+function livePolling(
   config: Config,
-  client: MerchantWalletClient,
-  store: IdempotencyStore,
-  telemetry: ConstructorParameters<typeof WithdrawalService>[3] = {},
-): WithdrawalService {
-  return new WithdrawalService(
-    client,
-    store,
-    { leaseMs: config.idempotencyLeaseMs, reconcile: { ...config.reconcile, pageSize: RECONCILE_PAGE_SIZE } },
-    telemetry,
+  stack: AsyncDisposableStack,
+  parts: {
+    client: MerchantWalletClient;
+    callers: Callers;
+    redis: RedisClient | undefined;
+    redisHealth: RedisHealth | undefined;
+    logger: Logger;
+    metrics: GatewayMetrics | null;
+  },
+): LivePolling {
+  const { redis, logger } = parts;
+  const liveEvents = redis && fleetEvents(redis, logger);
+  if (liveEvents) stack.defer(() => liveEvents.subscriber.quit().then(() => {}));
+  const live = new LivePolling({
+    client: parts.client,
+    callers: parts.callers,
+    events: liveEvents?.events ?? new EventTarget(),
+    leases: redis ? redisLeases(redis, parts.redisHealth) : processLeases,
+    ...config.subscriptions,
+    logger,
+    metrics: parts.metrics,
+  });
+  stack.defer(() => live.close());
+  // News published while this process's Redis subscriber connection was down is read again.
+  const stopWatchingDelivery = liveEvents?.watchDelivery(
+    { lost: () => live.deliveryLost(), restored: () => void live.catchUp() },
+    config.redis?.timeoutMs ?? 500,
   );
+  if (stopWatchingDelivery) stack.defer(stopWatchingDelivery);
+  return live;
 }

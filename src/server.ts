@@ -2,7 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import type { Callers } from './callers.ts';
 import type { EdgeLimits } from './config.ts';
+import type { CallerScopes } from './upstream/caller-scope.ts';
 import { type KeyEvidenceSource, serveGraphQLOverWebSocket } from './websocket.ts';
 import type { Gateway } from './yoga.ts';
 
@@ -178,10 +180,10 @@ export async function listen(
     logger: Logger;
     maxRequestBytes: number;
     edge: EdgeLimits;
-    /** The caller scope of an Authorization header (MerchantWalletClient.scopeOf): WebSockets per key. */
-    scopeOf: (authorization: string) => string;
-    /** Which keys the REST API accepted lately (the upstream client): WebSocket admission by evidence. */
-    keys?: KeyEvidenceSource;
+    /** Callers' scopes, the runtime's: WebSockets are counted per scope. */
+    scopes: Pick<CallerScopes, 'scopeOf'>;
+    /** Which keys the REST API accepted lately, and a key proof's Caller: WebSocket admission by evidence. */
+    keys?: { evidence: KeyEvidenceSource; callers: Pick<Callers, 'forOneCall'> };
   },
 ) {
   const { edge } = options;
@@ -215,7 +217,7 @@ export async function listen(
     perKey: edge.webSocketsPerKey,
     ...(edge.webSocketsUnproven !== undefined && { unproven: edge.webSocketsUnproven }),
     idleMs: edge.webSocketIdleMs,
-    scopeOf: options.scopeOf,
+    scopes: options.scopes,
     ...(options.keys && { keys: options.keys }),
   });
   // The one listener for upgrades, there for the server's whole life: Node hands an upgrade

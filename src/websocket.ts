@@ -6,10 +6,12 @@ import { CloseCode, type Context, type SubscribePayload } from 'graphql-ws';
 import { type Extra, useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { type WebSocket, WebSocketServer } from 'ws';
+import type { Callers } from './callers.ts';
 import { isBearer } from './context.ts';
 import { nestingError } from './plugins/query-limits.ts';
 import { schema } from './schema/index.ts';
 import type { Caller } from './upstream/caller.ts';
+import type { CallerScopes } from './upstream/caller-scope.ts';
 import type { KeyProof } from './upstream/client.ts';
 import type { Gateway } from './yoga.ts';
 
@@ -68,12 +70,14 @@ export function serveGraphQLOverWebSocket(
     perKey: number;
     /** A socket with no operation under way for this long is closed (1000). */
     idleMs: number;
-    scopeOf: (authorization: string) => string;
+    /** Callers' scopes (the runtime's): sockets are counted per scope. */
+    scopes: Pick<CallerScopes, 'scopeOf'>;
     /**
-     * What the REST API said of keys lately (the upstream client). Without it no key is ever
-     * accepted: every socket must fit in the allowance of keys not accepted lately.
+     * What the REST API said of keys lately (the upstream client), and the Caller of a key's proof.
+     * Without it no key is ever accepted: every socket must fit in the allowance of keys not
+     * accepted lately.
      */
-    keys?: KeyEvidenceSource;
+    keys?: { evidence: KeyEvidenceSource; callers: Pick<Callers, 'forOneCall'> };
     /** Acknowledged sockets of keys not accepted lately, all keys together; default 5 % of `max`. */
     unproven?: number;
   },
@@ -104,7 +108,7 @@ export function serveGraphQLOverWebSocket(
   const perScope = new Map<string, number>();
   const allowance = new UnprovenAllowance(
     options.unproven ?? Math.ceil(options.max * UNPROVEN_SHARE),
-    (scope) => options.keys?.scopeKnownGood(scope) ?? false,
+    (scope) => options.keys?.evidence.scopeKnownGood(scope) ?? false,
   );
   /**
    * Every socket counted against `max`, oldest first; one closed to make room leaves at once, not
@@ -181,14 +185,14 @@ export function serveGraphQLOverWebSocket(
           ctx.extra.socket.close(CloseCode.Unauthorized, 'Authorization: Bearer <API key> required');
           return false;
         }
-        const scope = options.scopeOf(authorization);
+        const scope = options.scopes.scopeOf(authorization);
         if (!withinKeyCap(ctx, scope)) return false;
         let unproven = !allowance.isKnownGood(scope);
         if (unproven && allowance.isFull()) {
           proving.add(ctx.extra.socket);
           const proof = options.keys
-            ? await options.keys.proveKey(
-                options.keys.caller(authorization, Date.now() + PROOF_DEADLINE_MS, 1),
+            ? await options.keys.evidence.proveKey(
+                options.keys.callers.forOneCall(authorization, PROOF_DEADLINE_MS),
               )
             : ({ kind: 'unproven' } as const);
           proving.delete(ctx.extra.socket);
@@ -285,7 +289,6 @@ type WsContext = Context<Record<string, unknown> | undefined, Extra>;
 export interface KeyEvidenceSource {
   scopeKnownGood(scope: string): boolean;
   proveKey(caller: Caller): Promise<KeyProof>;
-  caller(authorization: string, deadline?: number, maxCalls?: number): Caller;
 }
 
 /**

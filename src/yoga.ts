@@ -2,13 +2,14 @@ import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspect
 import type { Tracer } from '@opentelemetry/api';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
+import type { Callers } from './callers.ts';
 import type { Config } from './config.ts';
 import { authorizationOf, createContextFactory, type GatewayContext } from './context.ts';
-import { createWalletIndexing, type WalletIndexing } from './loaders/index-builds.ts';
+import type { WalletIndexing } from './loaders/index-builds.ts';
 import type { GatewayMetrics, Scrape } from './observability/metrics.ts';
 import { useAuthentication } from './plugins/authentication.ts';
 import { useCompiledExecution } from './plugins/compiled-execution.ts';
-import { type Compression, useCompression } from './plugins/compression.ts';
+import type { Compression } from './plugins/compression.ts';
 import { useConditionalGet } from './plugins/conditional-get.ts';
 import { useCSRFHeaderRequired } from './plugins/csrf.ts';
 import { useIncrementalDelivery } from './plugins/defer-stream.ts';
@@ -38,6 +39,7 @@ import {
 } from './plugins/trusted-documents.ts';
 import { schema } from './schema/index.ts';
 import type { LivePolling } from './subscriptions/live.ts';
+import type { CallerScopes } from './upstream/caller-scope.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
 import type { IdempotencyStore } from './withdrawals/idempotency-store.ts';
 import type { WithdrawalService } from './withdrawals/service.ts';
@@ -56,6 +58,10 @@ export interface GraphiQLDefaults {
  */
 export interface GatewayParts {
   client: MerchantWalletClient;
+  /** Each request's Caller: its deadline and call budget (src/callers.ts). */
+  callers: Callers;
+  /** Callers' scopes, the client's: the rate limit and trusted documents count per scope. */
+  scopes: CallerScopes;
   logger: Logger;
   /** The pollers behind subscriptions (subscriptions/live.ts); made with the same client. */
   live: LivePolling;
@@ -79,10 +85,10 @@ export interface GatewayParts {
   documentCache?: DocumentCache;
   /** APQ's registered documents; default: createPersistedQueryRegistry(). */
   persistedQueries?: PersistedQueryRegistry;
-  /** The wallet indexes and their background builds; default: made from config.walletIndex (none when off). */
-  walletIndexing?: WalletIndexing | undefined;
-  /** Brotli/gzip answers and the count of open compressed streams; default: made from config.compression (none when off). */
-  compression?: Compression | undefined;
+  /** The wallet indexes and their background builds; undefined: off (WALLET_INDEX_MAX_BYTES=0). */
+  walletIndexing: WalletIndexing | undefined;
+  /** Brotli/gzip answers and the count of open compressed streams; undefined: off (COMPRESSION=false). */
+  compression: Compression | undefined;
 }
 
 /**
@@ -105,20 +111,8 @@ export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext
 
 /** The whole GraphQL gateway as one fetch-style handler; tests call `gateway.fetch` directly. */
 export function createGateway(config: Config, deps: GatewayParts): Gateway {
-  const { metrics, tracer, graphiql } = deps;
-  const walletIndexing =
-    deps.walletIndexing ??
-    createWalletIndexing(deps.client, {
-      ...config.walletIndex,
-      requestDeadlineMs: config.requestDeadlineMs,
-      logger: deps.logger,
-    });
-  const createContext = createContextFactory({
-    ...deps,
-    walletIndexing,
-    requestDeadlineMs: config.requestDeadlineMs,
-    maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
-  });
+  const { metrics, tracer, graphiql, walletIndexing, compression } = deps;
+  const createContext = createContextFactory(deps);
   const { introspection } = config;
   const limits: QueryLimits = {
     ...config.queryLimits,
@@ -136,8 +130,6 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
     return authorization !== null && deps.client.authorizationKnownGood(authorization);
   };
   const manifestTexts = new Set(config.trustedDocuments.manifest.values());
-  const compression =
-    deps.compression ?? (config.compression ? useCompression(config.compression) : undefined);
   return createYoga<Record<string, unknown>, GatewayContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -177,7 +169,7 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
       useRefuseKeyInURL(),
       useMaxRequestBytes(config.maxRequestBytes),
       useRequestId(),
-      ...(deps.rateLimiter ? [useRateLimit(deps.rateLimiter, (auth) => deps.client.scopeOf(auth))] : []),
+      ...(deps.rateLimiter ? [useRateLimit(deps.rateLimiter, deps.scopes)] : []),
       ...(graphiql
         ? [
             useGraphiQLDelivery('/graphql', {
@@ -212,7 +204,7 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
         metrics,
         callerScope: (request) => {
           const authorization = authorizationOf(request);
-          return authorization === null ? null : deps.client.scopeOf(authorization);
+          return authorization === null ? null : deps.scopes.scopeOf(authorization);
         },
         keyKnownGood,
         maxTokens: config.queryLimits.maxTokens,

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Callers } from '../callers.ts';
 import { GatewayError } from '../errors.ts';
 import type { IndexChunkStore } from '../redis/wallet-index-chunks.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
@@ -246,7 +247,8 @@ export function createWalletIndexing(
   options: {
     maxBytes: number;
     callsPerSecond: number;
-    requestDeadlineMs: number;
+    /** Each build step's Caller: one call, within the request deadline. */
+    callers: Pick<Callers, 'forOneCall'>;
     logger?: Logger;
     chunks?: IndexChunkStore | undefined;
   },
@@ -254,7 +256,7 @@ export function createWalletIndexing(
   if (options.maxBytes <= 0) return undefined;
   const indexes = new WalletIndexes(options.maxBytes);
   const read: ReadPage = (authorization, list, request) => {
-    const caller = client.caller(authorization, Date.now() + options.requestDeadlineMs, 1);
+    const caller = options.callers.forOneCall(authorization);
     // Fresh: pages of 1000, read once, would only push the screens' answers out of the micro-cache.
     return list === 'deposits'
       ? client.listDeposits(caller, request, { fresh: true })

@@ -4,6 +4,7 @@ import { authorizationOf } from '../context.ts';
 import { ERROR_CODES, type ErrorCode } from '../error-codes.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { RedisHealth } from '../redis/health.ts';
+import type { CallerScopes } from '../upstream/caller-scope.ts';
 import { refusal } from './refusal.ts';
 
 /** RATE_LIMIT_PER_KEY: `points` requests per `durationSeconds`, per API key. */
@@ -57,12 +58,12 @@ export function createRateLimiter(
  * Authorization value, the same on every replica), never per key. Requests without a well-formed
  * key are not counted here: they are refused with 401 without reaching the REST API anyway.
  */
-export function useRateLimit(limiter: RateLimiter, scopeOf: (authorization: string) => string): Plugin {
+export function useRateLimit(limiter: RateLimiter, scopes: Pick<CallerScopes, 'scopeOf'>): Plugin {
   return {
     onRequest({ request, endResponse }) {
       const authorization = authorizationOf(request);
       if (!authorization) return;
-      return limiter.consume(scopeOf(authorization)).then(
+      return limiter.consume(scopes.scopeOf(authorization)).then(
         () => undefined,
         (rejection: unknown) => {
           // Anything but a limiter's verdict (a store failure the insurance limiter could not

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Callers } from '../callers.ts';
 import { isGatewayError } from '../errors.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Caller } from '../upstream/caller.ts';
@@ -22,14 +23,13 @@ import type { PollLeases } from './leases.ts';
 
 export interface PollSettings {
   client: MerchantWalletClient;
+  /** Each poll is a request of its own (Callers.forRequest). */
+  callers: Callers;
   /** Where pollers publish and subscribers listen: in-process, or Redis (redis-event-target). */
   events: Pick<EventTarget, 'addEventListener' | 'removeEventListener' | 'dispatchEvent'>;
   leases: PollLeases;
   pollMs: number;
   maxPollMs: number;
-  /** Each poll is one request of its own: this deadline and call budget. */
-  requestDeadlineMs: number;
-  maxUpstreamCallsPerRequest: number;
   logger: Logger;
   metrics: GatewayMetrics | null;
 }
@@ -128,7 +128,7 @@ export class Poller {
       const leading = await settings.leases.hold(
         feed.name,
         this.owner,
-        2 * settings.maxPollMs + settings.requestDeadlineMs,
+        2 * settings.maxPollMs + settings.callers.requestDeadlineMs,
       );
       if (leading && !this.leading) this.interval = settings.pollMs;
       this.leading = leading;
@@ -148,7 +148,7 @@ export class Poller {
   private async poll(): Promise<boolean> {
     const { feed } = this;
     const { metrics, logger } = this.settings;
-    const caller = pollCaller(this.settings, this.authorization);
+    const caller = this.settings.callers.forRequest(this.authorization);
     try {
       const { state, changed } = await feed.poll(caller, this.state);
       const last = changed.some((value) => feed.isLast(value));
@@ -181,16 +181,4 @@ export class Poller {
   private publish(event: LiveEvent<unknown>): void {
     deliver(this.settings.events, this.feed.name, event);
   }
-}
-
-/** A poll is a request of its own: this deadline and call budget. */
-export function pollCaller(
-  settings: Pick<PollSettings, 'client' | 'requestDeadlineMs' | 'maxUpstreamCallsPerRequest'>,
-  authorization: string,
-): Caller {
-  return settings.client.caller(
-    authorization,
-    Date.now() + settings.requestDeadlineMs,
-    settings.maxUpstreamCallsPerRequest,
-  );
 }

@@ -2,7 +2,7 @@ import { on } from 'node:events';
 import { isGatewayError } from '../errors.ts';
 import { updatesFrom } from './event-ids.ts';
 import { deliver, endCodeOf, type Feed, type LiveEvent } from './feed.ts';
-import { type Poller, type PollSettings, pollCaller } from './poller.ts';
+import type { Poller, PollSettings } from './poller.ts';
 
 /**
  * Fan-out to this process's subscribers, and catch-up when news could not reach them.
@@ -93,7 +93,7 @@ export class Relay {
     await Promise.all(
       missed.map(async ({ feed, authorization, since }) => {
         try {
-          const { changed } = await feed.poll(pollCaller(this.settings, authorization), since);
+          const { changed } = await feed.poll(this.settings.callers.forRequest(authorization), since);
           metrics?.livePoll(feed.kind, changed.length > 0 ? 'changed' : 'unchanged');
           for (const update of updatesFrom(feed, feed.position(since), changed, authorization)) {
             deliver(this.local, feed.name, update);

@@ -31,8 +31,8 @@ export interface UpstreamClientOptions extends TransportOptions {
   /** Micro-cache TTL for 2xx GETs, per caller key; 0 disables it (coalescing stays on). */
   cacheTtlMs: number;
   cacheMaxBytes: number;
-  /** The HMAC secret of caller scopes, shared by a fleet; default: random per process. */
-  scopeSecret?: Buffer;
+  /** Callers' scopes (caller-scope.ts), the runtime's; default: under a random secret of this client's own. */
+  scopes?: CallerScopes;
   /**
    * Called after a withdrawal succeeded and this process forgot the caller's cached reads, so the
    * other processes of a fleet forget theirs too (redis/fleet.ts). Awaited before the withdrawal answers.
@@ -45,6 +45,16 @@ export interface UpstreamClientOptions extends TransportOptions {
    * 0 remembers none. Default REFUSED_KEY_TTL_MS.
    */
   refusedKeyTtlMs?: number;
+}
+
+/** What bounds a Caller's REST calls (MerchantWalletClient.caller). */
+export interface CallerOptions {
+  /** Epoch ms by which every call must be done, retries included; default: none. */
+  deadline?: number | undefined;
+  /** Calls it may make, retries included; default: no bound. */
+  maxCalls?: number | undefined;
+  /** Sent upstream as X-Request-Id. */
+  requestId?: string | undefined;
 }
 
 /** How long a refused key is remembered by default: a key made valid meanwhile waits at most this. */
@@ -65,7 +75,8 @@ export type KeyProof =
 export class MerchantWalletClient {
   private readonly transport: Transport;
   private readonly cache: ResponseCache;
-  private readonly scopes: CallerScopes;
+  /** Callers' scopes: the ones the runtime hands the server and the rate limiter too. */
+  readonly scopes: CallerScopes;
   private readonly onWithdrawal: ((scope: string) => Promise<void>) | undefined;
   /** What the REST API said of each caller scope lately: accepted, refused, or not known yet. */
   private readonly evidence: KeyEvidence;
@@ -87,17 +98,16 @@ export class MerchantWalletClient {
       maxBytes: options.cacheMaxBytes,
       now: clock,
     });
-    this.scopes = new CallerScopes(options.scopeSecret);
+    this.scopes = options.scopes ?? new CallerScopes();
     this.evidence = new KeyEvidence(options.refusedKeyTtlMs ?? REFUSED_KEY_TTL_MS);
   }
 
-  /** The Caller of one GraphQL request: its key, deadline and upstream call budget. */
-  caller(
-    authorization: string,
-    deadline?: number,
-    maxCalls = Number.POSITIVE_INFINITY,
-    requestId?: string,
-  ): Caller {
+  /**
+   * A Caller of `authorization`: no deadline and no call budget unless `options` give them. The
+   * gateway's own callers come from src/callers.ts, which gives both.
+   */
+  caller(authorization: string, options: CallerOptions = {}): Caller {
+    const { deadline, maxCalls = Number.POSITIVE_INFINITY, requestId } = options;
     return {
       authorization,
       cacheScope: this.scopes.scopeOf(authorization),
@@ -180,11 +190,6 @@ export class MerchantWalletClient {
       }
       return { kind: 'unproven' };
     }
-  }
-
-  /** Scopes from now on are HMACs under this secret: the fleet's, as keepFleetScopeSecret keeps it. */
-  useScopeSecret(secret: Buffer): void {
-    this.scopes.useSecret(secret);
   }
 
   /** The caller scope of an Authorization value: an HMAC, the same on every replica of a fleet. */

@@ -1,18 +1,16 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import type { Logger } from 'pino';
+import { createCallers } from '../../src/callers.ts';
 import { type Config, parseConfig } from '../../src/config.ts';
 import type { GatewayMetrics } from '../../src/observability/metrics.ts';
-import { storeDescription } from '../../src/redis/connection.ts';
-import { RELEASE } from '../../src/release.ts';
-import { createGatewayRuntime, type GatewayInfrastructure, withdrawalService } from '../../src/runtime.ts';
+import { createGatewayRuntime, type PrebuiltParts } from '../../src/runtime.ts';
 import { SandboxStore } from '../../src/sandbox/store/store.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { processLeases } from '../../src/subscriptions/leases.ts';
 import { type LiveOptions, LivePolling } from '../../src/subscriptions/live.ts';
 import type { MerchantWalletClient, UpstreamClientOptions } from '../../src/upstream/client.ts';
-import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
-import { createGateway, type Gateway, type GatewayParts } from '../../src/yoga.ts';
+import type { GraphiQLDefaults } from '../../src/yoga.ts';
 import { startTestSandbox } from './sandbox.ts';
 import { recordSuiteKey, suiteLogDestination } from './suite-logs.ts';
 
@@ -34,7 +32,7 @@ export type ConfigChanges = {
   [K in keyof Config]?: NonNullable<Config[K]> extends ReadonlyMap<unknown, unknown> | unknown[]
     ? Config[K]
     : NonNullable<Config[K]> extends object
-      ? Partial<NonNullable<Config[K]>>
+      ? Partial<NonNullable<Config[K]>> | Extract<Config[K], null | undefined>
       : Config[K];
 };
 
@@ -51,40 +49,6 @@ export function testConfig(changes: ConfigChanges = {}, base: Config = DEFAULTS)
   return config as unknown as Config;
 }
 
-/**
- * The parts of a gateway built around a client a test wired itself (a fleet test's Redis pieces,
- * say), at the defaults unless `config` or `parts` say otherwise. Everything else starts the
- * gateway through createGatewayRuntime, as src/main.ts does.
- */
-export function gatewayAround(
-  client: MerchantWalletClient,
-  logger: Logger,
-  options: { config?: Config; parts?: Partial<GatewayParts> } = {},
-): Gateway {
-  const config = options.config ?? DEFAULTS;
-  const idempotencyStore =
-    options.parts?.idempotencyStore ??
-    new MemoryIdempotencyStore({
-      maxKeys: config.idempotencyMaxKeys,
-      maxKeysPerCaller: config.idempotencyMaxKeysPerCaller,
-    });
-  const withdrawals = withdrawalService(config, client, idempotencyStore);
-  return createGateway(config, {
-    client,
-    logger,
-    live: livePolling(client, logger, {}, config),
-    idempotencyStore,
-    withdrawals,
-    graphiql: false,
-    rateLimiter: null,
-    metrics: null,
-    metricsEndpoint: null,
-    tracer: null,
-    readiness: { release: RELEASE, store: storeDescription(undefined), shuttingDown: () => false },
-    ...options.parts,
-  });
-}
-
 /** Subscriptions' pollers in one process, with `config`'s settings unless overridden. */
 export function livePolling(
   client: MerchantWalletClient,
@@ -98,8 +62,7 @@ export function livePolling(
     events: new EventTarget(),
     leases: processLeases,
     ...config.subscriptions,
-    requestDeadlineMs: config.requestDeadlineMs,
-    maxUpstreamCallsPerRequest: config.maxUpstreamCallsPerRequest,
+    callers: createCallers(client, config),
     metrics: null,
     ...overrides,
   });
@@ -117,8 +80,8 @@ export async function startTestGateway(
     config?: ConfigChanges;
     upstream?: Partial<UpstreamClientOptions>;
     clock?: () => number;
-    /** Pieces built by the test (a recording idempotency store, a tracer, its own metrics). */
-    infrastructure?: Pick<GatewayInfrastructure, 'idempotencyStore' | 'tracer' | 'metrics' | 'graphiql'>;
+    /** Parts built by the test (a recording idempotency store, a tracer, its own metrics…) and GraphiQL's first screen. */
+    infrastructure?: PrebuiltParts & { graphiql?: GraphiQLDefaults };
   } = {},
 ) {
   const sandbox = await startTestSandbox(options.store ?? new SandboxStore());

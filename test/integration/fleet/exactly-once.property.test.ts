@@ -3,12 +3,14 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, type RedisClient } from '../../../src/redis/connection.ts';
 import { fleetScopeSecret } from '../../../src/redis/fleet.ts';
+import { createGatewayRuntime } from '../../../src/runtime.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
+import { CallerScopes } from '../../../src/upstream/caller-scope.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
 import { RedisIdempotencyStore } from '../../../src/withdrawals/redis-idempotency-store.ts';
 import type { Gateway } from '../../../src/yoga.ts';
 import { type Actor, exactlyOnceHarness, historyMerchant, opArbitrary } from '../../support/exactly-once.ts';
-import { DEFAULTS, gatewayAround, testConfig } from '../../support/gateway.ts';
+import { DEFAULTS, testConfig } from '../../support/gateway.ts';
 import { type RunningRedis, startRedis } from '../../support/redis.ts';
 import { startTestSandbox, type TestSandbox } from '../../support/sandbox.ts';
 import { suiteLogDestination } from '../../support/suite-logs.ts';
@@ -39,6 +41,8 @@ let sandbox: TestSandbox;
 let merchant: { id: string; keys: Record<Actor, string> };
 const connections: RedisClient[] = [];
 const clients: MerchantWalletClient[] = [];
+/** The processes' runtimes, disposed of before the clients and connections they use. */
+const runtimes = new AsyncDisposableStack();
 let harness: ReturnType<typeof exactlyOnceHarness>;
 
 /** One gateway process of a fleet: its own client, pool, Redis connection and store. */
@@ -50,13 +54,17 @@ async function gatewayProcess(): Promise<Gateway> {
     baseURL: sandbox.url,
     headersTimeoutMs: HEADERS_TIMEOUT_MS,
     cacheTtlMs: 0,
-    scopeSecret: await fleetScopeSecret(connection),
+    scopes: new CallerScopes(await fleetScopeSecret(connection)),
   });
   clients.push(client);
-  return gatewayAround(client, createLogger('warn', suiteLogDestination()), {
-    config: testConfig({ reconcile: { lateCommitMs: LATE_COMMIT_MS } }),
-    parts: { idempotencyStore: new RedisIdempotencyStore(connection, { maxKeysPerCaller: 10_000 }) },
+  const runtime = await createGatewayRuntime(testConfig({ reconcile: { lateCommitMs: LATE_COMMIT_MS } }), {
+    logger: createLogger('warn', suiteLogDestination()),
+    client,
+    processMetrics: false,
+    idempotencyStore: new RedisIdempotencyStore(connection, { maxKeysPerCaller: 10_000 }),
   });
+  runtimes.use(runtime);
+  return runtime.gateway;
 }
 
 beforeAll(async () => {
@@ -76,6 +84,7 @@ afterAll(async () => {
   console.info(
     `exactly-once histories, answers seen: ${JSON.stringify(Object.fromEntries(harness?.tally ?? []))}`,
   );
+  await runtimes.disposeAsync();
   for (const client of clients) await client.close();
   for (const connection of connections) connection.disconnect();
   await sandbox?.close();

@@ -5,12 +5,14 @@ import { globalIdOf } from '../../../src/global-ids.ts';
 import { createRateLimiter, type RateLimit } from '../../../src/plugins/rate-limit.ts';
 import { connectRedis, type RedisClient, warnIfRedisEvicts } from '../../../src/redis/connection.ts';
 import { fleetInvalidation, fleetScopeSecret, keepFleetScopeSecret } from '../../../src/redis/fleet.ts';
+import { createGatewayRuntime } from '../../../src/runtime.ts';
 import { Money } from '../../../src/sandbox/money.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
+import { CallerScopes } from '../../../src/upstream/caller-scope.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
 import { type IdempotencyStore, MemoryIdempotencyStore } from '../../../src/withdrawals/idempotency-store.ts';
 import { RedisIdempotencyStore } from '../../../src/withdrawals/redis-idempotency-store.ts';
-import { DEFAULTS, gatewayAround, testConfig } from '../../support/gateway.ts';
+import { DEFAULTS, testConfig } from '../../support/gateway.ts';
 import { type RunningRedis, startRedis } from '../../support/redis.ts';
 import {
   EXTERNAL_TRON_ADDRESS,
@@ -35,6 +37,8 @@ let walletId: string;
 const connections: RedisClient[] = [];
 const clients: MerchantWalletClient[] = [];
 const stops: (() => void)[] = [];
+/** The gateway processes' runtimes, disposed of before the clients and connections they use. */
+const runtimes = new AsyncDisposableStack();
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -46,6 +50,7 @@ beforeAll(async () => {
   walletId = (await sandbox.world.wallet(merchant.id, { USDT: '100000', TRX: '10' })).id;
 });
 afterAll(async () => {
+  await runtimes.disposeAsync();
   for (const stop of stops) stop();
   for (const client of clients) await client.close();
   for (const connection of connections) connection.disconnect();
@@ -84,7 +89,7 @@ async function gatewayProcess(
     retryBaseDelayMs: 1,
     baseURL: sandbox.url,
     cacheTtlMs: options.cacheTtlMs ?? 0,
-    ...(scopeSecret && { scopeSecret }),
+    ...(scopeSecret && { scopes: new CallerScopes(scopeSecret) }),
     ...(invalidation && { onWithdrawal: invalidation.publish }),
   });
   clients.push(client);
@@ -94,7 +99,7 @@ async function gatewayProcess(
       keepFleetScopeSecret(
         connection,
         scopeSecret,
-        (secret) => client.useScopeSecret(secret),
+        (secret) => client.scopes.useSecret(secret),
         pino({ level: 'silent' }),
         100,
         () => fleetStore?.markDataLoss() ?? Promise.resolve(),
@@ -103,17 +108,22 @@ async function gatewayProcess(
   }
   const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
   if (subscriber) connections.push(subscriber);
-  const gateway = gatewayAround(client, createLogger('debug', suiteLogDestination()), {
+  const runtime = await createGatewayRuntime(
     // A short late-commit allowance: a retry after a lost answer reconciles within a test's time.
-    config: testConfig({
+    testConfig({
       idempotencyLeaseMs: options.leaseMs ?? DEFAULTS.idempotencyLeaseMs,
       reconcile: { lateCommitMs: 200 },
     }),
-    parts: {
+    {
+      logger: createLogger('debug', suiteLogDestination()),
+      client,
+      processMetrics: false,
       idempotencyStore: store,
-      rateLimiter: options.rateLimit ? createRateLimiter(options.rateLimit, connection) : null,
+      ...(options.rateLimit && { rateLimiter: createRateLimiter(options.rateLimit, connection) }),
     },
-  });
+  );
+  runtimes.use(runtime);
+  const { gateway } = runtime;
   const withdraw = async (idempotencyKey: string | null, amount = '1.00', as = key) => {
     const response = await gateway.fetch('http://gateway.test/graphql', {
       method: 'POST',
@@ -202,7 +212,7 @@ describe('one idempotency key across gateway processes', () => {
     const scopeClient = new MerchantWalletClient({
       ...DEFAULTS.upstream,
       baseURL: sandbox.url,
-      scopeSecret: await fleetScopeSecret(connection),
+      scopes: new CallerScopes(await fleetScopeSecret(connection)),
     });
     clients.push(scopeClient);
     const scope = scopeClient.caller(`Bearer ${key}`).cacheScope;
@@ -425,7 +435,7 @@ describe('one idempotency key across gateway processes', () => {
     const expected = new MerchantWalletClient({
       ...DEFAULTS.upstream,
       baseURL: sandbox.url,
-      scopeSecret: replaced,
+      scopes: new CallerScopes(replaced),
     });
     clients.push(expected);
     await vi.waitFor(() => expect(a.scopeOf(key)).toBe(expected.scopeOf(`Bearer ${key}`)), {

@@ -1,14 +1,17 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCallers } from '../../../src/callers.ts';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
 import { connectRedis, type RedisClient } from '../../../src/redis/connection.ts';
 import { fleetEvents, fleetScopeSecret } from '../../../src/redis/fleet.ts';
+import { createGatewayRuntime } from '../../../src/runtime.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { redisLeases } from '../../../src/subscriptions/leases.ts';
 import { LivePolling } from '../../../src/subscriptions/live.ts';
+import { CallerScopes } from '../../../src/upstream/caller-scope.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
 import type { Gateway } from '../../../src/yoga.ts';
-import { DEFAULTS, gatewayAround } from '../../support/gateway.ts';
+import { DEFAULTS } from '../../support/gateway.ts';
 import { parseMetrics, sampleSum } from '../../support/metrics.ts';
 import { type RunningRedis, startRedis } from '../../support/redis.ts';
 import { startTestSandbox, type TestSandbox, withdrawalBody } from '../../support/sandbox.ts';
@@ -55,7 +58,7 @@ async function gatewayProcess() {
     ...DEFAULTS.upstream,
     baseURL: sandbox.url,
     cacheTtlMs: 0,
-    scopeSecret: await fleetScopeSecret(connection),
+    scopes: new CallerScopes(await fleetScopeSecret(connection)),
   });
   const { events, subscriber, watchDelivery } = fleetEvents(connection, logger);
   connections.push(subscriber);
@@ -67,18 +70,19 @@ async function gatewayProcess() {
     maxPollMs: 20,
     perKey: 10,
     max: 100,
-    requestDeadlineMs: DEFAULTS.requestDeadlineMs,
-    maxUpstreamCallsPerRequest: DEFAULTS.maxUpstreamCallsPerRequest,
+    callers: createCallers(client, DEFAULTS),
     logger,
     metrics,
   });
   // Wired as src/main.ts wires it.
   watchDelivery({ lost: () => live.deliveryLost(), restored: () => void live.catchUp() }, 500);
+  const runtime = await createGatewayRuntime(DEFAULTS, { logger, client, live, metrics });
   closers.push(
+    async () => await runtime[Symbol.asyncDispose](),
     () => live.close(),
     () => client.close(),
   );
-  const gateway = gatewayAround(client, logger, { parts: { live, metrics } });
+  const { gateway } = runtime;
   const polls = async (feed?: string) =>
     sampleSum(
       parseMetrics((await metrics.scrape()).body),

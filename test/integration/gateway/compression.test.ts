@@ -3,16 +3,12 @@ import { brotliDecompressSync, constants, gunzipSync } from 'node:zlib';
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Compression, useCompression } from '../../../src/plugins/compression.ts';
+import { createGatewayRuntime, type GatewayRuntime } from '../../../src/runtime.ts';
 import { listen } from '../../../src/server.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
+import type { Gateway } from '../../../src/yoga.ts';
 import { ActivityFeedDocument, WalletScreenDeferredDocument } from '../../generated/graphql.ts';
-import {
-  DEFAULTS,
-  gatewayAround,
-  startTestGateway,
-  type TestGateway,
-  testConfig,
-} from '../../support/gateway.ts';
+import { DEFAULTS, startTestGateway, type TestGateway, testConfig } from '../../support/gateway.ts';
 
 // Brotli/gzip answers: single ones above COMPRESSION_MIN_BYTES, and @defer streams over
 // multipart/mixed and SSE, flushed part by part.
@@ -133,10 +129,12 @@ describe('single answers', () => {
   });
 
   it('is off with COMPRESSION=false', async () => {
-    const off = gatewayAround(gw.client, createLogger('silent'), {
-      config: { ...testConfig(), compression: null },
+    await using off = await createGatewayRuntime(testConfig({ compression: null }), {
+      logger: createLogger('silent'),
+      client: gw.client,
+      processMetrics: false,
     });
-    const response = await post(FEED, { first: 50 }, { 'accept-encoding': 'br' }, off);
+    const response = await post(FEED, { first: 50 }, { 'accept-encoding': 'br' }, off.gateway);
     expect(response.headers.get('content-encoding')).toBeNull();
     expect(response.headers.get('vary')).toBeNull();
     const on = await post(FEED, { first: 50 }, { 'accept-encoding': 'br' });
@@ -197,10 +195,20 @@ describe('streams', () => {
 
 describe("a stream's compressor", () => {
   let compression: Compression;
-  let gateway: ReturnType<typeof gatewayAround>;
-  beforeAll(() => {
+  let runtime: GatewayRuntime;
+  let gateway: Gateway;
+  beforeAll(async () => {
     compression = useCompression({ minBytes: 1_024, maxStreams: 1 });
-    gateway = gatewayAround(gw.client, createLogger('silent'), { parts: { compression } });
+    runtime = await createGatewayRuntime(DEFAULTS, {
+      logger: createLogger('silent'),
+      client: gw.client,
+      processMetrics: false,
+      compression,
+    });
+    gateway = runtime.gateway;
+  });
+  afterAll(async () => {
+    await runtime[Symbol.asyncDispose]();
   });
   const settled = async () => {
     for (let i = 0; i < 100 && compression.tally.openStreams > 0; i++) await new Promise(setImmediate);
@@ -297,7 +305,7 @@ describe("a stream's compressor", () => {
       logger: createLogger('silent'),
       maxRequestBytes: DEFAULTS.maxRequestBytes,
       edge: DEFAULTS.edge,
-      scopeOf: (authorization) => gw.client.scopeOf(authorization),
+      scopes: gw.runtime.scopes,
     });
     try {
       const response = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {

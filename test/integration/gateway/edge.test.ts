@@ -36,8 +36,8 @@ async function serve(edge: Partial<EdgeLimits>, logLines?: string[]): Promise<Ru
     logger: createLogger('debug', suiteLogDestination(logLines)),
     maxRequestBytes: DEFAULTS.maxRequestBytes,
     edge: { ...DEFAULTS.edge, ...edge },
-    scopeOf: (authorization) => t.client.scopeOf(authorization),
-    keys: t.client,
+    scopes: t.runtime.scopes,
+    keys: { evidence: t.client, callers: t.runtime.callers },
   });
   servers.push(running);
   return running;

@@ -112,13 +112,13 @@ describe("each key's share of the REST API", () => {
     });
     const authorization = `Bearer ${busy.key}`;
     // The share taken by the calls of a request with time to spare…
-    const holder = gw.client.caller(authorization, Date.now() + 10_000);
+    const holder = gw.client.caller(authorization, { deadline: Date.now() + 10_000 });
     const held = Array.from({ length: AT_ONCE }, (_, i) =>
       gw.client.listDeposits(holder, { page: 1, size: i + 1 }),
     );
     await expect.poll(() => depositCalls().length).toBe(AT_ONCE);
     // …and another request of the same key, past its free calls, whose deadline comes first.
-    const late = gw.client.caller(authorization, Date.now() + 1_000);
+    const late = gw.client.caller(authorization, { deadline: Date.now() + 1_000 });
     for (let i = 0; i < FREE_CALLS_PER_REQUEST; i++)
       await gw.client.listWallets(late, { page: 1, size: i + 1 });
     const error = (await gw.client.listDeposits(late, { page: 1, size: 50 }).catch((e) => e)) as GatewayError;
@@ -258,7 +258,7 @@ describe("each key's pace past its share", () => {
     const merchant = await paced.sandbox.world.merchant();
     const authorization = `Bearer ${merchant.key}`;
     const scope = paced.client.scopeOf(authorization);
-    const caller = paced.client.caller(authorization, Date.now() + 10_000);
+    const caller = paced.client.caller(authorization, { deadline: Date.now() + 10_000 });
     for (let i = 0; i < FREE_CALLS_PER_REQUEST; i++)
       await paced.client.listWallets(caller, { page: 1, size: i + 1 });
     paced.resetCalls();
@@ -269,7 +269,7 @@ describe("each key's pace past its share", () => {
     expect(waited.get(scope)).toBe(1);
     expect(paced.upstreamCalls()).toHaveLength(2);
     // Another request of the key whose deadline comes before its turn: refused at once, never sent.
-    const hurried = paced.client.caller(authorization, Date.now() + 500);
+    const hurried = paced.client.caller(authorization, { deadline: Date.now() + 500 });
     for (let i = 0; i < FREE_CALLS_PER_REQUEST; i++)
       await paced.client.listWallets(hurried, { page: 1, size: i + 1 });
     paced.resetCalls();
@@ -281,7 +281,7 @@ describe("each key's pace past its share", () => {
     expect(hurried.calls.made).toBe(FREE_CALLS_PER_REQUEST);
     // Another key is not paced by this one's turns.
     const other = await paced.sandbox.world.merchant();
-    const its = paced.client.caller(`Bearer ${other.key}`, Date.now() + 10_000);
+    const its = paced.client.caller(`Bearer ${other.key}`, { deadline: Date.now() + 10_000 });
     for (let i = 0; i <= FREE_CALLS_PER_REQUEST; i++)
       await paced.client.listWallets(its, { page: 1, size: i + 1 });
     expect(waited.has(paced.client.scopeOf(`Bearer ${other.key}`))).toBe(false);

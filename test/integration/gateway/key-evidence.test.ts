@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SandboxStore } from '../../../src/sandbox/store/store.ts';
 import type { RunningServer } from '../../../src/server.ts';
+import { CallerScopes } from '../../../src/upstream/caller-scope.ts';
 import { MemoryIdempotencyStore } from '../../../src/withdrawals/idempotency-store.ts';
 import { CreateWithdrawalDocument, type CreateWithdrawalMutationVariables } from '../../generated/graphql.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
@@ -124,15 +125,14 @@ describe('a revoked key retrying a withdrawal', () => {
     maxKeys: DEFAULTS.idempotencyMaxKeys,
     maxKeysPerCaller: DEFAULTS.idempotencyMaxKeysPerCaller,
   });
-  const scopeSecret = randomBytes(32);
+  const scopes = new CallerScopes(randomBytes(32));
   /** Two processes of one fleet: the same REST API, idempotency records and caller scopes. */
   let first: TestGateway;
   let second: TestGateway;
   beforeAll(async () => {
     const options = {
       store: sandboxStore,
-      upstream: { scopeSecret },
-      infrastructure: { idempotencyStore },
+      infrastructure: { idempotencyStore, scopes },
     };
     first = await startTestGateway(options);
     second = await startTestGateway(options);

@@ -2,7 +2,8 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { globalIdOf } from '../../../src/global-ids.ts';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
-import { gatewayAround, livePolling, startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { createGatewayRuntime } from '../../../src/runtime.ts';
+import { DEFAULTS, livePolling, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { parseMetrics, sampleSum } from '../../support/metrics.ts';
 import { nextPoll, type ResultStream, subscribeSSE } from '../../support/subscriptions.ts';
 import { recordSuiteKey } from '../../support/suite-logs.ts';
@@ -434,7 +435,13 @@ describe('catch-up after lost news', () => {
       maxPollMs: 20,
       metrics,
     });
-    const gateway = gatewayAround(t.client, pino({ level: 'silent' }), { parts: { live } });
+    await using runtime = await createGatewayRuntime(DEFAULTS, {
+      logger: pino({ level: 'silent' }),
+      client: t.client,
+      live,
+      processMetrics: false,
+    });
+    const { gateway } = runtime;
     try {
       const stream = await subscribeSSE(gateway, DEPOSITS, { walletId: wallet1 }, merchant.key);
       await nextPoll(metrics, 'deposits');

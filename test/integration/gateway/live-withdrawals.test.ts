@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createCallers } from '../../../src/callers.ts';
 import { DEMO_KEYS, seedWorld } from '../../../src/sandbox/seed.ts';
 import type { WithdrawalStatus } from '../../../src/sandbox/store/records.ts';
-import { pollCaller } from '../../../src/subscriptions/poller.ts';
 import { withdrawalIntentsFeed } from '../../../src/subscriptions/withdrawal-feeds.ts';
 import type { WithdrawalIntentDTO } from '../../../src/upstream/types.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
@@ -67,11 +67,8 @@ function move(id: string, to: Record<string, WithdrawalStatus>): string {
 
 function feedDriver() {
   const feed = withdrawalIntentsFeed(t.client, 'scope');
-  const caller = () =>
-    pollCaller(
-      { client: t.client, requestDeadlineMs: 10_000, maxUpstreamCallsPerRequest: 100 },
-      `Bearer ${key}`,
-    );
+  const polls = createCallers(t.client, { requestDeadlineMs: 10_000, maxUpstreamCallsPerRequest: 100 });
+  const caller = () => polls.forRequest(`Bearer ${key}`);
   let state = undefined as unknown as Awaited<ReturnType<typeof feed.begin>>;
   return {
     async begin() {

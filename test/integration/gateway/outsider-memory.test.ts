@@ -2,24 +2,19 @@ import { createHash } from 'node:crypto';
 import { addTypenameToDocument } from '@apollo/client/utilities';
 import { type DocumentNode, print } from 'graphql';
 import { pino } from 'pino';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DashboardScreenDocument } from '../../../examples/apollo/generated/graphql.ts';
-import { loadManifest } from '../../../src/config.ts';
+import { type Config, loadManifest } from '../../../src/config.ts';
 import * as documentHashes from '../../../src/document-hashes.ts';
 import { createDocumentCache, type DocumentCache } from '../../../src/plugins/document-cache.ts';
 import {
   createPersistedQueryRegistry,
   type PersistedQueryRegistry,
 } from '../../../src/plugins/trusted-documents.ts';
+import { createGatewayRuntime } from '../../../src/runtime.ts';
 import type { Gateway } from '../../../src/yoga.ts';
 import { DashboardDocument, WalletScreenDocument } from '../../generated/graphql.ts';
-import {
-  DEFAULTS,
-  gatewayAround,
-  startTestGateway,
-  type TestGateway,
-  testConfig,
-} from '../../support/gateway.ts';
+import { DEFAULTS, startTestGateway, type TestGateway, testConfig } from '../../support/gateway.ts';
 import { heapUsed } from '../../support/heap.ts';
 import { recordSuiteKey } from '../../support/suite-logs.ts';
 
@@ -55,6 +50,24 @@ let other: string;
 let documentCache: DocumentCache;
 let registry: PersistedQueryRegistry;
 let gateway: Gateway;
+/** Each test's runtimes, disposed of after it. */
+let runtimes = new AsyncDisposableStack();
+
+/**
+ * A gateway on `t`'s client (what the REST API said of keys is its), holding this test's document
+ * cache and APQ registry, whose bytes the tests read.
+ */
+async function gatewayWith(config: Config): Promise<Gateway> {
+  const runtime = await createGatewayRuntime(config, {
+    logger: pino({ level: 'silent' }),
+    client: t.client,
+    processMetrics: false,
+    documentCache,
+    persistedQueries: registry,
+  });
+  runtimes.use(runtime);
+  return runtime.gateway;
+}
 
 async function send(body: Record<string, unknown>, authorization: string | null) {
   const response = await gateway.fetch('http://gateway.test/graphql', {
@@ -88,12 +101,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
 });
+afterEach(async () => {
+  await runtimes.disposeAsync();
+  runtimes = new AsyncDisposableStack();
+});
 beforeEach(async () => {
   documentCache = createDocumentCache(4 * MB);
   registry = createPersistedQueryRegistry(256 * 1024);
-  gateway = gatewayAround(t.client, pino({ level: 'silent' }), {
-    parts: { documentCache, persistedQueries: registry },
-  });
+  gateway = await gatewayWith(DEFAULTS);
   codegenRegistration.mockClear();
   // Both keys are real: the REST API answered each with a 2xx.
   for (const authorization of [key, other]) {
@@ -142,10 +157,7 @@ describe('the parse and validation cache', () => {
       new URL('../../generated/persisted-documents.json', import.meta.url).pathname,
     );
     const [id, text] = [...manifest].find(([, t]) => t.includes('query Dashboard(')) ?? ['', ''];
-    gateway = gatewayAround(t.client, pino({ level: 'silent' }), {
-      config: testConfig({ trustedDocuments: { mode: 'audit', manifest } }),
-      parts: { documentCache, persistedQueries: registry },
-    });
+    gateway = await gatewayWith(testConfig({ trustedDocuments: { mode: 'audit', manifest } }));
     const answer = await send({ documentId: `sha256:${id}` }, null);
     expect(answer.status).toBe(401);
     expect(documentCache.get(text)).toBeDefined();

@@ -45,7 +45,7 @@ async function listenOn(t: TestGateway): Promise<RunningServer> {
     logger: createLogger('debug', suiteLogDestination()),
     maxRequestBytes: DEFAULTS.maxRequestBytes,
     edge: DEFAULTS.edge,
-    scopeOf: (authorization) => t.client.scopeOf(authorization),
+    scopes: t.runtime.scopes,
   });
 }
 

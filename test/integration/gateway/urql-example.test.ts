@@ -37,7 +37,7 @@ beforeAll(async () => {
     logger: createLogger('debug', suiteLogDestination()),
     maxRequestBytes: DEFAULTS.maxRequestBytes,
     edge: DEFAULTS.edge,
-    scopeOf: (authorization) => t.client.scopeOf(authorization),
+    scopes: t.runtime.scopes,
   });
   const merchant = await t.sandbox.world.merchant();
   recordSuiteKey(merchant.key);

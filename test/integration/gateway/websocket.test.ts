@@ -30,7 +30,7 @@ beforeAll(async () => {
     logger: createLogger('debug', suiteLogDestination()),
     maxRequestBytes: DEFAULTS.maxRequestBytes,
     edge: DEFAULTS.edge,
-    scopeOf: (authorization) => t.client.scopeOf(authorization),
+    scopes: t.runtime.scopes,
   });
   merchant = await t.sandbox.world.merchant();
   recordSuiteKey(merchant.key);
@@ -179,7 +179,7 @@ describe('GraphQL over WebSocket with trusted documents enforced', () => {
       logger: createLogger('debug', suiteLogDestination()),
       maxRequestBytes: DEFAULTS.maxRequestBytes,
       edge: DEFAULTS.edge,
-      scopeOf: (authorization) => enforced.client.scopeOf(authorization),
+      scopes: enforced.runtime.scopes,
     });
     const client = createClient({
       url: `${running.url.replace('http', 'ws')}/graphql`,
