@@ -312,7 +312,6 @@ export class WalletIndexes {
     return this.bytes;
   }
 
-  /** Indexes held. */
   get size(): number {
     return this.indexes.size;
   }

@@ -66,7 +66,6 @@ export function retainedBytes(text: string, document: DocumentNode): number {
 export interface DocumentCache {
   /** The estimated bytes held (retainedBytes of every document kept); at most `maxBytes`. */
   readonly bytes: number;
-  /** Documents kept. */
   readonly size: number;
   readonly maxBytes: number;
   get(text: string): DocumentNode | undefined;

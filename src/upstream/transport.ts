@@ -150,7 +150,6 @@ export class Transport {
     return this.sendOnce({ method: 'POST', route: routeLabels(route), path, caller, headers: json, body }, 0);
   }
 
-  /** Each route's circuit state. */
   circuits() {
     return this.breakers.states();
   }
