@@ -165,13 +165,14 @@ export function useTrustedDocuments(options: {
   };
   /**
    * An APQ registration: the query with its hash, or with codegen's hash of the same document.
-   * - From a key the REST API accepted lately: a hash that is neither is refused. Under codegen's
-   *   hash this request runs, and the registry keeps, the document codegen hashed, which the hash
-   *   alone decides (document-hashes.ts, codegenRegistration). The key's first text stays.
+   * - From a known-good key (accepted by the REST API lately): a hash that is neither is refused.
+   *   Under codegen's hash this request runs, and the registry keeps, the document codegen hashed,
+   *   which the hash alone decides (document-hashes.ts, codegenRegistration). The key's first text
+   *   stays.
    * - From any other request: the text runs as sent, as the same query without a hash would, its
    *   hash unchecked unless it is the text's sha256 (checking codegen's costs a parse and two
-   *   prints). It is kept only if the key is accepted by the time the answer is processed (its own
-   *   REST calls may have vouched for it), and checked then; a keyless one never.
+   *   prints). It is kept only if the key is known good by the time the answer is processed (its own
+   *   REST calls may have proved it), and checked then; a keyless one never.
    * Returns the hash the document goes by.
    */
   const register = (
