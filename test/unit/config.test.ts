@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { RULES } from '../../src/config/rules.ts';
 import { ConfigError, KNOWN_VARIABLES, OWNED_PREFIXES, parseConfig } from '../../src/config.ts';
 import { redisAddress, storeDescription } from '../../src/redis/connection.ts';
 
@@ -348,6 +349,35 @@ describe('configuration', () => {
       expect(() => parseConfig({ REDIS_URL: 'redis://x:1', REDIS_TIMEOUT_MS: '5000' })).toThrow(
         /REDIS_TIMEOUT_MS: 5000 must be at most a quarter of REQUEST_DEADLINE_MS/,
       );
+    });
+  });
+
+  describe('the rules between variables (config/rules.ts)', () => {
+    const problemsOf = (env: Record<string, string>): string[] => {
+      try {
+        parseConfig(env);
+        return [];
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as ConfigError).problems;
+      }
+    };
+
+    it('are one table, each rule naming the variables it compares', () => {
+      expect(RULES.length).toBeGreaterThanOrEqual(15);
+      for (const rule of RULES) {
+        for (const name of rule.reads ?? []) expect(KNOWN_VARIABLES).toContain(name);
+      }
+    });
+
+    it("skip a rule when a variable it compares is invalid: that value's own problem is listed instead", () => {
+      // The lease's default (20 s) is not longer than this deadline, but the lease as set is not a number.
+      expect(problemsOf({ IDEMPOTENCY_LEASE_MS: 'soon', REQUEST_DEADLINE_MS: '30000' })).toEqual([
+        'IDEMPOTENCY_LEASE_MS: must be an integer from 100 to 3600000',
+      ]);
+      expect(problemsOf({ REQUEST_DEADLINE_MS: '30000' })).toEqual([
+        'IDEMPOTENCY_LEASE_MS: must be longer than REQUEST_DEADLINE_MS (30000), so that no attempt can take over a key whose POST may still be in flight',
+      ]);
     });
   });
 });
