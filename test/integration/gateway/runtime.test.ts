@@ -4,7 +4,9 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, type RedisClient, singleRedis } from '../../../src/redis/connection.ts';
 import { createGatewayRuntime } from '../../../src/runtime.ts';
-import { testConfig } from '../../support/gateway.ts';
+import { CallerScopes } from '../../../src/upstream/caller-scope.ts';
+import { MerchantWalletClient } from '../../../src/upstream/client.ts';
+import { DEFAULTS, livePolling, testConfig } from '../../support/gateway.ts';
 import { type RunningRedis, startRedis } from '../../support/redis.ts';
 import { startTestSandbox } from '../../support/sandbox.ts';
 import { recordSuiteKey } from '../../support/suite-logs.ts';
@@ -106,5 +108,47 @@ describe('createGatewayRuntime', () => {
         .end('{}');
     });
     expect(answer).toEqual({ status: 400, message: 'Bad Request' });
+  });
+
+  it('runs on the parts a test hands in, counts a key by one CallerScopes everywhere, and leaves those parts open', async () => {
+    const scopes = new CallerScopes(Buffer.alloc(32, 7));
+    const client = new MerchantWalletClient({ ...DEFAULTS.upstream, baseURL: sandbox.url, scopes });
+    const live = livePolling(client, logger);
+    const limited: string[] = [];
+    const rateLimiter = {
+      points: 100,
+      duration: 1,
+      consume: async (key: string) => {
+        limited.push(key);
+      },
+    };
+    const merchant = await sandbox.world.merchant();
+    recordSuiteKey(merchant.key);
+    const authorization = `Bearer ${merchant.key}`;
+    try {
+      {
+        await using runtime = await createGatewayRuntime(testConfig({ graphiql: false }), {
+          logger,
+          client,
+          live,
+          rateLimiter,
+          processMetrics: false,
+        });
+        expect([runtime.client, runtime.live, runtime.scopes]).toEqual([client, live, scopes]);
+        const response = await runtime.gateway.fetch('http://gateway.test/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization },
+          body: JSON.stringify({ query: '{ wallets(first: 1) { totalCount } }' }),
+        });
+        expect(response.status).toBe(200);
+        // The rate limit counted the key by the scopes the client was made with.
+        expect(limited).toEqual([scopes.scopeOf(authorization)]);
+      }
+      // Disposed of: the client it was handed still calls the REST API.
+      expect(await client.proveKeyNow(client.caller(authorization))).toEqual({ kind: 'accepted' });
+    } finally {
+      live.close();
+      await client.close();
+    }
   });
 });
