@@ -9,8 +9,8 @@ import { DEFAULT_MAX_UPSTREAM_CALLS, useCostLimit } from './operation-cost.ts';
 /**
  * Hostile documents are refused before any upstream call, with HTTP 400 and
  * `extensions.code: QUERY_LIMIT_EXCEEDED`: depth, aliases, tokens and directives by GraphQL Armor,
- * cost by operation-cost.ts (connections weighted by first/last), body size by request-size.ts. Variables
- * nested deeper than any input of the schema are refused before anything walks them.
+ * cost by operation-cost.ts (connections weighted by first/last), body size by request-size.ts.
+ * Variables nested deeper than any input of the schema are refused before anything walks them.
  */
 
 export interface QueryLimits extends QueryLimitSettings {
