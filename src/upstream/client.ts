@@ -4,6 +4,7 @@ import type { UpstreamResponse, UpstreamTelemetry } from './call.ts';
 import type { Caller } from './caller.ts';
 import { CallerScopes } from './caller-scope.ts';
 import { type Decoder, decodeOne, decodePage, decodeResponse, envelopeCode } from './envelope.ts';
+import { fromUpstreamStatus } from './error-mapping.ts';
 import { KeyEvidence } from './key-evidence.ts';
 import { Transport, type TransportOptions } from './transport.ts';
 import type {
@@ -71,6 +72,28 @@ export type KeyProof =
   | { kind: 'refused'; error: GatewayError }
   /** No answer that says either (a 403, a 5xx, a timeout, an open circuit): try again later. */
   | { kind: 'unproven' };
+
+/**
+ * What one POST /withdrawal-intents did (MerchantWalletClient.createWithdrawalIntent), decided
+ * once, from the HTTP facts. Only `created` and `rejected` are answers of the REST API; `error` is
+ * what the caller is shown when the POST did not create an intent.
+ */
+export type WithdrawalPostResult =
+  /** A 2xx carrying the intent: it exists. */
+  | { outcome: 'created'; intent: WithdrawalIntentDTO }
+  /**
+   * A 4xx: the REST API refused the POST and created nothing. `code` is its envelope's code as the
+   * client is shown it (`extensions.upstream.code`: a machine word, else null); `error` the mapped
+   * GatewayError, whose message is the spec's for a documented code.
+   */
+  | { outcome: 'rejected'; status: number; code: string | null; error: GatewayError }
+  /** Never left the gateway (an open circuit, a spent call budget, a key refused lately): nothing was created. */
+  | { outcome: 'not_sent'; error: GatewayError }
+  /**
+   * May have reached the REST API, and no usable answer came back (a timeout, a reset, a 5xx, a
+   * 1xx/3xx, a 2xx that cannot be read): it may have created an intent. `error` is OUTCOME_UNKNOWN.
+   */
+  | { outcome: 'unknown'; error: GatewayError };
 
 export class MerchantWalletClient {
   private readonly transport: Transport;
@@ -272,18 +295,15 @@ export class MerchantWalletClient {
   }
 
   /**
-   * POST /withdrawal-intents. Never retried: a second attempt could move money twice. When the
-   * request may have reached the REST API and no usable answer came back (timeout, reset, 5xx, a
-   * 2xx that cannot be read), this throws OUTCOME_UNKNOWN; a 4xx is a definite refusal and throws
-   * the mapped GatewayError. A POST
-   * that never left the gateway (open circuit, spent call budget) is a definite failure too: its
-   * GatewayError says `sent: false`.
+   * POST /withdrawal-intents, sent once: never retried, since a second POST could move money twice.
+   * What happened is decided here, from the HTTP facts, as a WithdrawalPostResult (see its
+   * variants); this method does not throw.
    */
   async createWithdrawalIntent(
     caller: Caller,
     body: CreateWithdrawalIntentBody,
     idempotencyKey: string | null,
-  ): Promise<WithdrawalIntentDTO> {
+  ): Promise<WithdrawalPostResult> {
     const headers: Record<string, string> = idempotencyKey ? { 'idempotency-key': idempotencyKey } : {};
     let response: UpstreamResponse;
     try {
@@ -297,30 +317,12 @@ export class MerchantWalletClient {
         ),
       );
     } catch (error) {
-      if (error instanceof GatewayError) throw notSent(error);
-      throw outcomeUnknown(idempotencyKey, error);
+      // The transport and the key evidence throw a GatewayError only for a POST they did not send;
+      // anything else (a timeout, a reset) may have followed a POST that reached the REST API.
+      if (error instanceof GatewayError) return { outcome: 'not_sent', error: notSent(error) };
+      return { outcome: 'unknown', error: outcomeUnknown(idempotencyKey, error) };
     }
-    // Only a 4xx says nothing was created. A 5xx, a 1xx/3xx, or a 2xx whose body cannot be read
-    // may follow a commit: the outcome is unknown.
-    if (response.status < 400 || response.status >= 500) {
-      let intent: WithdrawalIntentDTO | undefined;
-      try {
-        if (response.status >= 200 && response.status < 300) {
-          intent = decodeResponse(response, decodeOne<WithdrawalIntentDTO>);
-        }
-      } catch (error) {
-        throw outcomeUnknown(idempotencyKey, error, { status: response.status, code: null });
-      }
-      if (!intent) {
-        throw outcomeUnknown(idempotencyKey, null, {
-          status: response.status,
-          code: envelopeCode(response.json),
-        });
-      }
-      return intent;
-    }
-    // A 4xx: decodes to the mapped GatewayError, and never to an intent.
-    return decodeResponse(response, decodeOne<WithdrawalIntentDTO>);
+    return withdrawalPostResult(response, idempotencyKey);
   }
 
   /**
@@ -402,6 +404,38 @@ function query(params: ListParams): string {
   const search = new URLSearchParams({ page: String(params.page), size: String(params.size) });
   if (params.statusIn?.length) search.set('statusIn', params.statusIn.join(','));
   return `?${search.toString().replace(/%2C/g, ',')}`;
+}
+
+/**
+ * The decision table of an answered POST: a 4xx alone says nothing was created; a 2xx that reads
+ * as an intent says one was; a 5xx, a 1xx/3xx, or a 2xx that cannot be read may follow a commit.
+ */
+function withdrawalPostResult(
+  response: UpstreamResponse,
+  idempotencyKey: string | null,
+): WithdrawalPostResult {
+  const { status, json } = response;
+  if (status >= 400 && status < 500) {
+    const { message } = (typeof json === 'object' && json !== null ? json : {}) as { message?: unknown };
+    const error = fromUpstreamStatus(
+      status,
+      envelopeCode(json),
+      typeof message === 'string' ? message : null,
+      response.retryAfterMs,
+    );
+    return { outcome: 'rejected', status, code: error.upstream?.code ?? null, error };
+  }
+  if (status >= 200 && status < 300) {
+    try {
+      return { outcome: 'created', intent: decodeResponse(response, decodeOne<WithdrawalIntentDTO>) };
+    } catch (error) {
+      return { outcome: 'unknown', error: outcomeUnknown(idempotencyKey, error, { status, code: null }) };
+    }
+  }
+  return {
+    outcome: 'unknown',
+    error: outcomeUnknown(idempotencyKey, null, { status, code: envelopeCode(json) }),
+  };
 }
 
 /**

@@ -5,15 +5,15 @@ import type { WithdrawalIntentDTO } from '../upstream/types.ts';
  * because the REST spec does not promise it. Three registries, shared by every process of a fleet
  * (`RedisIdempotencyStore`) or kept by one (`MemoryIdempotencyStore`):
  *
- * - **Key records**, per (caller scope, idempotency key), for 24 h: what the key's first attempt
- *   did. An attempt holds its key with a lease while its POST may be in flight, so no other
- *   attempt, in this process or another, sends meanwhile. Records are bounded per caller scope and
+ * - **Key records**, per (caller scope, idempotency key), for 24 h: what the key's first request
+ *   did. A request holds its key with a lease while its POST may be in flight, so no other
+ *   request, in this process or another, sends meanwhile. Records are bounded per caller scope and
  *   in all. At a bound, the oldest refused record is forgotten to make room (the caller's own at
  *   its bound): a refusal holds no money, since its key created nothing, so a retry that then finds
  *   the key free sends at most one POST, as after a definite failure. Pending and succeeded records
  *   are never forgotten: when they fill a bound a new key is refused unsent (StoreFullError), so
  *   no caller's refusals can take the room another's withdrawals need.
- * - **Attempts**, per payout (the content of the POST: wallet, amount, fee mode, destination): every
+ * - **Submissions** (recorded POSTs), per payout (the content of the POST: wallet, amount, fee mode, destination): every
  *   POST that is in flight, or whose answer never came, with its window in time. Keyed or not,
  *   from any API key and any process, registered before it is sent and removed once its outcome is
  *   known. Reconciliation reads them to know who else could have created an intent it finds.
@@ -24,10 +24,10 @@ import type { WithdrawalIntentDTO } from '../upstream/types.ts';
  */
 
 /** One POST that may have created an intent. Times are the gateway's clock, epoch ms. */
-export interface Attempt {
+export interface Submission {
   /** The record format (record-format.ts); absent from 0.1.0's records, which are format 1. */
   v?: number;
-  /** Random; names this POST in the payout's attempts. */
+  /** Random; names this POST in the payout's submissions. */
   id: string;
   /** Whose it is: `owner` of the key (see ownerOfKey), or of the unkeyed request. */
   owner: string;
@@ -42,10 +42,11 @@ export interface Attempt {
 /** `v`: the record format (record-format.ts); absent from 0.1.0's records, which are format 1. */
 export type IdempotencyRecord =
   /**
-   * An attempt is under way, or ended without an answer. `attempt`: its POST, once sent (or about
-   * to be); absent when nothing was sent for this key yet.
+   * A request of the key is under way, or ended without an answer. `attempt` (the stored field's
+   * name; record-format.ts): its submission, once sent (or about to be); absent when nothing was
+   * sent for this key yet.
    */
-  | { v?: number; state: 'pending'; fingerprint: string; startedAt: number; attempt?: Attempt }
+  | { v?: number; state: 'pending'; fingerprint: string; startedAt: number; attempt?: Submission }
   | { v?: number; state: 'succeeded'; fingerprint: string; startedAt: number; intent: WithdrawalIntentDTO }
   /**
    * A definite business refusal (a typed UserError): replayed as is. `field` is DataInvalidError's
@@ -63,7 +64,7 @@ export type IdempotencyRecord =
 
 export type PendingRecord = Extract<IdempotencyRecord, { state: 'pending' }>;
 
-/** A key's record, and whether an attempt holds its lease right now. */
+/** A key's record, and whether a request holds its lease right now. */
 export interface Held {
   record: IdempotencyRecord;
   leased: boolean;
@@ -106,7 +107,7 @@ export class NotAskedError extends Error {
 
 export interface IdempotencyStore {
   /**
-   * Claims the key for a new attempt when nobody holds it, atomically, with a lease of `leaseMs`
+   * Claims the key for a new request when nobody holds it, atomically, with a lease of `leaseMs`
    * that names `holder`; otherwise returns what holds it. Throws StoreFullError when the key is new
    * and a bound is reached.
    */
@@ -147,12 +148,12 @@ export interface IdempotencyStore {
     record: IdempotencyRecord | null,
   ): Promise<boolean>;
 
-  /** Registers (or replaces) an attempt of a payout. Called before the POST is sent. */
-  putAttempt(payout: string, attempt: Attempt): Promise<void>;
-  /** Removes an attempt whose outcome is known. */
-  removeAttempt(payout: string, attemptId: string): Promise<void>;
-  /** The payout's attempts that are in flight or ended without an answer. */
-  attempts(payout: string): Promise<Attempt[]>;
+  /** Registers (or replaces) a submission of a payout. Called before the POST is sent. */
+  putSubmission(payout: string, submission: Submission): Promise<void>;
+  /** Removes a submission whose outcome is known. */
+  removeSubmission(payout: string, submissionId: string): Promise<void>;
+  /** The payout's submissions that are in flight or ended without an answer. */
+  submissions(payout: string): Promise<Submission[]>;
 
   /**
    * Records that `intentId` was handed to `owner`, unless it was handed to someone else already:
@@ -163,7 +164,7 @@ export interface IdempotencyStore {
   intentOwners(intentIds: readonly string[]): Promise<Map<string, string>>;
 
   /**
-   * Since when (epoch ms, the gateway's clock) the attempts and claims are complete: the last time
+   * Since when (epoch ms, the gateway's clock) the submissions and claims are complete: the last time
    * the store was seen to lose its data (a Redis restart without persistence, a flush), or -Infinity.
    * Reconciliation cannot vouch for an intent made before it: its claim may be lost.
    */
@@ -176,14 +177,14 @@ export interface IdempotencyStore {
 /** How long a key's first result is replayed: the contract, not a tuning knob. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
-/** The owner name of a key's attempts and intents. */
+/** The owner name of a key's submissions and intents. */
 export function ownerOfKey(scope: string, key: string): string {
   return `key:${scope}:${key}`;
 }
 
-/** The owner name of an unkeyed request's attempt and intent. */
-export function ownerOfUnkeyed(attemptId: string): string {
-  return `unkeyed:${attemptId}`;
+/** The owner name of an unkeyed request's submission and intent. */
+export function ownerOfUnkeyed(submissionId: string): string {
+  return `unkeyed:${submissionId}`;
 }
 
 export interface StoreBounds {
@@ -221,7 +222,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly scopeRefusals = new Map<string, Set<KeyEntry>>();
   /** id(scope, key) → the lease: until when, and whose. */
   private readonly leases = new Map<string, { until: number; holder: string }>();
-  private readonly payouts = new Map<string, Map<string, Expiring<Attempt>>>();
+  private readonly payouts = new Map<string, Map<string, Expiring<Submission>>>();
   private readonly owners = new Map<string, Expiring<string>>();
   private keyCount = 0;
   private writes = 0;
@@ -338,23 +339,23 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return true;
   }
 
-  async putAttempt(payout: string, attempt: Attempt): Promise<void> {
-    let attempts = this.payouts.get(payout);
-    if (!attempts) {
-      attempts = new Map();
-      this.payouts.set(payout, attempts);
+  async putSubmission(payout: string, submission: Submission): Promise<void> {
+    let submissions = this.payouts.get(payout);
+    if (!submissions) {
+      submissions = new Map();
+      this.payouts.set(payout, submissions);
     }
-    attempts.set(attempt.id, { value: attempt, expiresAt: this.now() + IDEMPOTENCY_TTL_MS });
+    submissions.set(submission.id, { value: submission, expiresAt: this.now() + IDEMPOTENCY_TTL_MS });
     this.wrote();
   }
 
-  async removeAttempt(payout: string, attemptId: string): Promise<void> {
-    const attempts = this.payouts.get(payout);
-    attempts?.delete(attemptId);
-    if (attempts?.size === 0) this.payouts.delete(payout);
+  async removeSubmission(payout: string, submissionId: string): Promise<void> {
+    const submissions = this.payouts.get(payout);
+    submissions?.delete(submissionId);
+    if (submissions?.size === 0) this.payouts.delete(payout);
   }
 
-  async attempts(payout: string): Promise<Attempt[]> {
+  async submissions(payout: string): Promise<Submission[]> {
     const now = this.now();
     return [...(this.payouts.get(payout)?.values() ?? [])]
       .filter((entry) => entry.expiresAt > now)
@@ -457,9 +458,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const now = this.now();
     this.expire();
     for (const [leased, lease] of this.leases) if (lease.until <= now) this.leases.delete(leased);
-    for (const [payout, attempts] of this.payouts) {
-      for (const [attemptId, entry] of attempts) if (entry.expiresAt <= now) attempts.delete(attemptId);
-      if (attempts.size === 0) this.payouts.delete(payout);
+    for (const [payout, submissions] of this.payouts) {
+      for (const [submissionId, entry] of submissions)
+        if (entry.expiresAt <= now) submissions.delete(submissionId);
+      if (submissions.size === 0) this.payouts.delete(payout);
     }
     for (const [intentId, entry] of this.owners) if (entry.expiresAt <= now) this.owners.delete(intentId);
   }

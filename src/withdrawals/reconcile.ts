@@ -1,31 +1,34 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isGatewayError } from '../errors.ts';
 import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { CreateWithdrawalIntentBody, WithdrawalIntentDTO } from '../upstream/types.ts';
-import type { Attempt } from './idempotency-store.ts';
+import type { IdempotencyStore, Submission } from './idempotency-store.ts';
+import type { StoreGuard } from './store-calls.ts';
 
 /**
  * Finding what a POST with no answer created, without ever guessing. The REST API does not
  * deduplicate and an intent carries nothing of the request that made it, so an intent is taken as
- * an attempt's only when all of this holds:
+ * a submission's only when all of this holds:
  *
- * - it has the attempt's content (wallet, amount, fee mode, destination);
- * - it was created inside the attempt's window: from when the POST was sent, less the clock
+ * - it has the submission's content (wallet, amount, fee mode, destination);
+ * - it was created inside the submission's window: from when the POST was sent, less the clock
  *   allowance, to when the gateway stopped waiting plus the late-commit and clock allowances;
  * - the whole window was read (page by page, newest first, back to the window's start) after the
  *   window closed (the late-commit allowance after the gateway stopped waiting);
- * - nobody was handed it already (claimed intents), and no other attempt of the same payout
+ * - nobody was handed it already (claimed intents), and no other submission of the same payout
  *   (another key, an unkeyed request, another replica) could have created it;
  * - it was made after the store's registries began (a Redis that lost its data lost its claims);
  * - it is the only such intent.
  *
- * No candidate in a fully read, closed window means the attempt created nothing: sending again is
+ * No candidate in a fully read, closed window means the submission created nothing: sending again is
  * safe. Anything else is ambiguous, and the key stays blocked.
  *
  * Assumptions, stated in the docs: the REST API commits a request no later than the late-commit
  * allowance after the gateway stopped waiting for it; its clock is within the clock allowance of
  * the gateway's; its list is ordered newest first. An identical payout made straight on the REST
- * API (not through the gateway) inside the window cannot be told apart from the attempt's own.
+ * API (not through the gateway) inside the window cannot be told apart from the submission's own.
  */
 
 export interface ReconcileSettings {
@@ -47,7 +50,7 @@ export type AmbiguityReason =
   | 'WINDOW_UNREAD'
   /** More than one unclaimed intent matches: the gateway will not pick one. */
   | 'SEVERAL_CANDIDATES'
-  /** Another attempt of the same payout, in flight or with no answer, could have created the candidate. */
+  /** Another submission of the same payout, in flight or with no answer, could have created the candidate. */
   | 'COMPETING_ATTEMPT'
   /** The store lost its data after the candidate was made: whether it was handed to someone is unknown. */
   | 'REGISTRY_RESET';
@@ -57,18 +60,18 @@ export type Decision =
   | { kind: 'none' }
   | { kind: 'ambiguous'; reason: AmbiguityReason; candidates: string[]; retryAfterMs: number | null };
 
-/** The attempt's window, in the REST API's clock, and when it closes, in the gateway's. */
-export function windowOf(attempt: Attempt, settings: ReconcileSettings) {
-  const stoppedWaiting = attempt.endedAt ?? attempt.endsBy;
+/** The submission's window, in the REST API's clock, and when it closes, in the gateway's. */
+export function windowOf(submission: Submission, settings: ReconcileSettings) {
+  const stoppedWaiting = submission.endedAt ?? submission.endsBy;
   return {
-    from: attempt.sentAt - settings.clockAllowanceMs,
+    from: submission.sentAt - settings.clockAllowanceMs,
     to: stoppedWaiting + settings.lateCommitMs + settings.clockAllowanceMs,
     closesAt: stoppedWaiting + settings.lateCommitMs,
   };
 }
 
 /**
- * The payout a body makes, as a name for its attempts in the store: a hash of its content, the
+ * The payout a body makes, as a name for its submissions in the store: a hash of its content, the
  * same on every replica. The sender wallet belongs to one merchant, so two merchants never share
  * a payout.
  */
@@ -96,6 +99,62 @@ export function matchesBody(intent: WithdrawalIntentDTO, body: CreateWithdrawalI
     intent.serviceFeeMode === body.serviceFeeMode &&
     intent.destination.identifier === body.destination.identifier
   );
+}
+
+/** Time a retry keeps for reading the list once the window has closed; less, and it answers WINDOW_OPEN. */
+const READ_RESERVE_MS = 2_000;
+/** Pages of the intent list one reconciliation may read before it calls the window unread. */
+const MAX_PAGES = 50;
+
+/** What reconcileSubmission reads: the REST API, and the store's registries (guarded calls). */
+export interface ReconcileReads {
+  client: MerchantWalletClient;
+  store: Pick<IdempotencyStore, 'intentOwners' | 'submissions' | 'registrySince'>;
+  guard: StoreGuard;
+  settings: ReconcileSettings;
+  now: () => number;
+}
+
+/**
+ * Decides what `submission` created, reading the caller's intents once its window has closed,
+ * waiting for that when the request's deadline allows. The list is read before the submissions
+ * and claims: an intent seen in the list was registered by its submission before it existed, so
+ * that submission, or its claim, is seen too.
+ */
+export async function reconcileSubmission(
+  reads: ReconcileReads,
+  caller: Caller,
+  body: CreateWithdrawalIntentBody,
+  payout: string,
+  submission: Submission,
+): Promise<Decision> {
+  const { client, store, guard, settings, now } = reads;
+  const window = windowOf(submission, settings);
+  const wait = window.closesAt - now();
+  if (wait > 0) {
+    if (caller.deadline !== undefined && Date.now() + wait + READ_RESERVE_MS > caller.deadline) {
+      return { kind: 'ambiguous', reason: 'WINDOW_OPEN', candidates: [], retryAfterMs: wait };
+    }
+    await sleep(wait);
+  }
+  let read: Awaited<ReturnType<typeof readWindow>>;
+  try {
+    read = await readWindow(client, caller, window, settings.pageSize, MAX_PAGES);
+  } catch (error) {
+    // A refused key is the caller's answer; anything else only means the list was not read.
+    if (isGatewayError(error) && (error.code === 'UNAUTHENTICATED' || error.code === 'FORBIDDEN')) {
+      throw error;
+    }
+    return { kind: 'ambiguous', reason: 'WINDOW_UNREAD', candidates: [], retryAfterMs: null };
+  }
+  if (!read.complete) {
+    return { kind: 'ambiguous', reason: 'WINDOW_UNREAD', candidates: [], retryAfterMs: null };
+  }
+  const matching = read.items.filter((intent) => matchesBody(intent, body));
+  const owners = await guard(() => store.intentOwners(matching.map((intent) => intent.id)));
+  const others = await guard(() => store.submissions(payout));
+  const since = await guard(() => store.registrySince());
+  return decide(submission, body, matching, owners, others, settings, now(), since);
 }
 
 /**
@@ -187,29 +246,29 @@ export async function readWindow(
 
 /**
  * The decision, from the window's intents, the owners of those already handed out, and the other
- * attempts of the payout. Pure: the service reads, this judges.
+ * submissions of the payout. Pure: reconcileSubmission reads, this judges.
  */
 export function decide(
-  attempt: Attempt,
+  submission: Submission,
   body: CreateWithdrawalIntentBody,
   intents: readonly WithdrawalIntentDTO[],
   owners: ReadonlyMap<string, string>,
-  others: readonly Attempt[],
+  others: readonly Submission[],
   settings: ReconcileSettings,
   now: number,
   registrySince: number = Number.NEGATIVE_INFINITY,
 ): Decision {
-  const window = windowOf(attempt, settings);
+  const window = windowOf(submission, settings);
   const inWindow = (createdAt: number, w: { from: number; to: number }) =>
     createdAt >= w.from && createdAt <= w.to;
   const candidates = intents.filter(
     (intent) =>
       matchesBody(intent, body) &&
       inWindow(Date.parse(intent.createdAt), window) &&
-      (owners.get(intent.id) ?? attempt.owner) === attempt.owner,
+      (owners.get(intent.id) ?? submission.owner) === submission.owner,
   );
   // Handed to this very owner already (a save that failed after the claim): that is the answer.
-  const mine = candidates.find((intent) => owners.get(intent.id) === attempt.owner);
+  const mine = candidates.find((intent) => owners.get(intent.id) === submission.owner);
   if (mine) return { kind: 'found', intent: mine };
   if (candidates.length === 0) return { kind: 'none' };
   const ids = candidates.map((intent) => intent.id);
@@ -223,7 +282,7 @@ export function decide(
     return { kind: 'ambiguous', reason: 'REGISTRY_RESET', candidates: ids, retryAfterMs: null };
   }
   const rivals = others.filter(
-    (other) => other.id !== attempt.id && inWindow(createdAt, windowOf(other, settings)),
+    (other) => other.id !== submission.id && inWindow(createdAt, windowOf(other, settings)),
   );
   if (rivals.length > 0) {
     // A rival still in flight will settle: its answer claims the intent, or leaves it unknown.

@@ -1,7 +1,7 @@
-import type { Attempt, IdempotencyRecord } from './idempotency-store.ts';
+import type { IdempotencyRecord, Submission } from './idempotency-store.ts';
 
 /**
- * The format of the withdrawal records a fleet shares in Redis (key records and payout attempts,
+ * The format of the withdrawal records a fleet shares in Redis (key records and payout submissions,
  * as JSON), so that two releases can run side by side on one Redis during a rolling deploy.
  *
  * Every JSON record this release writes carries `v: RECORD_FORMAT`. A record without `v` was
@@ -64,7 +64,7 @@ const isTime = (value: unknown) => typeof value === 'number' && Number.isFinite(
 
 /** What each state of format 1 must hold beside `fingerprint` and `startedAt`. */
 const STATE_FIELDS: Record<string, (record: Record<string, unknown>) => boolean> = {
-  pending: (record) => record.attempt === undefined || isAttempt(record.attempt),
+  pending: (record) => record.attempt === undefined || isSubmission(record.attempt),
   succeeded: (record) => {
     const intent = record.intent as { id?: unknown } | null | undefined;
     return typeof intent === 'object' && intent !== null && isText(intent.id);
@@ -72,15 +72,15 @@ const STATE_FIELDS: Record<string, (record: Record<string, unknown>) => boolean>
   refused: (record) => isText(record.code) && isText(record.message),
 };
 
-function isAttempt(value: unknown): boolean {
+function isSubmission(value: unknown): boolean {
   if (value === null || typeof value !== 'object') return false;
-  const attempt = value as Record<string, unknown>;
+  const submission = value as Record<string, unknown>;
   return (
-    isText(attempt.id) &&
-    isText(attempt.owner) &&
-    isTime(attempt.sentAt) &&
-    isTime(attempt.endsBy) &&
-    (attempt.endedAt === null || isTime(attempt.endedAt))
+    isText(submission.id) &&
+    isText(submission.owner) &&
+    isTime(submission.sentAt) &&
+    isTime(submission.endsBy) &&
+    (submission.endedAt === null || isTime(submission.endedAt))
   );
 }
 
@@ -105,10 +105,10 @@ export function readKeyRecord(json: string): IdempotencyRecord {
   return record as unknown as IdempotencyRecord;
 }
 
-/** A payout attempt from its stored JSON, exactly as stored. */
-export function readAttempt(json: string): Attempt {
-  const attempt = parsed(json, 'payout attempt');
-  if (!isAttempt(attempt))
+/** A payout submission from its stored JSON, exactly as stored. */
+export function readSubmission(json: string): Submission {
+  const submission = parsed(json, 'payout attempt');
+  if (!isSubmission(submission))
     throw new UnknownRecordFormatError('payout attempt', 'an attempt without its fields', false);
-  return attempt as unknown as Attempt;
+  return submission as unknown as Submission;
 }

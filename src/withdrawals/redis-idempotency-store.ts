@@ -1,7 +1,6 @@
 import { type RedisClient, refreshSlots } from '../redis/connection.ts';
 import type { RedisHealth } from '../redis/health.ts';
 import {
-  type Attempt,
   type Held,
   IDEMPOTENCY_TTL_MS,
   type IdempotencyRecord,
@@ -10,8 +9,9 @@ import {
   type PendingRecord,
   ReplicaAckError,
   StoreFullError,
+  type Submission,
 } from './idempotency-store.ts';
-import { readAttempt, readKeyRecord } from './record-format.ts';
+import { readKeyRecord, readSubmission } from './record-format.ts';
 
 /**
  * The idempotency store of a fleet, in Redis (the contract: idempotency-store.ts). Every key has a
@@ -26,7 +26,7 @@ import { readAttempt, readKeyRecord } from './record-format.ts';
  * refusals (another sorted set, which the previous release neither reads nor writes: its refusals
  * are not named there, so they are kept to their TTL). Every step that decides
  * who may send is one Lua script, atomic in Redis. Keys of one caller scope share the hash tag
- * `{scope}`, a payout's attempts the tag `{payout}`, and each claimed intent is one key: every
+ * `{scope}`, a payout's submissions the tag `{payout}`, and each claimed intent is one key: every
  * script touches one slot, so they stay valid in a Redis Cluster (CLAIM also deletes a forgotten
  * refusal's record, which it cannot name in advance: a key of the same scope, so of the same slot).
  */
@@ -115,7 +115,7 @@ if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
 if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
 return 0`;
 
-// KEYS: the payout's attempts. ARGV: attempt id, attempt JSON, ttl ms.
+// KEYS: the payout's submissions. ARGV: submission id, submission JSON, ttl ms.
 const PUT_ATTEMPT = `
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
@@ -272,7 +272,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   async update(scope: string, key: string, record: PendingRecord, holder: string): Promise<boolean> {
-    // The record that names the attempt about to be sent: it must survive a failover.
+    // The record that names the submission about to be sent: it must survive a failover.
     const updated = await this.acknowledged(
       UPDATE,
       [recordKey(scope, key), leaseKey(scope, key)],
@@ -308,23 +308,23 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     return settled === 1;
   }
 
-  async putAttempt(payout: string, attempt: Attempt): Promise<void> {
+  async putSubmission(payout: string, submission: Submission): Promise<void> {
     await this.acknowledged(
       PUT_ATTEMPT,
-      [attemptsKey(payout)],
-      [attempt.id, JSON.stringify(attempt), IDEMPOTENCY_TTL_MS],
+      [submissionsKey(payout)],
+      [submission.id, JSON.stringify(submission), IDEMPOTENCY_TTL_MS],
     );
   }
 
-  async removeAttempt(payout: string, attemptId: string): Promise<void> {
-    await this.run(() => this.redis.hdel(attemptsKey(payout), attemptId));
+  async removeSubmission(payout: string, submissionId: string): Promise<void> {
+    await this.run(() => this.redis.hdel(submissionsKey(payout), submissionId));
   }
 
-  async attempts(payout: string): Promise<Attempt[]> {
+  async submissions(payout: string): Promise<Submission[]> {
     const oldest = Date.now() - IDEMPOTENCY_TTL_MS;
-    return (await this.run(() => this.redis.hvals(attemptsKey(payout))))
-      .map(readAttempt)
-      .filter((attempt) => attempt.sentAt > oldest);
+    return (await this.run(() => this.redis.hvals(submissionsKey(payout))))
+      .map(readSubmission)
+      .filter((submission) => submission.sentAt > oldest);
   }
 
   async claimIntent(intentId: string, owner: string): Promise<string | null> {
@@ -355,7 +355,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   /**
    * Marks that Redis lost its data now (keepFleetScopeSecret found the fleet's secret gone):
-   * claims and attempts written before are gone, and reconciliation will not vouch for intents
+   * claims and submissions written before are gone, and reconciliation will not vouch for intents
    * made before this.
    */
   async markDataLoss(): Promise<void> {
@@ -376,5 +376,6 @@ const leaseKey = (scope: string, key: string) => `${PREFIX}:{${scope}}:lease:${k
 const indexKey = (scope: string) => `${PREFIX}:{${scope}}:keys`;
 /** The scope's refused keys, scored by expiry: which records CLAIM may forget (0.1.0 ignores it). */
 const refusalsKey = (scope: string) => `${PREFIX}:{${scope}}:refused`;
-const attemptsKey = (payout: string) => `${PREFIX}:{${payout}}:attempts`;
+// Stored as `:attempts`: the key name a mixed-release fleet shares (record-format.ts).
+const submissionsKey = (payout: string) => `${PREFIX}:{${payout}}:attempts`;
 const ownerKey = (intentId: string) => `${PREFIX}:intent:${intentId}:owner`;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import { GatewayError, isGatewayError, outcomeStillUnknown } from '../errors.ts';
+import { isGatewayError, outcomeStillUnknown } from '../errors.ts';
 import { globalIdOf } from '../global-ids.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import { canonicalJson } from '../shared/canonical-json.ts';
@@ -10,78 +10,56 @@ import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { CreateWithdrawalIntentBody, WithdrawalIntentDTO } from '../upstream/types.ts';
 import {
-  type Attempt,
-  IDEMPOTENCY_TTL_MS,
   type IdempotencyRecord,
   type IdempotencyStore,
-  NotAskedError,
   ownerOfKey,
   ownerOfUnkeyed,
   type PendingRecord,
-  ReplicaAckError,
-  StoreFullError,
+  type Submission,
 } from './idempotency-store.ts';
 import { type CreateWithdrawalInput, parseCreateWithdrawalInput } from './input.ts';
-import {
-  type Decision,
-  decide,
-  matchesBody,
-  payoutOf,
-  type ReconcileSettings,
-  readWindow,
-  windowOf,
-} from './reconcile.ts';
-import { RECORD_FORMAT, UnknownRecordFormatError } from './record-format.ts';
-import {
-  DataInvalidError,
-  refusalDetails,
-  replayedUserError,
-  toWithdrawalUserError,
-  userError,
-  WithdrawalUserError,
-} from './user-errors.ts';
-
-/** Time a retry keeps for reading the list once the window has closed; less, and it answers WINDOW_OPEN. */
-const READ_RESERVE_MS = 2_000;
-/** Pages of the intent list one reconciliation may read before it calls the window unread. */
-const MAX_PAGES = 50;
+import { KeyLease } from './key-lease.ts';
+import { payoutOf, type ReconcileReads, type ReconcileSettings, reconcileSubmission } from './reconcile.ts';
+import { RECORD_FORMAT } from './record-format.ts';
+import { newSubmission, requireWallet, type SendDeps, sendSubmission } from './send-submission.ts';
+import { guardStore, nowOrLater, type StoreGuard, wasAsked } from './store-calls.ts';
+import { refusalDetails, replayedUserError, userError, type WithdrawalUserError } from './user-errors.ts';
 
 export interface WithdrawalSettings {
-  /** How long an attempt holds its key (IDEMPOTENCY_LEASE_MS); must outlive any POST (config.ts checks it). */
+  /** How long a request holds its key (IDEMPOTENCY_LEASE_MS); must outlive any POST (config.ts checks it). */
   leaseMs: number;
   /** The windows of reconciliation (reconcile.ts). */
   reconcile: ReconcileSettings;
 }
 
-/** What an error from the POST says about what happened upstream. */
-type Outcome =
-  /** A business refusal (a typed UserError): nothing was created; replayed for the key. */
-  | 'refused'
-  /** A definite failure that created nothing and says nothing about the key (401, 403, other 4xx, not sent). */
-  | 'definite'
-  /** The POST may have been created: timeout, reset, 5xx, an unreadable 2xx. */
-  | 'unknown';
+/** How taking a key ended (WithdrawalService.takeKey), when it did not throw. */
+type TakenKey =
+  /** The key's kept success, replayed. */
+  | { kind: 'replayed'; intent: WithdrawalIntentDTO }
+  /** The key is held; `earlier` is the POST of an earlier request whose outcome is unknown. */
+  | { kind: 'held'; lease: KeyLease; earlier: Submission | undefined };
 
 /**
  * Creating a withdrawal at most once per idempotency key, against a REST API that does not
  * deduplicate, with other keys, unkeyed requests and other replicas acting at the same time
- * (the guarantee, as invariants, is in the docs' Withdrawals page):
+ * (the guarantee, as invariants, is in the docs' Withdrawals page). A keyed request takes the key,
+ * resolves an earlier request's POST, then sends (submitKeyed):
  *
- * - concurrent attempts with the same key in this process join the first one; across processes
- *   the key's lease (idempotency-store.ts) lets one attempt send at a time, and every write an
- *   attempt makes to its key is fenced by its lease (a holder paused past it changes nothing);
- * - every POST, keyed or not, is registered as an attempt of its payout before it is sent, and
- *   every intent handed to a caller is claimed for it before the answer leaves;
- * - a success or a business refusal is kept for 24 h and replayed; the same key with a different
- *   input is IdempotencyKeyReusedError;
- * - a definite failure (401, 403, another 4xx, not sent) creates nothing and leaves nothing: the
- *   key is forgotten, and a retry asks the REST API again;
- * - an unknown outcome (OUTCOME_UNKNOWN) leaves the key pending with its attempt. A retry
- *   reconciles (reconcile.ts): it returns the one intent the attempt can have created, sends again
- *   when a fully read, closed window holds none, and otherwise sends nothing and answers
- *   OUTCOME_UNKNOWN with a reason, keeping the key blocked.
+ * - take the key (takeKey): concurrent requests with the same key in this process join the first
+ *   one; across processes the key's lease (KeyLease) lets one request send at a time, and every
+ *   write a request makes to its key is fenced by its lease (a holder paused past it changes
+ *   nothing). A success or a business refusal is kept for 24 h and replayed; the same key with a
+ *   different input is IdempotencyKeyReusedError;
+ * - resolve an earlier request (resolveEarlier): an unknown outcome (OUTCOME_UNKNOWN) left the key
+ *   pending with its submission. A retry reconciles (reconcile.ts): it returns the one intent the
+ *   submission can have created, sends again when a fully read, closed window holds none, and
+ *   otherwise sends nothing and answers OUTCOME_UNKNOWN with a reason, keeping the key blocked;
+ * - send (sendHeld): every POST, keyed or not, is registered as a submission of its payout before
+ *   it is sent, and every intent handed to a caller is claimed for it before the answer leaves
+ *   (send-submission.ts). A definite failure (401, 403, another 4xx, not sent) creates nothing
+ *   and leaves nothing: the key is forgotten, and a retry asks the REST API again.
  *
- * Without a key the POST is sent once and never retried; its attempt and intent are registered
+ * Without a key the POST is sent once and never retried; its submission and intent are registered
  * all the same, so no keyed retry can take its intent.
  */
 export class WithdrawalService {
@@ -96,7 +74,9 @@ export class WithdrawalService {
   private readonly now: () => number;
   private readonly metrics: Pick<GatewayMetrics, 'idempotency'> | undefined;
   private readonly tracer: Tracer | undefined;
-  private readonly logger: Pick<Logger, 'warn'> | undefined;
+  private readonly guard: StoreGuard;
+  private readonly sendDeps: SendDeps;
+  private readonly reconcileReads: ReconcileReads;
 
   constructor(
     client: MerchantWalletClient,
@@ -115,7 +95,9 @@ export class WithdrawalService {
     this.now = now;
     this.metrics = telemetry.metrics;
     this.tracer = telemetry.tracer;
-    this.logger = telemetry.logger;
+    this.guard = guardStore(telemetry.metrics, telemetry.logger);
+    this.sendDeps = { client, store, now, metrics: telemetry.metrics };
+    this.reconcileReads = { client, store, guard: this.guard, settings: settings.reconcile, now };
   }
 
   /**
@@ -128,7 +110,7 @@ export class WithdrawalService {
     if (!parsed.ok) {
       // The address was refused here, before the REST API saw the wallet it checks first.
       if (parsed.error.code === 'withdrawal_intent.destination_invalid') {
-        await this.requireWallet(caller, String(input.walletId), parsed.walletId);
+        await requireWallet(this.client, caller, String(input.walletId), parsed.walletId);
       }
       throw parsed.error;
     }
@@ -141,7 +123,7 @@ export class WithdrawalService {
     body: CreateWithdrawalIntentBody,
     key: string | null,
   ): Promise<WithdrawalIntentDTO> {
-    if (!key) return this.forgettingReads(caller, this.sendUnkeyed(caller, body));
+    if (!key) return this.forgettingReads(caller, this.submitUnkeyed(caller, body));
     const fingerprint = canonicalJson(body);
     const id = `${caller.cacheScope}\u0000${key}`;
     const running = this.inFlight.get(id);
@@ -150,8 +132,8 @@ export class WithdrawalService {
       this.metrics?.idempotency('waited');
       return running.result;
     }
-    const result = this.forgettingReads(caller, this.attempt(caller, body, key, fingerprint)).finally(() =>
-      this.inFlight.delete(id),
+    const result = this.forgettingReads(caller, this.submitKeyed(caller, body, key, fingerprint)).finally(
+      () => this.inFlight.delete(id),
     );
     this.inFlight.set(id, { fingerprint, result });
     return result;
@@ -179,47 +161,51 @@ export class WithdrawalService {
     );
   }
 
-  private async sendUnkeyed(caller: Caller, body: CreateWithdrawalIntentBody): Promise<WithdrawalIntentDTO> {
-    const attempt = this.newAttempt(caller, ownerOfUnkeyed(randomUUID()));
+  private async submitUnkeyed(
+    caller: Caller,
+    body: CreateWithdrawalIntentBody,
+  ): Promise<WithdrawalIntentDTO> {
+    const submission = newSubmission(caller, ownerOfUnkeyed(randomUUID()), this.settings.leaseMs, this.now());
     const payout = payoutOf(body);
-    await this.guard(() => this.store.putAttempt(payout, attempt)).catch(async (error: unknown) => {
-      // Not sent: an attempt written late, or not acknowledged, must not stand as a rival of others.
-      if (wasAsked(error)) await this.nowOrLater(() => this.store.removeAttempt(payout, attempt.id));
+    await this.guard(() => this.store.putSubmission(payout, submission)).catch(async (error: unknown) => {
+      // Not sent: a submission written late, or not acknowledged, must not stand as a rival of others.
+      if (wasAsked(error)) await nowOrLater(() => this.store.removeSubmission(payout, submission.id));
       throw error;
     });
-    const sent = await this.post(caller, body, null, payout, attempt);
-    if (!sent.ok) throw sent.error;
-    return sent.intent;
+    const sent = await sendSubmission(this.sendDeps, caller, body, null, payout, submission);
+    if (sent.kind === 'created') return sent.intent;
+    throw sent.kind === 'refused' ? sent.refusal : sent.error;
   }
 
-  private async attempt(
+  /** A keyed request: take the key, resolve an earlier request's POST, send (see the class comment). */
+  private async submitKeyed(
     caller: Caller,
     body: CreateWithdrawalIntentBody,
     key: string,
     fingerprint: string,
   ): Promise<WithdrawalIntentDTO> {
-    const scope = caller.cacheScope;
-    const owner = ownerOfKey(scope, key);
-    const payout = payoutOf(body);
-    // This attempt's name on the key's lease: every write it makes is fenced by it (settle).
-    const holder = randomUUID();
+    const taken = await this.takeKey(caller, key, fingerprint);
+    if (taken.kind === 'replayed') return taken.intent;
+    if (taken.earlier) {
+      const found = await this.resolveEarlier(caller, body, key, taken.lease, taken.earlier);
+      if (found) return found;
+    }
+    return this.sendHeld(caller, body, key, taken.lease);
+  }
+
+  /**
+   * Takes the key: claims it when nobody has, waits while another request holds its lease, replays
+   * a kept outcome, or takes over a pending key nobody holds (its request ended without an answer,
+   * or its process died). Throws a kept refusal, IdempotencyKeyReusedError, or OUTCOME_UNKNOWN
+   * (IN_PROGRESS) when the deadline comes before the other request's outcome.
+   */
+  private async takeKey(caller: Caller, key: string, fingerprint: string): Promise<TakenKey> {
     const fresh: PendingRecord = { v: RECORD_FORMAT, state: 'pending', fingerprint, startedAt: this.now() };
-    /** The record this attempt last wrote while holding the key. */
-    let mine = fresh;
-    // The key's outcome is written now, or, while the store does not answer, once it does.
-    const settle = (record: IdempotencyRecord | null) => {
-      const expected = mine;
-      return this.nowOrLater(() => this.store.settle(scope, key, holder, expected, record));
-    };
-    const leaseMs = this.settings.leaseMs;
-    // A claim whose answer was lost (a timeout) may still have been written: freed once the
-    // store answers, so a retry need not wait out the lease.
-    const claim = () =>
-      this.guard(() => this.store.claim(scope, key, fresh, leaseMs, holder)).catch(async (error: unknown) => {
-        if (wasAsked(error)) await this.nowOrLater(() => this.store.settle(scope, key, holder, fresh, null));
-        throw error;
-      });
-    let held = await this.traced('withdrawal.idempotency.claim', claim);
+    const { leaseMs } = this.settings;
+    const lease = new KeyLease(this.store, this.guard, leaseMs, caller.cacheScope, key, fresh);
+    let held = await this.traced('withdrawal.idempotency.claim', () => lease.claim());
+    /** A request counts once in the `waited` metric, however often it polls a key another holds. */
+    let waited = false;
     for (let wait = 10; held; wait = Math.min(wait * 2, 200)) {
       const { record, leased } = held;
       // A settled record is answered from the store: only to a key the REST API still accepts.
@@ -227,255 +213,137 @@ export class WithdrawalService {
       if (record.fingerprint !== fingerprint) throw this.reused();
       if (record.state === 'succeeded') {
         this.metrics?.idempotency('replayed');
-        return record.intent;
+        return { kind: 'replayed', intent: record.intent };
       }
       if (record.state === 'refused') {
         this.metrics?.idempotency('replayed');
         throw replayedUserError(record) ?? new Error(`unknown code ${record.code}`);
       }
       if (leased) {
-        if (wait === 10) this.metrics?.idempotency('waited');
-        // Another attempt (in another process) may be sending right now: wait for its outcome.
+        if (!waited) this.metrics?.idempotency('waited');
+        waited = true;
+        // Another request (in another process) may be sending right now: wait for its outcome.
         if (caller.deadline !== undefined && Date.now() + wait >= caller.deadline) {
           throw outcomeStillUnknown(key, 'IN_PROGRESS', [], leaseMs);
         }
         await sleep(wait);
-        held = await this.guard(() => this.store.read(scope, key));
-        if (!held) held = await claim();
+        held = (await lease.read()) ?? (await lease.claim());
         continue;
       }
-      // A pending record nobody holds: an earlier attempt ended without an answer, or its process
-      // died. Take the key over (only one attempt can), then find what it may have created.
-      const next: PendingRecord = { ...record };
-      const taken = await this.guard(() =>
-        this.store.takeOver(scope, key, record, next, leaseMs, holder),
-      ).catch(async (error: unknown) => {
-        // A takeover Redis may still run holds the key for a lease: give the lease up, and keep
-        // the record (its attempt's outcome is unknown) as it was.
-        if (wasAsked(error)) await this.nowOrLater(() => this.store.settle(scope, key, holder, next, next));
-        throw error;
-      });
-      if (!taken) {
-        held = await this.guard(() => this.store.read(scope, key));
-        continue;
-      }
-      mine = next;
-      const earlier = record.attempt;
-      // Claimed, but nothing was ever sent for it (its process died first): send now.
-      if (!earlier) break;
-      const decision = await this.traced('withdrawal.reconcile', () =>
-        this.reconcile(caller, body, payout, earlier),
-      ).catch(async (error: unknown) => {
-        await settle(next);
-        throw error;
-      });
-      if (decision.kind === 'found') {
-        const other = await this.guard(() => this.store.claimIntent(decision.intent.id, owner)).catch(
-          async (error: unknown) => {
-            await settle(next);
-            throw error;
-          },
-        );
-        if (other === null) {
-          this.metrics?.idempotency('reconciled_found');
-          await settle(succeeded(next, decision.intent));
-          await this.store.removeAttempt(payout, earlier.id).catch(() => {});
-          return decision.intent;
-        }
-      }
-      if (decision.kind === 'none') {
-        this.metrics?.idempotency('reconciled_not_found');
-        await this.store.removeAttempt(payout, earlier.id).catch(() => {});
-        break;
-      }
-      // Ambiguous, or the one candidate was claimed by someone else meanwhile: send nothing.
-      this.metrics?.idempotency('reconciled_ambiguous');
-      await settle(next);
-      if (decision.kind === 'found') {
-        throw outcomeStillUnknown(
-          key,
-          'COMPETING_ATTEMPT',
-          [globalIdOf('WithdrawalIntent', decision.intent.id)],
-          null,
-        );
-      }
-      throw outcomeStillUnknown(
-        key,
-        decision.reason,
-        decision.candidates.map((candidate) => globalIdOf('WithdrawalIntent', candidate)),
-        decision.retryAfterMs,
-      );
+      // A pending record nobody holds: take the key over (only one request can).
+      if (await lease.takeOver(record)) return { kind: 'held', lease, earlier: record.attempt };
+      held = await lease.read();
     }
-    // This attempt holds the key and nothing of it is in flight: record the POST, then send it.
-    const attempt = this.newAttempt(caller, owner);
+    return { kind: 'held', lease, earlier: undefined };
+  }
+
+  /**
+   * Resolves `earlier`, the POST of a request whose outcome is unknown (reconcile.ts): the intent
+   * it created, claimed for this key; null when it created none, and this request sends. Otherwise
+   * throws OUTCOME_UNKNOWN: nothing is sent and the key stays blocked.
+   */
+  private async resolveEarlier(
+    caller: Caller,
+    body: CreateWithdrawalIntentBody,
+    key: string,
+    lease: KeyLease,
+    earlier: Submission,
+  ): Promise<WithdrawalIntentDTO | null> {
+    const payout = payoutOf(body);
+    // On any failure the key keeps its record, with its earlier submission, for the next retry.
+    const keep = async (error: unknown): Promise<never> => {
+      await lease.settle(lease.record);
+      throw error;
+    };
+    const decision = await this.traced('withdrawal.reconcile', () =>
+      reconcileSubmission(this.reconcileReads, caller, body, payout, earlier),
+    ).catch(keep);
+    if (decision.kind === 'none') {
+      this.metrics?.idempotency('reconciled_not_found');
+      await this.store.removeSubmission(payout, earlier.id).catch(() => {});
+      return null;
+    }
+    if (decision.kind === 'found') {
+      const owner = ownerOfKey(caller.cacheScope, key);
+      const other = await this.guard(() => this.store.claimIntent(decision.intent.id, owner)).catch(keep);
+      if (other === null) {
+        this.metrics?.idempotency('reconciled_found');
+        await lease.settle(succeeded(lease.record, decision.intent));
+        await this.store.removeSubmission(payout, earlier.id).catch(() => {});
+        return decision.intent;
+      }
+    }
+    // Ambiguous, or the one candidate was claimed by someone else meanwhile: send nothing.
+    this.metrics?.idempotency('reconciled_ambiguous');
+    await lease.settle(lease.record);
+    if (decision.kind === 'found') {
+      const candidate = globalIdOf('WithdrawalIntent', decision.intent.id);
+      throw outcomeStillUnknown(key, 'COMPETING_ATTEMPT', [candidate], null);
+    }
+    const candidates = decision.candidates.map((candidate) => globalIdOf('WithdrawalIntent', candidate));
+    throw outcomeStillUnknown(key, decision.reason, candidates, decision.retryAfterMs);
+  }
+
+  /**
+   * Sends while holding the key: names the POST in the key's record and registers it with its
+   * payout (only while still the holder), sends it, and settles the key by what it did: a success
+   * or a business refusal kept, a definite failure forgotten, an unknown outcome left pending with
+   * its submission, ended, for the next retry to reconcile.
+   */
+  private async sendHeld(
+    caller: Caller,
+    body: CreateWithdrawalIntentBody,
+    key: string,
+    lease: KeyLease,
+  ): Promise<WithdrawalIntentDTO> {
+    const payout = payoutOf(body);
+    const { leaseMs } = this.settings;
+    const submission = newSubmission(caller, ownerOfKey(caller.cacheScope, key), leaseMs, this.now());
+    const { fingerprint, startedAt } = lease.record;
     const sending: PendingRecord = {
       v: RECORD_FORMAT,
       state: 'pending',
       fingerprint,
-      startedAt: mine.startedAt,
-      attempt,
+      startedAt,
+      attempt: submission,
     };
     try {
-      // Still the holder (not paused past the lease and overtaken)? Only then may it send.
-      if (!(await this.guard(() => this.store.update(scope, key, sending, holder)))) {
-        throw outcomeStillUnknown(key, 'IN_PROGRESS', [], leaseMs);
-      }
-      mine = sending;
-      await this.guard(() => this.store.putAttempt(payout, attempt));
+      if (!(await lease.update(sending))) throw outcomeStillUnknown(key, 'IN_PROGRESS', [], leaseMs);
+      await this.guard(() => this.store.putSubmission(payout, submission));
     } catch (error) {
-      // Nothing was sent: free the key and the attempt, now or once the store answers again.
-      const expected = mine;
-      await this.nowOrLater(async () => {
-        await this.store.settle(scope, key, holder, expected, null);
-        await this.store.removeAttempt(payout, attempt.id);
-      });
+      // Nothing was sent: free the key and the submission, now or once the store answers again.
+      await lease.settle(null, () => this.store.removeSubmission(payout, submission.id));
       throw error;
     }
-    const sent = await this.post(caller, body, key, payout, attempt);
-    if (sent.ok) {
-      await settle(succeeded(sending, sent.intent));
-      return sent.intent;
-    }
-    const { error } = sent;
-    if (sent.outcome === 'refused') {
-      const refusal = error as WithdrawalUserError;
-      await settle({
-        v: RECORD_FORMAT,
-        state: 'refused',
-        fingerprint,
-        startedAt: sending.startedAt,
-        code: refusal.code,
-        message: refusal.message,
-        ...refusalDetails(refusal),
-      });
-    } else if (sent.outcome === 'definite') {
-      // Nothing was created and the refusal is not the key's to keep (a 401 says nothing about
-      // the withdrawal): a retry asks the REST API again, and an unauthenticated flood leaves nothing.
-      this.metrics?.idempotency('cleared');
-      await settle(null);
-    } else {
-      // The key stays pending, unleased, with its attempt, ended: the next retry reconciles.
-      await settle({ ...sending, attempt: sent.ended });
-    }
-    throw error;
-  }
-
-  /**
-   * Sends one POST that is registered as `attempt` of `payout`, and settles the registration by
-   * its outcome: a created intent is claimed for the attempt's owner before it is returned, a
-   * definite failure removes the attempt, an unknown outcome leaves it for reconcilers, `ended`.
-   */
-  private async post(
-    caller: Caller,
-    body: CreateWithdrawalIntentBody,
-    key: string | null,
-    payout: string,
-    attempt: Attempt,
-  ): Promise<
-    | { ok: true; intent: WithdrawalIntentDTO }
-    | { ok: false; error: unknown; outcome: Outcome; ended: Attempt }
-  > {
-    let intent: WithdrawalIntentDTO;
-    try {
-      intent = await this.send(caller, body, key);
-    } catch (error) {
-      const outcome = outcomeOf(error);
-      const ended = { ...attempt, endedAt: this.now() };
-      if (outcome === 'unknown') await this.nowOrLater(() => this.store.putAttempt(payout, ended));
-      else await this.nowOrLater(() => this.store.removeAttempt(payout, attempt.id));
-      return { ok: false, error, outcome, ended };
-    }
-    // The intent exists: it is answered whatever the store says. When the claim cannot be written,
-    // the attempt stays registered (in flight, then past its end), so no reconciler can take the
-    // intent as its own: it sees a rival and answers ambiguous instead.
-    const claimed = async () => {
-      const other = await this.store.claimIntent(intent.id, attempt.owner);
-      if (other === null) await this.store.removeAttempt(payout, attempt.id);
-      else this.metrics?.idempotency('claim_conflict');
-    };
-    await this.nowOrLater(claimed);
-    return { ok: true, intent };
-  }
-
-  /**
-   * A write to the store that must happen, though not before the answer: tried now, and, while
-   * the store does not answer (or answered too late to be seen), again in the background with a
-   * backoff from 1 s to 30 s, for as long as the store keeps its records (24 h). Each such write
-   * is fenced or idempotent, so a late or repeated one changes nothing it should not. Used for
-   * the outcome of a sent POST (a replay then finds it at once rather than reconciling), and to
-   * free what an attempt that sent nothing may still have written (Redis runs a command the
-   * gateway stopped waiting for when it resumes).
-   */
-  private async nowOrLater(write: () => Promise<unknown>): Promise<void> {
-    try {
-      await write();
-      return;
-    } catch {}
-    const giveUpAt = Date.now() + IDEMPOTENCY_TTL_MS;
-    const retry = async () => {
-      for (let wait = 1_000; Date.now() + wait < giveUpAt; wait = Math.min(wait * 2, 30_000)) {
-        await sleep(wait, undefined, { ref: false });
-        try {
-          await write();
-          return;
-        } catch {}
+    const sent = await sendSubmission(this.sendDeps, caller, body, key, payout, submission);
+    switch (sent.kind) {
+      case 'created':
+        await lease.settle(succeeded(sending, sent.intent));
+        return sent.intent;
+      case 'refused': {
+        const { refusal } = sent;
+        const { code, message } = refusal;
+        await lease.settle({
+          v: RECORD_FORMAT,
+          state: 'refused',
+          fingerprint,
+          startedAt,
+          code,
+          message,
+          ...refusalDetails(refusal),
+        });
+        throw refusal;
       }
-    };
-    void retry();
-  }
-
-  /** A POST about to leave: sent now, waited for until the request's deadline at the latest. */
-  private newAttempt(caller: Caller, owner: string): Attempt {
-    const sentAt = this.now();
-    return {
-      v: RECORD_FORMAT,
-      id: randomUUID(),
-      owner,
-      sentAt,
-      endsBy: Math.min(caller.deadline ?? Number.POSITIVE_INFINITY, sentAt + this.settings.leaseMs),
-      endedAt: null,
-    };
-  }
-
-  /**
-   * Decides what `attempt` created (reconcile.ts), reading the caller's intents once its window
-   * has closed, waiting for that when the request's deadline allows. The list is read before the
-   * attempts and claims: an intent seen in the list was registered by its attempt before it
-   * existed, so that attempt, or its claim, is seen too.
-   */
-  private async reconcile(
-    caller: Caller,
-    body: CreateWithdrawalIntentBody,
-    payout: string,
-    attempt: Attempt,
-  ): Promise<Decision> {
-    const settings = this.settings.reconcile;
-    const window = windowOf(attempt, settings);
-    const wait = window.closesAt - this.now();
-    if (wait > 0) {
-      if (caller.deadline !== undefined && Date.now() + wait + READ_RESERVE_MS > caller.deadline) {
-        return { kind: 'ambiguous', reason: 'WINDOW_OPEN', candidates: [], retryAfterMs: wait };
-      }
-      await sleep(wait);
+      case 'definite':
+        // The refusal is not the key's to keep (a 401 says nothing about the withdrawal): a retry
+        // asks the REST API again, and an unauthenticated flood leaves nothing.
+        this.metrics?.idempotency('cleared');
+        await lease.settle(null);
+        throw sent.error;
+      case 'unknown':
+        await lease.settle({ ...sending, attempt: sent.ended });
+        throw sent.error;
     }
-    let read: Awaited<ReturnType<typeof readWindow>>;
-    try {
-      read = await readWindow(this.client, caller, window, settings.pageSize, MAX_PAGES);
-    } catch (error) {
-      // A refused key is the caller's answer; anything else only means the list was not read.
-      if (isGatewayError(error) && (error.code === 'UNAUTHENTICATED' || error.code === 'FORBIDDEN')) {
-        throw error;
-      }
-      return { kind: 'ambiguous', reason: 'WINDOW_UNREAD', candidates: [], retryAfterMs: null };
-    }
-    if (!read.complete) {
-      return { kind: 'ambiguous', reason: 'WINDOW_UNREAD', candidates: [], retryAfterMs: null };
-    }
-    const matching = read.items.filter((intent) => matchesBody(intent, body));
-    const owners = await this.guard(() => this.store.intentOwners(matching.map((intent) => intent.id)));
-    const others = await this.guard(() => this.store.attempts(payout));
-    const since = await this.guard(() => this.store.registrySince());
-    return decide(attempt, body, matching, owners, others, settings, this.now(), since);
   }
 
   /**
@@ -507,99 +375,11 @@ export class WithdrawalService {
 
   private reused(): WithdrawalUserError {
     this.metrics?.idempotency('key_reused');
-    return reused();
-  }
-
-  /**
-   * A store call that decides whether the POST may be sent. When the store cannot answer, the
-   * withdrawal is refused before anything is sent: never sent unprotected.
-   */
-  private async guard<T>(call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      if (error instanceof StoreFullError) {
-        this.metrics?.idempotency('refused_full');
-        throw new GatewayError(
-          'IDEMPOTENCY_UNAVAILABLE',
-          `The withdrawal was not sent: ${error.message} (24 h each). Retry later, or without an idempotencyKey.`,
-          { cause: error, extensions: { sent: false, reason: 'STORE_FULL' } },
-        );
-      }
-      if (error instanceof UnknownRecordFormatError) {
-        // A newer release's record, met during a rolling deploy: guessing at it could send twice.
-        this.metrics?.idempotency('refused_format');
-        this.logger?.warn(
-          { err: error.message },
-          'withdrawal refused unsent: a record this release cannot read',
-        );
-        throw new GatewayError(
-          'IDEMPOTENCY_UNAVAILABLE',
-          error.newer
-            ? `The withdrawal was not sent: ${error.message}. Retry with the same idempotencyKey: a replica of the newer release will answer it.`
-            : `The withdrawal was not sent: ${error.message}. This idempotencyKey stays refused until its record expires (24 h); check withdrawalIntents before sending the payout under a new key.`,
-          { cause: error, extensions: { sent: false, reason: 'RECORD_FORMAT_UNKNOWN' } },
-        );
-      }
-      if (error instanceof ReplicaAckError) {
-        this.metrics?.idempotency('refused_unacknowledged');
-        throw new GatewayError(
-          'IDEMPOTENCY_UNAVAILABLE',
-          'The withdrawal was not sent: the record that guards it against a duplicate could not be copied to a Redis replica in time. Retry with the same idempotencyKey.',
-          { cause: error, extensions: { sent: false, reason: 'REPLICA_UNACKNOWLEDGED' } },
-        );
-      }
-      this.metrics?.idempotency('refused_unavailable');
-      throw new GatewayError(
-        'IDEMPOTENCY_UNAVAILABLE',
-        'The withdrawal was not sent: the record that guards it against a duplicate cannot be written right now. Retry with the same idempotencyKey.',
-        { cause: error, extensions: { sent: false, reason: 'STORE_UNAVAILABLE' } },
-      );
-    }
-  }
-
-  /** One POST; REST business errors become typed results. */
-  private async send(
-    caller: Caller,
-    body: CreateWithdrawalIntentBody,
-    key: string | null,
-  ): Promise<WithdrawalIntentDTO> {
-    try {
-      return await this.client.createWithdrawalIntent(caller, body, key);
-    } catch (error) {
-      if (!isGatewayError(error)) throw error;
-      const typed = toWithdrawalUserError(error);
-      // Every field but the wallet passed input.ts: a data_invalid that names no input field is
-      // the REST API refusing the wallet (its message speaks of `senderWalletId`). Say it in the
-      // input's own terms when the wallet is indeed not the caller's.
-      if (typed instanceof DataInvalidError && typed.field === null) {
-        await this.requireWallet(caller, body.senderWalletId, body.senderWalletId);
-      }
-      throw typed ?? error;
-    }
-  }
-
-  /**
-   * Throws DataInvalidError naming `input.walletId` when `walletId` is not one of the caller's
-   * wallets. One GET by id, on refusal paths only (through the micro-cache).
-   */
-  private async requireWallet(caller: Caller, given: string, walletId: string | null): Promise<void> {
-    if (walletId !== null && (await this.client.getWallet(caller, walletId))) return;
-    throw new DataInvalidError(
-      `input.walletId must be the id of one of your wallets; received "${given.slice(0, 128)}"`,
-      ['input', 'walletId'],
+    return userError(
+      'idempotency_key_reused',
+      'This idempotencyKey was already used with a different input.',
     );
   }
-}
-
-function reused(): WithdrawalUserError {
-  return userError('idempotency_key_reused', 'This idempotencyKey was already used with a different input.');
-}
-
-/** Whether a refused store call may have reached the store (and written something). */
-function wasAsked(error: unknown): boolean {
-  const cause = error instanceof GatewayError ? error.cause : error;
-  return !(cause instanceof NotAskedError || cause instanceof StoreFullError);
 }
 
 /** A record of the intent `pending`'s key created. */
@@ -611,17 +391,4 @@ function succeeded(pending: PendingRecord, intent: WithdrawalIntentDTO): Idempot
     startedAt: pending.startedAt,
     intent,
   };
-}
-
-/** What an error of the POST (WithdrawalService.send) says happened upstream. */
-function outcomeOf(error: unknown): Outcome {
-  if (error instanceof WithdrawalUserError) return 'refused';
-  if (isGatewayError(error)) {
-    if (error.code === 'OUTCOME_UNKNOWN') return 'unknown';
-    if (error.extensions.sent === false) return 'definite';
-    const status = error.upstream?.status;
-    if (status !== undefined && status >= 400 && status < 500) return 'definite';
-  }
-  // Anything else, a bug included, may have followed a POST that reached the REST API.
-  return 'unknown';
 }

@@ -1,5 +1,3 @@
-import type { GatewayError } from '../errors.ts';
-
 /**
  * Business failures of createWithdrawalIntent, returned as data (members of
  * CreateWithdrawalIntentPayload, each implementing UserError) rather than as GraphQL errors.
@@ -118,11 +116,6 @@ export function withdrawalUserError(
 ): WithdrawalUserError | null {
   const ErrorClass = code ? CLASSES.get(code) : undefined;
   return ErrorClass ? new ErrorClass(message) : null;
-}
-
-/** The typed mutation result for a REST error, or null when it is not a business failure. */
-export function toWithdrawalUserError(error: GatewayError): WithdrawalUserError | null {
-  return withdrawalUserError(error.upstream?.code, error.message);
 }
 
 /** The typed result a key's refused record replays: the refusal as it was first answered. */

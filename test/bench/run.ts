@@ -889,7 +889,7 @@ async function storeCost(redisURL: string, clusterNodes: string): Promise<string
           const sending = { ...fresh, attempt };
           await store.claim(scope, key, fresh, 20_000, holder);
           await store.update(scope, key, sending, holder);
-          await store.putAttempt(`p${i % 89}`, attempt);
+          await store.putSubmission(`p${i % 89}`, attempt);
           await store.claimIntent(`intent-${key}`, attempt.owner);
           await store.settle(scope, key, holder, sending, {
             state: 'succeeded',
@@ -897,7 +897,7 @@ async function storeCost(redisURL: string, clusterNodes: string): Promise<string
             startedAt: fresh.startedAt,
             intent: { id: `intent-${key}` } as never,
           });
-          await store.removeAttempt(`p${i % 89}`, attempt.id);
+          await store.removeSubmission(`p${i % 89}`, attempt.id);
           latencies.push(performance.now() - t);
         }
       };

@@ -148,12 +148,12 @@ describe('Redis Cluster (three masters, a replica each)', () => {
       });
       replica?.pause();
       try {
-        await expect(store.putAttempt(first, attempt())).rejects.toBeInstanceOf(ReplicaAckError);
-        await expect(store.putAttempt(second, attempt())).resolves.toBeUndefined();
+        await expect(store.putSubmission(first, attempt())).rejects.toBeInstanceOf(ReplicaAckError);
+        await expect(store.putSubmission(second, attempt())).resolves.toBeUndefined();
       } finally {
         replica?.resume();
       }
-      await expect(store.putAttempt(first, attempt())).resolves.toBeUndefined();
+      await expect(store.putSubmission(first, attempt())).resolves.toBeUndefined();
     } finally {
       client.disconnect();
     }

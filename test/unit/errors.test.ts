@@ -1,11 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import type { GatewayError } from '../../src/errors.ts';
 import { fromUpstreamStatus } from '../../src/upstream/error-mapping.ts';
 import {
   DataInvalidError,
-  toWithdrawalUserError,
   type UserErrorCode,
   userErrorClass,
+  withdrawalUserError,
 } from '../../src/withdrawals/user-errors.ts';
+
+/** A rejected POST's typed result, as send-submission.ts derives it from the client's `rejected`. */
+const toWithdrawalUserError = (error: GatewayError) =>
+  withdrawalUserError(error.upstream?.code, error.message);
 
 describe('REST status and code to GraphQL error', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CreateWithdrawalIntentBody, WithdrawalIntentDTO } from '../../src/upstream/types.ts';
-import type { Attempt } from '../../src/withdrawals/idempotency-store.ts';
+import type { Submission } from '../../src/withdrawals/idempotency-store.ts';
 import { MemoryIdempotencyStore, StoreFullError } from '../../src/withdrawals/idempotency-store.ts';
 import {
   decide,
@@ -45,7 +45,7 @@ function intent(
   };
 }
 
-const mine: Attempt = { id: 'a-1', owner: 'key:s:k', sentAt: T, endsBy: T + 10_000, endedAt: T + 2_000 };
+const mine: Submission = { id: 'a-1', owner: 'key:s:k', sentAt: T, endsBy: T + 10_000, endedAt: T + 2_000 };
 
 describe('the window of an attempt', () => {
   it('runs from the send less the clock allowance to the end of waiting plus both allowances', () => {
@@ -59,7 +59,7 @@ describe('decide', () => {
   const judge = (
     intents: WithdrawalIntentDTO[],
     owners = new Map<string, string>(),
-    others: Attempt[] = [],
+    others: Submission[] = [],
   ) => decide(mine, body, intents, owners, others, settings, T + 5_000);
 
   it('the one unclaimed matching intent inside the window is the attempt’s', () => {
@@ -105,17 +105,23 @@ describe('decide', () => {
 
   it('a rival attempt whose window holds the candidate: ambiguous; retry after it settles when it is in flight', () => {
     const candidate = intent('i-1', T + 100);
-    const ended: Attempt = { id: 'a-2', owner: 'unkeyed:x', sentAt: T, endsBy: T + 10_000, endedAt: T + 300 };
+    const ended: Submission = {
+      id: 'a-2',
+      owner: 'unkeyed:x',
+      sentAt: T,
+      endsBy: T + 10_000,
+      endedAt: T + 300,
+    };
     expect(judge([candidate], new Map(), [mine, ended])).toEqual({
       kind: 'ambiguous',
       reason: 'COMPETING_ATTEMPT',
       candidates: ['i-1'],
       retryAfterMs: null,
     });
-    const inFlight: Attempt = { ...ended, endedAt: null, endsBy: T + 6_000 };
+    const inFlight: Submission = { ...ended, endedAt: null, endsBy: T + 6_000 };
     expect(judge([candidate], new Map(), [inFlight])).toMatchObject({ retryAfterMs: 6_000 + 500 - 5_000 });
     // A rival whose window cannot hold the candidate is no rival.
-    const later: Attempt = { ...ended, sentAt: T + 5_000, endedAt: T + 5_100 };
+    const later: Submission = { ...ended, sentAt: T + 5_000, endedAt: T + 5_100 };
     expect(judge([candidate], new Map(), [later])).toEqual({ kind: 'found', intent: candidate });
   });
 });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   RECORD_FORMAT,
-  readAttempt,
   readKeyRecord,
+  readSubmission,
   UnknownRecordFormatError,
 } from '../../src/withdrawals/record-format.ts';
 
@@ -17,14 +17,14 @@ describe('record formats', () => {
       expect(JSON.stringify(readKeyRecord(json))).toBe(json);
     }
     const stored = JSON.stringify({ v: RECORD_FORMAT, ...attempt });
-    expect(JSON.stringify(readAttempt(stored))).toBe(stored);
-    expect(readAttempt(JSON.stringify(attempt))).toEqual(attempt);
+    expect(JSON.stringify(readSubmission(stored))).toBe(stored);
+    expect(readSubmission(JSON.stringify(attempt))).toEqual(attempt);
   });
 
   it('refuses a newer format, and says a replica of that release will answer', () => {
     for (const read of [
       () => readKeyRecord(JSON.stringify({ v: RECORD_FORMAT + 1, ...pending, state: 'queued' })),
-      () => readAttempt(JSON.stringify({ v: RECORD_FORMAT + 1, ...attempt })),
+      () => readSubmission(JSON.stringify({ v: RECORD_FORMAT + 1, ...attempt })),
     ]) {
       const error = refusal(read);
       expect(error?.newer).toBe(true);
@@ -53,8 +53,8 @@ describe('record formats', () => {
   });
 
   it('refuses an attempt without its fields', () => {
-    expect(refusal(() => readAttempt(JSON.stringify({ id: 'a' })))?.newer).toBe(false);
-    expect(refusal(() => readAttempt('null'))?.newer).toBe(false);
+    expect(refusal(() => readSubmission(JSON.stringify({ id: 'a' })))?.newer).toBe(false);
+    expect(refusal(() => readSubmission('null'))?.newer).toBe(false);
   });
 });
 

@@ -233,7 +233,7 @@ describe('one idempotency key across gateway processes', () => {
       endedAt: null,
     };
     await dead.update(scope, 'crashed', { ...pending, attempt }, 'the-dead-process');
-    await dead.putAttempt(payoutOf(body), attempt);
+    await dead.putSubmission(payoutOf(body), attempt);
     const created = await sandbox.call('POST', '/external/v1/withdrawal-intents', { key, body });
     sandbox.sandbox.requests.length = 0;
 

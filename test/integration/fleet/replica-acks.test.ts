@@ -98,7 +98,9 @@ describe('a replica that cannot acknowledge', () => {
     replica.pause();
     let outcomes: PromiseSettledResult<void>[];
     try {
-      outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => s.putAttempt('payout', attempt())));
+      outcomes = await Promise.allSettled(
+        Array.from({ length: 8 }, () => s.putSubmission('payout', attempt())),
+      );
     } finally {
       replica.resume();
     }
@@ -110,6 +112,6 @@ describe('a replica that cannot acknowledge', () => {
     );
     expect(acks.length).toBeGreaterThanOrEqual(4);
     expect(health.responsive).toBe(true);
-    await acknowledged(() => s.putAttempt('payout', attempt()));
+    await acknowledged(() => s.putSubmission('payout', attempt()));
   });
 });

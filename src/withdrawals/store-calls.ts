@@ -1,0 +1,107 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { GatewayError } from '../errors.ts';
+import type { GatewayMetrics } from '../observability/metrics.ts';
+import { IDEMPOTENCY_TTL_MS, NotAskedError, ReplicaAckError, StoreFullError } from './idempotency-store.ts';
+import { UnknownRecordFormatError } from './record-format.ts';
+
+/**
+ * The two ways the withdrawal service calls its IdempotencyStore: a call that decides whether the
+ * POST may be sent (guarded: refused unsent when the store cannot answer), and a write that must
+ * happen, though not before the answer (now or later).
+ */
+
+export type StoreGuard = <T>(call: () => Promise<T>) => Promise<T>;
+
+/**
+ * A store call that decides whether the POST may be sent. When the store cannot answer, the
+ * withdrawal is refused (IDEMPOTENCY_UNAVAILABLE, `sent: false`) before anything is sent: never
+ * sent unprotected.
+ */
+export function guardStore(
+  metrics: Pick<GatewayMetrics, 'idempotency'> | undefined,
+  logger: Pick<Logger, 'warn'> | undefined,
+): StoreGuard {
+  return async (call) => {
+    try {
+      return await call();
+    } catch (error) {
+      throw refusedUnsent(error, metrics, logger);
+    }
+  };
+}
+
+function refusedUnsent(
+  error: unknown,
+  metrics: Pick<GatewayMetrics, 'idempotency'> | undefined,
+  logger: Pick<Logger, 'warn'> | undefined,
+): GatewayError {
+  const refused = (message: string, reason: string) =>
+    new GatewayError('IDEMPOTENCY_UNAVAILABLE', message, {
+      cause: error,
+      extensions: { sent: false, reason },
+    });
+  if (error instanceof StoreFullError) {
+    metrics?.idempotency('refused_full');
+    return refused(
+      `The withdrawal was not sent: ${error.message} (24 h each). Retry later, or without an idempotencyKey.`,
+      'STORE_FULL',
+    );
+  }
+  if (error instanceof UnknownRecordFormatError) {
+    // A newer release's record, met during a rolling deploy: guessing at it could send twice.
+    metrics?.idempotency('refused_format');
+    logger?.warn({ err: error.message }, 'withdrawal refused unsent: a record this release cannot read');
+    return refused(
+      error.newer
+        ? `The withdrawal was not sent: ${error.message}. Retry with the same idempotencyKey: a replica of the newer release will answer it.`
+        : `The withdrawal was not sent: ${error.message}. This idempotencyKey stays refused until its record expires (24 h); check withdrawalIntents before sending the payout under a new key.`,
+      'RECORD_FORMAT_UNKNOWN',
+    );
+  }
+  if (error instanceof ReplicaAckError) {
+    metrics?.idempotency('refused_unacknowledged');
+    return refused(
+      'The withdrawal was not sent: the record that guards it against a duplicate could not be copied to a Redis replica in time. Retry with the same idempotencyKey.',
+      'REPLICA_UNACKNOWLEDGED',
+    );
+  }
+  metrics?.idempotency('refused_unavailable');
+  return refused(
+    'The withdrawal was not sent: the record that guards it against a duplicate cannot be written right now. Retry with the same idempotencyKey.',
+    'STORE_UNAVAILABLE',
+  );
+}
+
+/** Whether a refused store call may have reached the store (and written something). */
+export function wasAsked(error: unknown): boolean {
+  const cause = error instanceof GatewayError ? error.cause : error;
+  return !(cause instanceof NotAskedError || cause instanceof StoreFullError);
+}
+
+/**
+ * A write to the store that must happen, though not before the answer: tried now, and, while
+ * the store does not answer (or answered too late to be seen), again in the background with a
+ * backoff from 1 s to 30 s, for as long as the store keeps its records (24 h). Each such write
+ * is fenced or idempotent, so a late or repeated one changes nothing it should not. Used for
+ * the outcome of a sent POST (a replay then finds it at once rather than reconciling), and to
+ * free what a request that sent nothing may still have written (Redis runs a command the
+ * gateway stopped waiting for when it resumes).
+ */
+export async function nowOrLater(write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+    return;
+  } catch {}
+  const giveUpAt = Date.now() + IDEMPOTENCY_TTL_MS;
+  const retry = async () => {
+    for (let wait = 1_000; Date.now() + wait < giveUpAt; wait = Math.min(wait * 2, 30_000)) {
+      await sleep(wait, undefined, { ref: false });
+      try {
+        await write();
+        return;
+      } catch {}
+    }
+  };
+  void retry();
+}
