@@ -311,6 +311,26 @@ describe('createWithdrawalIntent', () => {
     expect(posts()).toHaveLength(1);
   });
 
+  it('a 5xx naming a business refusal is still OUTCOME_UNKNOWN: the key is not kept as refused', async () => {
+    const { merchant, wallet } = await merchantWithWallet();
+    await gw.sandbox.admin('POST', '/faults', {
+      method: 'POST',
+      path: '/external/v1/withdrawal-intents',
+      status: 500,
+      body: JSON.stringify({ code: 'withdrawal_intent.balance_insufficient', message: 'm', data: null }),
+      times: 1,
+    });
+    const variables = { input: input(wallet.id, { idempotencyKey: 'k-500-business' }) };
+    const first = await gw.run(CreateWithdrawalDocument, variables, merchant.key);
+    expect(first.body.errors?.[0]?.extensions).toEqual({
+      code: 'OUTCOME_UNKNOWN',
+      idempotencyKey: 'k-500-business',
+      upstream: { status: 500, code: 'withdrawal_intent.balance_insufficient' },
+    });
+    expect(first.body.data).toBeNull();
+    expect(posts()).toHaveLength(1);
+  });
+
   it('never retries the POST after a connection reset either', async () => {
     const { merchant, wallet } = await merchantWithWallet();
     await gw.sandbox.admin('POST', '/faults', {
