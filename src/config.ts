@@ -71,7 +71,7 @@ export interface Config {
   logLevel: string;
   /** The REST API to front; undefined starts the embedded sandbox. */
   upstreamURL: string | undefined;
-  upstream: Omit<UpstreamClientOptions, 'baseURL'>;
+  upstream: Omit<UpstreamClientOptions, 'baseURL' | 'scopes'>;
   graphiql: boolean;
   introspection: boolean;
   maxRequestBytes: number;

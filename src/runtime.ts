@@ -27,7 +27,7 @@ import { listen, type RunningServer } from './server.ts';
 import { processLeases, redisLeases } from './subscriptions/leases.ts';
 import { LivePolling } from './subscriptions/live.ts';
 import { CallerScopes } from './upstream/caller-scope.ts';
-import { MerchantWalletClient, type UpstreamClientOptions } from './upstream/client.ts';
+import { MerchantWalletClient } from './upstream/client.ts';
 import { type IdempotencyStore, MemoryIdempotencyStore } from './withdrawals/idempotency-store.ts';
 import { RedisIdempotencyStore } from './withdrawals/redis-idempotency-store.ts';
 import { WithdrawalService } from './withdrawals/service.ts';
@@ -87,7 +87,7 @@ interface InfrastructureBase {
   /** The upstream client's clock (tests move time for the circuit breaker and the micro-cache). */
   clock?: () => number;
   /** Settings of the upstream client past the configuration's (tests: faster retries, say). */
-  upstream?: Partial<UpstreamClientOptions>;
+  upstream?: Partial<Config['upstream']>;
 }
 
 export interface GatewayRuntime extends AsyncDisposable {

@@ -9,7 +9,7 @@ import { SandboxStore } from '../../src/sandbox/store/store.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { processLeases } from '../../src/subscriptions/leases.ts';
 import { type LiveOptions, LivePolling } from '../../src/subscriptions/live.ts';
-import type { MerchantWalletClient, UpstreamClientOptions } from '../../src/upstream/client.ts';
+import type { MerchantWalletClient } from '../../src/upstream/client.ts';
 import type { GraphiQLDefaults } from '../../src/yoga.ts';
 import { startTestSandbox } from './sandbox.ts';
 import { recordSuiteKey, suiteLogDestination } from './suite-logs.ts';
@@ -78,7 +78,7 @@ export async function startTestGateway(
     store?: SandboxStore;
     /** Settings to change from the defaults (see ConfigChanges). */
     config?: ConfigChanges;
-    upstream?: Partial<UpstreamClientOptions>;
+    upstream?: Partial<Config['upstream']>;
     clock?: () => number;
     /** Parts built by the test (a recording idempotency store, a tracer, its own metrics…) and GraphiQL's first screen. */
     infrastructure?: PrebuiltParts & { graphiql?: GraphiQLDefaults };
