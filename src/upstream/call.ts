@@ -27,7 +27,10 @@ export interface UpstreamResponse {
   retryAfterMs?: number;
 }
 
-/** One attempt of a call (`attempt` 0 is the first): every stage but the wire has this shape. */
+/**
+ * A stage of the transport (retry, fair share, budget, circuit, spend, observe): takes one attempt
+ * of a call (`attempt` 0 is the first) and hands it on to the next; the wire, the last, is `Wire`.
+ */
 export type Stage = (call: UpstreamCall, attempt: number) => Promise<UpstreamResponse>;
 
 /** The last stage: the request itself, carrying `span`'s traceparent when the attempt is traced. */
