@@ -74,13 +74,16 @@ export async function sendSubmission(
   return outcome;
 }
 
+/** A SentOutcome before its submission is settled (an unknown one is not `ended` yet). */
+type Decided = Exclude<SentOutcome, { kind: 'unknown' }> | { kind: 'unknown'; error: unknown };
+
 /** The client's decision (WithdrawalPostResult), in what it means for the key. */
 async function outcomeOf(
   deps: SendDeps,
   caller: Caller,
   body: CreateWithdrawalIntentBody,
   key: string | null,
-): Promise<SentOutcome | Omit<Extract<SentOutcome, { kind: 'unknown' }>, 'ended'>> {
+): Promise<Decided> {
   let result: WithdrawalPostResult;
   try {
     result = await deps.client.createWithdrawalIntent(caller, body, key);

@@ -47,7 +47,7 @@ function intent(
 
 const mine: Submission = { id: 'a-1', owner: 'key:s:k', sentAt: T, endsBy: T + 10_000, endedAt: T + 2_000 };
 
-describe('the window of an attempt', () => {
+describe('the window of a submission', () => {
   it('runs from the send less the clock allowance to the end of waiting plus both allowances', () => {
     expect(windowOf(mine, settings)).toEqual({ from: T - 1_000, to: T + 3_500, closesAt: T + 2_500 });
     // A process that died mid-attempt never recorded its end: the deadline bounds it.
@@ -62,7 +62,7 @@ describe('decide', () => {
     others: Submission[] = [],
   ) => decide(mine, body, intents, owners, others, settings, T + 5_000);
 
-  it('the one unclaimed matching intent inside the window is the attempt’s', () => {
+  it('the one unclaimed matching intent inside the window is the submission’s', () => {
     const found = intent('i-1', T + 100);
     expect(judge([found, intent('other-amount', T + 50, { amount: '10.6' })])).toEqual({
       kind: 'found',
@@ -103,7 +103,7 @@ describe('decide', () => {
     });
   });
 
-  it('a rival attempt whose window holds the candidate: ambiguous; retry after it settles when it is in flight', () => {
+  it('a rival submission whose window holds the candidate: ambiguous; retry after it settles when it is in flight', () => {
     const candidate = intent('i-1', T + 100);
     const ended: Submission = {
       id: 'a-2',

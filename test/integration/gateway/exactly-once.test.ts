@@ -9,7 +9,7 @@ import { recordSuiteKey } from '../../support/suite-logs.ts';
  * Exactly once against a REST API that does not deduplicate (the sandbox's Idempotency-Key
  * extension off, as the spec promises nothing), with other keys of the same merchant acting in
  * between. Each test is one history an attacker or an unlucky client found; every one of them
- * failed before the gateway registered attempts and claimed intents.
+ * failed before the gateway registered submissions and claimed intents.
  */
 
 const LATE_COMMIT_MS = 300;
