@@ -138,6 +138,33 @@ describe('createWithdrawalIntent: each HTTP fact, one outcome', () => {
     expect(reached()).toHaveLength(0);
   });
 
+  it("the POST route's circuit open: not_sent, UPSTREAM_UNAVAILABLE, no POST", async () => {
+    // A client of its own: its breakers are not the other tests'.
+    const tripped = new MerchantWalletClient({
+      ...DEFAULTS.upstream,
+      baseURL: sandbox.url,
+      cacheTtlMs: 0,
+      circuitBreaker: { failures: 2, halfOpenAfterMs: 60_000 },
+    });
+    try {
+      await fault({ status: 503, times: 2 });
+      const caller = () => tripped.caller(`Bearer ${key}`);
+      const body = withdrawalBody(walletId) as never;
+      for (let i = 0; i < 2; i++) {
+        expect((await tripped.createWithdrawalIntent(caller(), body, null)).outcome).toBe('unknown');
+      }
+      sandbox.sandbox.requests.length = 0;
+      expect(decided(await tripped.createWithdrawalIntent(caller(), body, null))).toMatchObject({
+        outcome: 'not_sent',
+        code: 'UPSTREAM_UNAVAILABLE',
+        sent: false,
+      });
+      expect(reached()).toHaveLength(0);
+    } finally {
+      await tripped.close();
+    }
+  });
+
   it('a key the REST API refused lately: not_sent, UNAUTHENTICATED, no POST', async () => {
     const refused = 'revoked-or-mistyped-key';
     expect(await client.proveKeyNow(client.caller(`Bearer ${refused}`))).toMatchObject({ kind: 'refused' });
