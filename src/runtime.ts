@@ -228,7 +228,7 @@ export async function createGatewayRuntime(
         : undefined;
     if (metricsServer) stack.defer(() => metricsServer.close());
 
-    const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
+    const subscriber = await invalidation?.subscribe((scope) => client.invalidateScope(scope));
     if (subscriber) stack.defer(() => subscriber.quit().then(() => {}));
 
     const live =

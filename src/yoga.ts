@@ -19,6 +19,7 @@ import { maskUncodedError, useErrorContract } from './plugins/error-contract.ts'
 import { useErrorLogging } from './plugins/error-logging.ts';
 import { useGraphiQLDelivery } from './plugins/graphiql-delivery.ts';
 import { type Readiness, useHealthChecks } from './plugins/health.ts';
+import { KeptResults } from './plugins/kept-results.ts';
 import { useRefuseKeyInURL } from './plugins/key-in-url.ts';
 import { useMetricsEndpoint } from './plugins/metrics-endpoint.ts';
 import { useOperationStatus } from './plugins/operation-status.ts';
@@ -236,16 +237,10 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
       ...(config.queryDeduplication
         ? [
             useQueryDeduplication({
-              sharingScope: (context) =>
-                context.authorization ? deps.client.sharingScope(context.caller) : null,
-              kept: {
-                get: (key) => deps.client.keptResult(key),
-                keep: (context, key, kept) => deps.client.keepResult(context.caller, key, kept),
-              },
-              onShared: (context, how) => {
-                context.caller.served.sharedResult = how;
-                metrics?.deduplicated(how);
-              },
+              generationScope: (context) =>
+                context.authorization ? deps.client.generationScope(context.caller) : null,
+              kept: new KeptResults(deps.client.cachedReads),
+              onShared: (_context, how) => metrics?.deduplicated(how),
             }),
           ]
         : []),

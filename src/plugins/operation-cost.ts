@@ -160,7 +160,7 @@ export function useCostLimit(
   // hands out the same document object for the same text: such costs are computed once.
   const fixedCosts = new WeakMap<DocumentNode, Map<string, number>>();
   const costOf = (args: ExecutionArgs): number => {
-    const scope = (args.contextValue as Partial<GatewayContext> | undefined)?.caller?.cacheScope;
+    const scope = (args.contextValue as Partial<GatewayContext> | undefined)?.caller?.scope;
     const indexed = new Set<string>();
     if (walletIndexed && scope !== undefined) {
       for (const field of LIST_SCAN_FIELDS) if (walletIndexed(scope, field)) indexed.add(field);
@@ -205,7 +205,7 @@ export function useCostLimit(
     const context = hook.args.contextValue as Partial<GatewayContext> | undefined;
     if (cost === null || cost < walkCost || walksPerKey <= 0) return;
     if (!context?.authorization || !context.caller) return;
-    const entered = walks.enter(context.caller.cacheScope, context.caller.deadline);
+    const entered = walks.enter(context.caller.scope, context.caller.deadline);
     const settle = (release: (() => void) | null) => {
       if (!release) {
         const error = requestError(

@@ -8,19 +8,17 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
 import { deepFreeze } from '../deep-freeze.ts';
-import type { KeptResult } from '../upstream/cache.ts';
+import type { KeptResults } from './kept-results.ts';
 
 /** How a query was answered with another's result: joined while it executed, or kept after. */
 export type SharedHow = 'in_flight' | 'kept';
 
-/** Where results outlive their execution: the upstream client's micro-cache (cache.ts). */
-export interface KeptResults {
-  get(key: string): KeptResult<ExecutionResult> | undefined;
-  /**
-   * Keeps the result the request of `context` executed, while the REST answers it read stay
-   * cached; false when it is not kept (see ResponseCache.keepResult).
-   */
-  keep(context: GatewayContext, key: string, kept: KeptResult<ExecutionResult>): boolean;
+/** Each request answered with another's result, and how (the access log's `sharedResult`). */
+const sharedResults = new WeakMap<GatewayContext, SharedHow>();
+
+/** How query deduplication answered the request of `context` with another's result; null: it executed its own. */
+export function sharedResultOf(context: GatewayContext): SharedHow | null {
+  return sharedResults.get(context) ?? null;
 }
 
 /**
@@ -33,19 +31,14 @@ export interface KeptResults {
  * - **In flight**: one that arrives while an identical one executes waits for it and answers with
  *   its result. It sees data at most as old as the moment the first query started, as with
  *   upstream coalescing.
- * - **Kept** (`kept`): after the execution, the result is kept for as long as every REST answer
- *   it was built from stays in the upstream micro-cache (UPSTREAM_CACHE_TTL_MS from when each
- *   answer arrived). Executing the query again meanwhile would read exactly those cached answers
- *   and build the same result, so keeping it changes no answer and no freshness: it only spares
- *   the work. A result that read anything the micro-cache does not keep (a 404, a `fresh` read,
- *   any read with the TTL at 0) is not kept, nor one that read nothing (ResponseCache.keepResult).
- *   Without this, the micro-cache made the defaults slower than sharing off: cached reads finish
- *   executions so quickly that hardly any identical query arrives during one (docs/benchmark.md).
+ * - **Kept** (`kept`): after the execution, while every REST answer it read is still cached: the
+ *   contract is KeptResults' (kept-results.ts). Without it, cached reads finish executions so
+ *   quickly that hardly any identical query arrives during one (docs/benchmark.md).
  *
  * Identical means: the same parsed document (Yoga's parser cache hands out one object per query
  * text), operation name and values of the variables the operation declares (others are ignored
- * by graphql-js, and so here), and the same `sharingScope` — the caller's key scope and
- * its cache generation, so callers never see each other's results, and a query that arrives after
+ * by graphql-js, and so here), and the same `generationScope` — the caller's scope and
+ * its invalidation generation, so callers never see each other's results, and a query that arrives after
  * the caller's withdrawal succeeded (here or on another replica of the fleet) never joins one that
  * started before it, nor gets a result kept from before it.
  *
@@ -59,7 +52,8 @@ export interface KeptResults {
  * useEagerStringify, whose text of the result is what a kept result is measured by.
  */
 export function useQueryDeduplication(options: {
-  sharingScope: (context: GatewayContext) => string | null;
+  /** The caller's generation scope (MerchantWalletClient.generationScope); null: not shared. */
+  generationScope: (context: GatewayContext) => string | null;
   /** Where results are kept after their execution; none: shared in flight only. */
   kept?: KeptResults;
   /** Called for each query answered with another's result (metrics, access log). */
@@ -80,7 +74,7 @@ export function useQueryDeduplication(options: {
   return {
     onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
       const context = args.contextValue;
-      const scope = options.sharingScope(context);
+      const scope = options.generationScope(context);
       if (scope === null) return;
       const operation = getOperationAST(args.document, args.operationName);
       if (operation?.operation !== 'query') return;
@@ -92,8 +86,9 @@ export function useQueryDeduplication(options: {
         .update(`${documentId(args.document)}\n${args.operationName ?? ''}\n${variables}`)
         .digest('base64url');
       const key = `${scope}\n${digest}`;
-      const kept = options.kept?.get(key);
+      const kept = options.kept?.get<ExecutionResult>(key);
       if (kept) {
+        sharedResults.set(context, 'kept');
         options.onShared?.(context, 'kept');
         setResultAndStopExecution(kept.result);
         return;
@@ -103,6 +98,7 @@ export function useQueryDeduplication(options: {
         // Envelop waits for a promise returned from onExecute before it executes.
         return pending.then((result) => {
           if (!result) return;
+          sharedResults.set(context, 'in_flight');
           options.onShared?.(context, 'in_flight');
           setResultAndStopExecution(result);
         });
@@ -124,11 +120,12 @@ export function useQueryDeduplication(options: {
       return {
         // After useEagerStringify's: the text it made is the one every request sends.
         onExecuteDone({ result }) {
-          if (!isShareable(result) || context.caller.served.cachedUntil === Number.NEGATIVE_INFINITY) return;
+          const { reads } = context.caller;
+          if (!isShareable(result) || reads.currentUntil === Number.NEGATIVE_INFINITY) return;
           const text =
             typeof result.stringify === 'function' ? result.stringify(result) : JSON.stringify(result);
           // Frozen once kept (synchronously, before any request can receive it), and only then.
-          if (keep.keep(context, key, { result, text })) deepFreeze(result.data);
+          if (keep.keep(context.caller.scope, key, { result, text }, reads)) deepFreeze(result.data);
         },
       };
     },

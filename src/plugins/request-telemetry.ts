@@ -5,6 +5,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { GatewayContext } from '../context.ts';
 import { type GatewayMetrics, type Outcome, UNVERIFIED_OPERATION } from '../observability/metrics.ts';
+import { sharedResultOf } from './query-deduplication.ts';
 import { refusalCodeOf } from './refusal.ts';
 import { requestIdOf } from './request-id.ts';
 
@@ -114,9 +115,9 @@ export function useRequestTelemetry(options: {
           outcome,
           errorCodes: codes,
           upstreamCalls: caller?.calls.made ?? 0,
-          cacheHits: caller?.served.cached ?? 0,
-          coalesced: caller?.served.coalesced ?? 0,
-          sharedResult: caller?.served.sharedResult ?? null,
+          cacheHits: caller?.reads.fromCache ?? 0,
+          coalesced: caller?.reads.joined ?? 0,
+          sharedResult: executed ? sharedResultOf(executed.context) : null,
         }),
         client: {
           name: clientHeader(headers, 'graphql-client-name', 'apollographql-client-name'),

@@ -50,7 +50,7 @@ export function depositsUpdated(filter: {
   const field = ['walletId'];
   const walletId = given === undefined ? undefined : restIdOf(given, 'Wallet', field);
   return (client, caller) => ({
-    feed: depositsFeed(client, caller.cacheScope),
+    feed: depositsFeed(client, caller.scope),
     accept: (deposit: DepositDTO) =>
       (walletId === undefined || deposit.wallet.id === walletId) &&
       (statuses === undefined || statuses.includes(deposit.status)),

@@ -88,7 +88,7 @@ export class LivePolling {
     // Closing: the client is to retry elsewhere, as one whose stream was interrupted.
     if (this.closing.signal.aborted) throw new StreamInterrupted();
     const position = after === undefined ? undefined : decodeEventId(after, feed.kind, caller.authorization);
-    const scope = caller.cacheScope;
+    const scope = caller.scope;
     this.admission.admit(scope);
     if (check) {
       try {

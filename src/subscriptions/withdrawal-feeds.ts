@@ -101,7 +101,7 @@ export function withdrawalIntentsFeed(
 
 /** Subscription.withdrawalIntentUpdated: the intent now, then its changes, until a final status. */
 export function withdrawalIntentUpdated(id: string): Watcher<WithdrawalIntentDTO, WithdrawalIntentDTO> {
-  return (client, caller) => ({ feed: withdrawalIntentFeed(client, caller.cacheScope, id) });
+  return (client, caller) => ({ feed: withdrawalIntentFeed(client, caller.scope, id) });
 }
 
 /** Subscription.withdrawalIntentsUpdated: the merchant's intents as they change, with these REST statuses if given. */
@@ -109,7 +109,7 @@ export function withdrawalIntentsUpdated(
   statuses: readonly string[] | undefined,
 ): Watcher<WithdrawalIntentDTO, ListState> {
   return (client, caller) => ({
-    feed: withdrawalIntentsFeed(client, caller.cacheScope),
+    feed: withdrawalIntentsFeed(client, caller.scope),
     accept: statuses && ((intent: WithdrawalIntentDTO) => statuses.includes(intent.status)),
   });
 }

@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
  * Who a caller is, wherever something is kept across requests: its scope, an HMAC of its
  * Authorization value under a secret, never the key itself. The micro-cache and coalescing key
  * their entries by it (cache.ts), so an entry can only ever answer the same key that fetched it;
- * query deduplication shares answers within it (MerchantWalletClient.sharingScope); rate limits,
+ * query deduplication shares answers within it (MerchantWalletClient.generationScope); rate limits,
  * WebSockets, withdrawals' idempotency records and the fleet's invalidations name a caller by it.
  * The secret is random per process, or the fleet's (fleetScopeSecret), so that every replica
  * gives a key the same scope.

@@ -1,13 +1,13 @@
-import type { Served } from './cache.ts';
+import type { RequestReads } from './reads.ts';
 
 /**
  * Who an upstream call is made for: the caller's Authorization value, forwarded unchanged (the
- * gateway has no key of its own), and its cache scope (an HMAC of it, never the key: caller-scope.ts),
+ * gateway has no key of its own), and its scope (an HMAC of it, never the key: caller-scope.ts),
  * computed once per GraphQL request by `MerchantWalletClient.caller()`.
  */
 export interface Caller {
   readonly authorization: string;
-  readonly cacheScope: string;
+  readonly scope: string;
   /** Epoch ms by which every upstream call of this GraphQL request must be done (retries included). */
   readonly deadline?: number;
   /**
@@ -16,11 +16,8 @@ export interface Caller {
    * (MAX_UPSTREAM_CALLS_PER_REQUEST). Mutable: the transport counts.
    */
   readonly calls: { made: number; readonly max: number };
-  /**
-   * GETs of this request answered by the micro-cache, or by an identical call in flight (for the
-   * access log), and until when every answer it read stays cached (for query deduplication).
-   */
-  readonly served: Served;
+  /** What this request's GETs read, and how (reads.ts): for the access log and query deduplication. */
+  readonly reads: RequestReads;
   /** The GraphQL request's id, sent upstream as X-Request-Id so both sides' logs can be joined. */
   readonly requestId?: string;
 }

@@ -1,11 +1,13 @@
+import { performance } from 'node:perf_hooks';
 import { GatewayError, outcomeUnknown } from '../errors.ts';
-import { type KeptResult, ResponseCache } from './cache.ts';
+import { ResponseCache } from './cache.ts';
 import type { UpstreamResponse, UpstreamTelemetry } from './call.ts';
 import type { Caller } from './caller.ts';
 import { CallerScopes } from './caller-scope.ts';
 import { type Decoder, decodeOne, decodePage, decodeResponse, envelopeCode } from './envelope.ts';
 import { fromUpstreamStatus } from './error-mapping.ts';
 import { KeyEvidence } from './key-evidence.ts';
+import { type CachedReads, KEPT_RESULTS_SHARE, RequestReads } from './reads.ts';
 import { Transport, type TransportOptions } from './transport.ts';
 import type {
   CreateWithdrawalIntentBody,
@@ -31,6 +33,10 @@ import type {
 export interface UpstreamClientOptions extends TransportOptions {
   /** Micro-cache TTL for 2xx GETs, per caller key; 0 disables it (coalescing stays on). */
   cacheTtlMs: number;
+  /**
+   * The byte bound of the micro-cache's REST answers and query deduplication's kept results
+   * together: the answers hold all but KEPT_RESULTS_SHARE of it (reads.ts).
+   */
   cacheMaxBytes: number;
   /** Callers' scopes (caller-scope.ts), the runtime's; default: under a random secret of this client's own. */
   scopes?: CallerScopes;
@@ -98,6 +104,8 @@ export type WithdrawalPostResult =
 export class MerchantWalletClient {
   private readonly transport: Transport;
   private readonly cache: ResponseCache;
+  /** The micro-cache as query deduplication's kept results see it (plugins/kept-results.ts). */
+  readonly cachedReads: CachedReads;
   /** Callers' scopes: the ones the runtime hands the server and the rate limiter too. */
   readonly scopes: CallerScopes;
   private readonly onWithdrawal: ((scope: string) => Promise<void>) | undefined;
@@ -118,9 +126,16 @@ export class MerchantWalletClient {
     this.cache = new ResponseCache({
       ...(options.telemetry?.observer && { observer: options.telemetry.observer }),
       ttlMs: options.cacheTtlMs,
-      maxBytes: options.cacheMaxBytes,
+      maxBytes: Math.max(1, Math.floor(options.cacheMaxBytes * (1 - KEPT_RESULTS_SHARE))),
       now: clock,
     });
+    const now = clock ?? (() => performance.now());
+    this.cachedReads = {
+      maxBytes: options.cacheMaxBytes,
+      ttlMs: options.cacheTtlMs,
+      now,
+      isCurrent: (reads) => this.cache.isCurrent(reads),
+    };
     this.scopes = options.scopes ?? new CallerScopes();
     this.evidence = new KeyEvidence(options.refusedKeyTtlMs ?? REFUSED_KEY_TTL_MS);
   }
@@ -133,9 +148,9 @@ export class MerchantWalletClient {
     const { deadline, maxCalls = Number.POSITIVE_INFINITY, requestId } = options;
     return {
       authorization,
-      cacheScope: this.scopes.scopeOf(authorization),
+      scope: this.scopes.scopeOf(authorization),
       calls: { made: 0, max: maxCalls },
-      served: { cached: 0, coalesced: 0, cachedUntil: Number.POSITIVE_INFINITY },
+      reads: new RequestReads(),
       ...(deadline !== undefined && { deadline }),
       ...(requestId !== undefined && { requestId }),
     };
@@ -147,7 +162,7 @@ export class MerchantWalletClient {
    * keys never are, so what they send cannot fill per-name slots (the metrics' operation names).
    */
   keyKnownGood(caller: Caller): boolean {
-    return this.evidence.isKnownGood(caller.cacheScope);
+    return this.evidence.isKnownGood(caller.scope);
   }
 
   /** `keyKnownGood` for an Authorization value, before its request has a Caller (parsing, APQ). */
@@ -167,7 +182,7 @@ export class MerchantWalletClient {
    * withdrawal, a WebSocket past the allowance of keys not yet accepted).
    */
   async proveKey(caller: Caller): Promise<KeyProof> {
-    const scope = caller.cacheScope;
+    const scope = caller.scope;
     // A call of this key already under way answers for it: many proofs at once make one call.
     await this.evidence.firstAnswer(scope);
     if (this.evidence.isKnownGood(scope)) return { kind: 'accepted' };
@@ -184,7 +199,7 @@ export class MerchantWalletClient {
    * withdrawal outcome: a key revoked a moment ago must not be answered it.
    */
   proveKeyNow(caller: Caller): Promise<KeyProof> {
-    const scope = caller.cacheScope;
+    const scope = caller.scope;
     const refusal = this.evidence.refusal(scope);
     if (refusal) return Promise.resolve({ kind: 'refused', error: refusal });
     const under = this.proofsUnderWay.get(scope);
@@ -221,24 +236,11 @@ export class MerchantWalletClient {
   }
 
   /**
-   * Reads made in the same sharing scope may share one answer: the same caller, with no
-   * withdrawal created by it in between (see ResponseCache.invalidate).
+   * The caller's scope and its invalidation generation: reads made in the same generation scope
+   * may share one answer (the same caller, with no withdrawal of it in between: `invalidate`).
    */
-  sharingScope(caller: Caller): string {
-    return this.cache.versionedScope(caller.cacheScope);
-  }
-
-  /**
-   * A query result kept by query deduplication under `key` (which starts with the caller's
-   * sharingScope), while every REST answer it was built from is still in the micro-cache.
-   */
-  keptResult<T>(key: string): KeptResult<T> | undefined {
-    return this.cache.keptResult<T>(key);
-  }
-
-  /** Keeps a result `caller`'s request executed, as long as every REST answer it read stays cached. */
-  keepResult(caller: Caller, key: string, kept: KeptResult): boolean {
-    return this.cache.keepResult(caller.cacheScope, key, kept, caller.served);
+  generationScope(caller: Caller): string {
+    return this.cache.generationScope(caller.scope);
   }
 
   listWallets(caller: Caller, params: ListParams): Promise<Page<WalletDTO>> {
@@ -307,7 +309,7 @@ export class MerchantWalletClient {
     const headers: Record<string, string> = idempotencyKey ? { 'idempotency-key': idempotencyKey } : {};
     let response: UpstreamResponse;
     try {
-      response = await this.evidence.send(caller.cacheScope, () =>
+      response = await this.evidence.send(caller.scope, () =>
         this.transport.post(
           caller,
           'POST /withdrawal-intents',
@@ -332,16 +334,16 @@ export class MerchantWalletClient {
    * it (sent now, replayed, reconciled), and after every unknown outcome. A failure to tell the
    * others is not the caller's: it never hides the withdrawal's answer.
    */
-  async forgetReads(caller: Caller): Promise<void> {
-    this.cache.invalidate(caller.cacheScope);
-    await this.onWithdrawal?.(caller.cacheScope).catch(() => {});
+  async invalidate(caller: Caller): Promise<void> {
+    this.cache.invalidate(caller.scope);
+    await this.onWithdrawal?.(caller.scope).catch(() => {});
   }
 
   /**
-   * Forgets a caller's cached reads and ends its query-deduplication generation, as after its own
-   * withdrawal: for a withdrawal another process of the fleet made.
+   * `invalidate` in this process only, by scope: for a withdrawal another process of the fleet
+   * made (it told the fleet).
    */
-  invalidate(scope: string): void {
+  invalidateScope(scope: string): void {
     this.cache.invalidate(scope);
   }
 
@@ -391,11 +393,9 @@ export class MerchantWalletClient {
     decode: Decoder<T>,
     fresh = false,
   ): Promise<T> {
-    const read = () => this.evidence.send(caller.cacheScope, () => this.transport.get(caller, route, path));
-    if (fresh) caller.served.cachedUntil = Number.NEGATIVE_INFINITY;
-    const response = fresh
-      ? await read()
-      : await this.cache.get(caller.cacheScope, path, read, caller.served);
+    const read = () => this.evidence.send(caller.scope, () => this.transport.get(caller, route, path));
+    if (fresh) caller.reads.read(null);
+    const response = fresh ? await read() : await this.cache.get(caller.scope, path, read, caller.reads);
     return decodeResponse(response, decode);
   }
 }

@@ -9,7 +9,7 @@ import { deadlinePassed } from './wire.ts';
  * largest realistic one five, so none of their calls ever waits, however many screens a key sends
  * at once. A request's further calls (the pages of a scan over a whole list, many aliased lists)
  * are its key's expensive ones: at most `callsPerKey` of those, across all the key's requests, are
- * in flight at once (caller scope: Caller.cacheScope, one per API key);
+ * in flight at once (caller scope: Caller.scope, one per API key);
  * the rest wait in the key's own FIFO queue. So one key's expensive requests queue behind each
  * other instead of taking the REST API's time, and the gateway's, from every other key, and
  * another key's call never waits behind them.
@@ -106,7 +106,7 @@ export class FairShare {
     if (this.options.callsPerKey <= 0) return next;
     return async (call, attempt) => {
       if (this.isFree(call)) return next(call, attempt);
-      const scope = call.caller.cacheScope;
+      const scope = call.caller.scope;
       await this.pace(scope, call, activity);
       await this.acquire(scope, call, activity);
       try {

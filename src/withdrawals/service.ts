@@ -125,7 +125,7 @@ export class WithdrawalService {
   ): Promise<WithdrawalIntentDTO> {
     if (!key) return this.forgettingReads(caller, this.submitUnkeyed(caller, body));
     const fingerprint = canonicalJson(body);
-    const id = `${caller.cacheScope}\u0000${key}`;
+    const id = `${caller.scope}\u0000${key}`;
     const running = this.inFlight.get(id);
     if (running) {
       if (running.fingerprint !== fingerprint) throw this.reused();
@@ -151,11 +151,11 @@ export class WithdrawalService {
   ): Promise<WithdrawalIntentDTO> {
     return outcome.then(
       async (intent) => {
-        await this.client.forgetReads(caller);
+        await this.client.invalidate(caller);
         return intent;
       },
       async (error: unknown) => {
-        if (isGatewayError(error) && error.code === 'OUTCOME_UNKNOWN') await this.client.forgetReads(caller);
+        if (isGatewayError(error) && error.code === 'OUTCOME_UNKNOWN') await this.client.invalidate(caller);
         throw error;
       },
     );
@@ -202,7 +202,7 @@ export class WithdrawalService {
   private async takeKey(caller: Caller, key: string, fingerprint: string): Promise<TakenKey> {
     const fresh: PendingRecord = { v: RECORD_FORMAT, state: 'pending', fingerprint, startedAt: this.now() };
     const { leaseMs } = this.settings;
-    const lease = new KeyLease(this.store, this.guard, leaseMs, caller.cacheScope, key, fresh);
+    const lease = new KeyLease(this.store, this.guard, leaseMs, caller.scope, key, fresh);
     let held = await this.traced('withdrawal.idempotency.claim', () => lease.claim());
     /** A request counts once in the `waited` metric, however often it polls a key another holds. */
     let waited = false;
@@ -264,7 +264,7 @@ export class WithdrawalService {
       return null;
     }
     if (decision.kind === 'found') {
-      const owner = ownerOfKey(caller.cacheScope, key);
+      const owner = ownerOfKey(caller.scope, key);
       const other = await this.guard(() => this.store.claimIntent(decision.intent.id, owner)).catch(keep);
       if (other === null) {
         this.metrics?.idempotency('reconciled_found');
@@ -298,7 +298,7 @@ export class WithdrawalService {
   ): Promise<WithdrawalIntentDTO> {
     const payout = payoutOf(body);
     const { leaseMs } = this.settings;
-    const submission = newSubmission(caller, ownerOfKey(caller.cacheScope, key), leaseMs, this.now());
+    const submission = newSubmission(caller, ownerOfKey(caller.scope, key), leaseMs, this.now());
     const { fingerprint, startedAt } = lease.record;
     const sending: PendingRecord = {
       v: RECORD_FORMAT,

@@ -15,7 +15,7 @@ describe('the callers (src/callers.ts)', () => {
     const caller = callers.forRequest('Bearer k', 'request-1');
     expect(caller).toMatchObject({
       authorization: 'Bearer k',
-      cacheScope: client.scopes.scopeOf('Bearer k'),
+      scope: client.scopes.scopeOf('Bearer k'),
       calls: { made: 0, max: 7 },
       requestId: 'request-1',
     });

@@ -117,7 +117,7 @@ describe('useQueryDeduplication', () => {
         typeDefs: 'type Query { greeting: String! }',
         resolvers: { Query: { greeting: () => 'hi' } },
       }),
-      plugins: [useQueryDeduplication({ sharingScope: () => 'scope' }) as Plugin],
+      plugins: [useQueryDeduplication({ generationScope: () => 'scope' }) as Plugin],
       logging: false,
     });
     const levels = 100_000;

@@ -106,7 +106,7 @@ async function gatewayProcess(
       ),
     );
   }
-  const subscriber = await invalidation?.subscribe((scope) => client.invalidate(scope));
+  const subscriber = await invalidation?.subscribe((scope) => client.invalidateScope(scope));
   if (subscriber) connections.push(subscriber);
   const runtime = await createGatewayRuntime(
     // A short late-commit allowance: a retry after a lost answer reconciles within a test's time.
@@ -215,7 +215,7 @@ describe('one idempotency key across gateway processes', () => {
       scopes: new CallerScopes(await fleetScopeSecret(connection)),
     });
     clients.push(scopeClient);
-    const scope = scopeClient.caller(`Bearer ${key}`).cacheScope;
+    const scope = scopeClient.caller(`Bearer ${key}`).scope;
     const dead = new RedisIdempotencyStore(connection, { maxKeysPerCaller: 1000 });
     // An amount no other test uses: reconciliation matches intents by content.
     const body = withdrawalBody(walletId, { amount: '3.33' });

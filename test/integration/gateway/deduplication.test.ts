@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { KeptResults } from '../../../src/plugins/kept-results.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { EXTERNAL_TRON_ADDRESS, WITHDRAW, withdrawalBody, withdrawalInput } from '../../support/sandbox.ts';
 
@@ -244,7 +245,7 @@ describe('kept results (micro-cache on)', () => {
 
   it('answers the same query with the kept result while its REST answers are cached, as they would', async () => {
     const acme = await keptMerchant('100');
-    const keeps = vi.spyOn(kept.client, 'keepResult');
+    const keeps = vi.spyOn(KeptResults.prototype, 'keep');
     const first = await kept.request(WALLETS, {}, { key: acme.key });
     // What every later request receives is frozen all the way down: none can change another's.
     const call = keeps.mock.calls[0];

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPILE_AFTER_USES } from '../../../src/plugins/compiled-execution.ts';
+import { KeptResults } from '../../../src/plugins/kept-results.ts';
 import { SandboxStore } from '../../../src/sandbox/store/store.ts';
 import { schema } from '../../../src/schema/index.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
@@ -57,9 +58,10 @@ beforeAll(async () => {
   });
   defaults = await startTestGateway({ store, upstream: { cacheTtlMs: TTL_MS }, clock: () => now });
   // Counts the answers a kept result gave, so the run can show it compared some.
-  const keptResult = defaults.client.keptResult.bind(defaults.client);
-  defaults.client.keptResult = (key) => {
-    const found = keptResult(key);
+  // Only `defaults` keeps results (`reference` runs without deduplication).
+  const keptResult = KeptResults.prototype.get;
+  KeptResults.prototype.get = function (this: KeptResults, key: string) {
+    const found = keptResult.call(this, key);
     if (found) seen.kept++;
     return found as never;
   };

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeptResults } from '../../../src/plugins/kept-results.ts';
 import { SandboxStore } from '../../../src/sandbox/store/store.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { WITHDRAW, withdrawalBody, withdrawalInput } from '../../support/sandbox.ts';
@@ -100,9 +101,10 @@ beforeAll(async () => {
     clock: () => now,
     config: { queryDeduplication: false },
   });
-  const keptResult = kept.client.keptResult.bind(kept.client);
-  kept.client.keptResult = (key) => {
-    const found = keptResult(key);
+  // Only `kept` keeps results (`executed` runs without deduplication).
+  const keptResult = KeptResults.prototype.get;
+  KeptResults.prototype.get = function (this: KeptResults, key: string) {
+    const found = keptResult.call(this, key);
     if (found) keptAnswers++;
     return found as never;
   };
@@ -153,7 +155,7 @@ describe('kept results', () => {
               createWithdrawalIntent: { __typename: 'CreateWithdrawalIntentSuccess' },
             });
             // What the fleet's invalidation tells every other replica.
-            executed.client.invalidate(executed.client.scopeOf(`Bearer ${m.key}`));
+            executed.client.invalidateScope(executed.client.scopeOf(`Bearer ${m.key}`));
           } else {
             reads.push(s);
             const query = QUERIES[s.query] as string;

@@ -1,12 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { deepFreeze } from '../../src/deep-freeze.ts';
-import {
-  entryBytes,
-  KEPT_SHARE_PER_CALLER,
-  loopHasIdleTime,
-  ResponseCache,
-} from '../../src/upstream/cache.ts';
+import { ResponseCache } from '../../src/upstream/cache.ts';
 import type { UpstreamResponse } from '../../src/upstream/call.ts';
+import { loopHasIdleTime } from '../../src/upstream/coalescing.ts';
+import { RequestReads } from '../../src/upstream/reads.ts';
 
 const OK: UpstreamResponse = { status: 200, json: { code: 'ok' }, text: '{"code":"ok"}' };
 const BIG_TEXT = JSON.stringify({ code: 'ok', data: 'x'.repeat(40 * 1024) });
@@ -194,11 +191,11 @@ describe('shared answers cannot be changed by one of their requests', () => {
   });
 });
 
-describe('what a request read, for kept results', () => {
+describe('what a request read (RequestReads), for kept results', () => {
   const ENVELOPE = JSON.stringify({ code: 'ok', message: 'ok', data: [] });
   const ok = (): UpstreamResponse => ({ status: 200, text: ENVELOPE, json: JSON.parse(ENVELOPE) });
   const notFound: UpstreamResponse = { status: 404, text: '{}', json: {} };
-  const served = () => ({ cached: 0, coalesced: 0, cachedUntil: Number.POSITIVE_INFINITY });
+  const served = () => new RequestReads();
   let now = 0;
   const cacheOf = (ttlMs: number, maxBytes = 1_000_000) =>
     new ResponseCache({ ttlMs, maxBytes, now: () => now, staggerJoiners: () => false });
@@ -208,7 +205,7 @@ describe('what a request read, for kept results', () => {
     const cache = cacheOf(1_000);
     const first = served();
     await cache.get('scope', '/wallets', async () => ok(), first);
-    expect(first.cachedUntil).toBe(2_000);
+    expect(first.currentUntil).toBe(2_000);
     now = 1_400;
     const second = served();
     await cache.get('scope', '/wallets', async () => ok(), second); // a hit, cached at 1,000
@@ -222,8 +219,14 @@ describe('what a request read, for kept results', () => {
     now = 1_500;
     answer(ok());
     await Promise.all([originator, joined]);
-    expect(second).toMatchObject({ cached: 1, cachedUntil: 2_000 });
-    expect(joiner).toMatchObject({ coalesced: 1, cachedUntil: 2_500 });
+    expect({ fromCache: second.fromCache, currentUntil: second.currentUntil }).toEqual({
+      fromCache: 1,
+      currentUntil: 2_000,
+    });
+    expect({ joined: joiner.joined, currentUntil: joiner.currentUntil }).toEqual({
+      joined: 1,
+      currentUntil: 2_500,
+    });
   });
 
   it('is not cached at all once it read an answer the cache does not keep, or with the TTL at 0', async () => {
@@ -231,107 +234,9 @@ describe('what a request read, for kept results', () => {
     const read = served();
     await cache.get('scope', '/wallets', async () => ok(), read);
     await cache.get('scope', '/wallets/x', async () => notFound, read);
-    expect(read.cachedUntil).toBe(Number.NEGATIVE_INFINITY);
+    expect(read.currentUntil).toBe(Number.NEGATIVE_INFINITY);
     const off = served();
     await cacheOf(0).get('scope', '/wallets', async () => ok(), off);
-    expect(off.cachedUntil).toBe(Number.NEGATIVE_INFINITY);
-  });
-
-  it('keeps a result until the first answer it read leaves the cache, and only one that read something', async () => {
-    now = 10_000;
-    const cache = cacheOf(1_000);
-    const kept = { result: { data: {} }, text: 'x'.repeat(100) };
-    const read = served();
-    await cache.get('scope', '/wallets', async () => ok(), read); // cached until 11,000
-    now = 10_400;
-    await cache.get('scope', '/deposits', async () => ok(), read); // cached until 11,400
-    cache.keepResult('scope', 'a', kept, read);
-    cache.keepResult('scope', 'nothing', kept, served()); // read no REST answer
-    const uncached = served();
-    await cache.get('scope', '/wallets/x', async () => notFound, uncached);
-    cache.keepResult('scope', 'uncached', kept, uncached);
-    expect(cache.keptResult('a')).toMatchObject(kept);
-    expect(cache.keptResult('nothing')).toBeUndefined();
-    expect(cache.keptResult('uncached')).toBeUndefined();
-    now = 11_000;
-    expect(cache.keptResult('a')).toMatchObject(kept);
-    now = 11_001;
-    expect(cache.keptResult('a')).toBeUndefined();
-    const off = cacheOf(0);
-    const offRead = served();
-    await off.get('scope', '/wallets', async () => ok(), offRead);
-    off.keepResult('scope', 'a', kept, offRead);
-    expect(off.keptResult('a')).toBeUndefined();
-  });
-
-  it('ends a kept result when an answer it read is evicted, even when that answer is fetched again', async () => {
-    now = 70_000;
-    // Answers large enough that the caller's share of the bound (a sixteenth) holds the kept result.
-    const text = JSON.stringify({ code: 'ok', message: 'ok', data: 'x'.repeat(6_000) });
-    const answer = async (): Promise<UpstreamResponse> => ({ status: 200, text, json: JSON.parse(text) });
-    const rest = (path: string) => entryBytes(text, `scope:0:GET:${path}`);
-    const kept = { result: { data: {} }, text: '{"data":{}}' };
-    const keptBytes = entryBytes(kept.text, 'r\nresult');
-    // Room for the answer it read, the kept result and one more answer: a third pushes out the oldest.
-    const cache = cacheOf(60_000, rest('/a') + keptBytes + rest('/b') + 10);
-    const read = served();
-    await cache.get('scope', '/a', answer, read);
-    cache.keepResult('scope', 'r', kept, read);
-    await cache.get('scope', '/b', answer);
-    expect(cache.keptResult('r')).toMatchObject(kept); // a hit refreshes what it read too: /b is oldest
-    await cache.get('scope', '/c', answer); // pushes out /b
-    expect(cache.keptResult('r')).toMatchObject(kept);
-    // Without a hit in between, what a kept result read is older than it, and goes first.
-    const small = JSON.stringify({ code: 'ok', message: 'ok', data: [] });
-    const smallAnswer = async (): Promise<UpstreamResponse> => ({
-      status: 200,
-      text: small,
-      json: JSON.parse(small),
-    });
-    const other = cacheOf(60_000, rest('/e') + keptBytes + rest('/f') + entryBytes(small, 'scope:0:GET:/e'));
-    const again = served();
-    await other.get('scope', '/e', answer, again);
-    other.keepResult('scope', 's', kept, again);
-    await other.get('scope', '/f', answer);
-    await other.get('scope', '/g', answer); // pushes out /e, the oldest; s stays
-    await other.get('scope', '/e', smallAnswer); // /e again, a newer answer (it fits: s stays)
-    expect(other.keptResult('s')).toBeUndefined();
-  });
-
-  it('keeps nothing built from an answer too large to cache', async () => {
-    const cache = cacheOf(1_000, 2_000);
-    const read = served();
-    const big = JSON.stringify({ code: 'ok', message: 'ok', data: 'x'.repeat(1_000) });
-    await cache.get('scope', '/big', async () => ({ status: 200, text: big, json: JSON.parse(big) }), read);
-    expect(read.cachedUntil).toBe(Number.NEGATIVE_INFINITY);
-    cache.keepResult('scope', 'a', { result: {}, text: '{}' }, read);
-    expect(cache.keptResult('a')).toBeUndefined();
-  });
-
-  it("holds one caller's kept results to its share of the bound per TTL, and keys count", async () => {
-    now = 50_000;
-    const kept = { result: { data: {} }, text: 'x'.repeat(1_000) };
-    const oneResult = entryBytes(kept.text, 'k1\nresult');
-    // A share (a sixteenth of the bound) with room for one such result and a little more.
-    const cache = cacheOf(1_000, Math.ceil((oneResult * 1.5) / KEPT_SHARE_PER_CALLER));
-    const reads = async (scope: string) => {
-      const read = served();
-      await cache.get(scope, '/wallets', async () => ok(), read);
-      return read;
-    };
-    cache.keepResult('acme', 'k1', kept, await reads('acme'));
-    cache.keepResult('acme', 'k2', kept, await reads('acme'));
-    cache.keepResult('globex', 'k3', kept, await reads('globex'));
-    expect(cache.keptResult('k1')).toBeDefined();
-    expect(cache.keptResult('k2')).toBeUndefined();
-    expect(cache.keptResult('k3')).toBeDefined();
-    now += 1_001; // the next window, and the cached read has expired
-    cache.keepResult('acme', 'k4', kept, await reads('acme'));
-    expect(cache.keptResult('k4')).toBeDefined();
-    // A long key counts: the same text under a key of 100 000 characters is over the share.
-    const long = 'v'.repeat(100_000);
-    now += 1_001;
-    cache.keepResult('acme', long, kept, await reads('acme'));
-    expect(cache.keptResult(long)).toBeUndefined();
+    expect(off.currentUntil).toBe(Number.NEGATIVE_INFINITY);
   });
 });

@@ -1,0 +1,98 @@
+import { LRUCache } from 'lru-cache';
+import {
+  type CachedReads,
+  entryBytes,
+  KEPT_RESULTS_SHARE,
+  type Read,
+  type RequestReads,
+} from '../upstream/reads.ts';
+
+/** A GraphQL result kept by query deduplication, with its serialised text (what it is measured by). */
+export interface KeptResult<T = unknown> {
+  result: T;
+  text: string;
+}
+
+/**
+ * The share of the whole bound one caller's kept results may take per TTL: a key that sends many
+ * variants of a large query must not push every other merchant's results out.
+ */
+export const KEPT_SHARE_PER_CALLER = 1 / 16;
+
+interface Entry extends KeptResult {
+  reads: readonly Read[];
+}
+
+/**
+ * The results query deduplication keeps after their execution (query-deduplication.ts). The
+ * contract, stated here once:
+ *
+ * A result is kept for as long as every REST answer it was built from stays in the upstream
+ * micro-cache (UPSTREAM_CACHE_TTL_MS from when each answer arrived, unless evicted or replaced
+ * first). Executing the query again meanwhile would read exactly those cached answers and build
+ * the same result, so keeping it changes no answer and no freshness: it only spares the work.
+ * Not kept:
+ * - a result that read an answer the cache does not keep (a 404, an error, a `fresh` read, any
+ *   read with the TTL at 0), or one built from an answer too large to cache;
+ * - a result that read no REST answer at all (`{ __typename }`): it costs nothing upstream to
+ *   execute again, and any made-up key can send it; so every kept result has read a 2xx for its key;
+ * - past the caller's share of the bound in the current TTL (KEPT_SHARE_PER_CALLER): the query
+ *   then executes as usual.
+ * Kept results hold KEPT_RESULTS_SHARE of UPSTREAM_CACHE_MAX_BYTES, counted as REST answers are
+ * (2.5 bytes a character of text, two a character of key, 1 KiB each); least recently used go first.
+ */
+export class KeptResults {
+  private readonly entries: LRUCache<string, Entry> | null;
+  /** Bytes of results each caller scope kept in the current TTL window. */
+  private readonly keptBytes = new LRUCache<string, { bytes: number; since: number }>({ max: 10_000 });
+  private readonly bytesPerCaller: number;
+  private readonly cache: CachedReads;
+
+  constructor(cache: CachedReads) {
+    this.cache = cache;
+    this.bytesPerCaller = cache.maxBytes * KEPT_SHARE_PER_CALLER;
+    this.entries =
+      cache.ttlMs > 0
+        ? new LRUCache<string, Entry>({
+            maxSize: Math.max(1, Math.floor(cache.maxBytes * KEPT_RESULTS_SHARE)),
+            sizeCalculation: (entry, key) => entryBytes(entry.text, key),
+            ttl: cache.ttlMs,
+            perf: { now: () => cache.now() },
+            ttlResolution: 0,
+          })
+        : null;
+  }
+
+  /** The result kept under `key` (which starts with the caller's generation scope), while it is current. */
+  get<T>(key: string): KeptResult<T> | undefined {
+    const kept = this.entries?.get(key);
+    if (!kept) return undefined;
+    // A hit on the kept result is a hit on what it read: those stay as recently used as it is.
+    if (!this.cache.isCurrent(kept.reads)) {
+      this.entries?.delete(key);
+      return undefined;
+    }
+    return kept as KeptResult<T>;
+  }
+
+  /** Keeps a result the request that made `reads` executed in caller scope `scope`; false when it is not kept. */
+  keep(scope: string, key: string, kept: KeptResult, reads: RequestReads): boolean {
+    const until = reads.currentUntil;
+    if (!this.entries || !Number.isFinite(until) || reads.cached.length === 0) return false;
+    const now = this.cache.now();
+    const ttl = Math.floor(Math.min(until - now, this.cache.ttlMs));
+    if (!(ttl >= 1)) return false;
+    const size = entryBytes(kept.text, key);
+    let share = this.keptBytes.get(scope);
+    if (!share || now - share.since >= this.cache.ttlMs) {
+      // Every result kept in an earlier window has left by the end of this one: at most two
+      // windows' shares are alive at any moment.
+      share = { bytes: 0, since: now };
+      this.keptBytes.set(scope, share);
+    }
+    if (share.bytes + size > this.bytesPerCaller) return false;
+    share.bytes += size;
+    this.entries.set(key, { ...kept, reads: reads.cached }, { ttl, size });
+    return this.entries.has(key);
+  }
+}
