@@ -165,6 +165,8 @@ export async function createGatewayRuntime(
         {
           ...config.upstream,
           ...infrastructure.upstream,
+          // Kept results' share of the cache's bound, unused without query deduplication.
+          ...(!config.queryDeduplication && { keptResultsShare: 0 }),
           baseURL: infrastructure.upstreamURL,
           scopes,
           ...(invalidation && { onWithdrawal: invalidation.publish }),

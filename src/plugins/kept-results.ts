@@ -1,11 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import {
-  type CachedReads,
-  entryBytes,
-  KEPT_RESULTS_SHARE,
-  type Read,
-  type RequestReads,
-} from '../upstream/reads.ts';
+import { type CachedReads, entryBytes, type Read, type RequestReads } from '../upstream/reads.ts';
 
 /** A GraphQL result kept by query deduplication, with its serialised text (what it is measured by). */
 export interface KeptResult<T = unknown> {
@@ -38,8 +32,8 @@ interface Entry extends KeptResult {
  *   execute again, and any made-up key can send it; so every kept result has read a 2xx for its key;
  * - past the caller's share of the bound in the current TTL (KEPT_SHARE_PER_CALLER): the query
  *   then executes as usual.
- * Kept results hold KEPT_RESULTS_SHARE of UPSTREAM_CACHE_MAX_BYTES, counted as REST answers are
- * (2.5 bytes a character of text, two a character of key, 1 KiB each); least recently used go first.
+ * Kept results hold their share of UPSTREAM_CACHE_MAX_BYTES (CachedReads.keptMaxBytes: a quarter,
+ * KEPT_RESULTS_SHARE), counted as REST answers are (entryBytes); least recently used go first.
  */
 export class KeptResults {
   private readonly entries: LRUCache<string, Entry> | null;
@@ -54,7 +48,7 @@ export class KeptResults {
     this.entries =
       cache.ttlMs > 0
         ? new LRUCache<string, Entry>({
-            maxSize: Math.max(1, Math.floor(cache.maxBytes * KEPT_RESULTS_SHARE)),
+            maxSize: Math.max(1, cache.keptMaxBytes),
             sizeCalculation: (entry, key) => entryBytes(entry.text, key),
             ttl: cache.ttlMs,
             perf: { now: () => cache.now() },

@@ -33,13 +33,14 @@ export function sharedResultOf(context: GatewayContext): SharedHow | null {
  *   upstream coalescing.
  * - **Kept** (`kept`): after the execution, while every REST answer it read is still cached: the
  *   contract is KeptResults' (kept-results.ts). Without it, cached reads finish executions so
- *   quickly that hardly any identical query arrives during one (docs/benchmark.md).
+ *   quickly that hardly any identical query arrives during one
+ *   (docs/benchmark.md#why-the-caches-are-built-this-way).
  *
  * Identical means: the same parsed document (Yoga's parser cache hands out one object per query
  * text), operation name and values of the variables the operation declares (others are ignored
- * by graphql-js, and so here), and the same `generationScope` — the caller's scope and
- * its invalidation generation, so callers never see each other's results, and a query that arrives after
- * the caller's withdrawal succeeded (here or on another replica of the fleet) never joins one that
+ * by graphql-js, and so here), and the same `generationScope`: the caller's scope and its
+ * invalidation generation, so callers never see each other's results, and a query that arrives
+ * after the caller's withdrawal succeeded (here or on another replica of the fleet) never joins one that
  * started before it, nor gets a result kept from before it.
  *
  * Only queries (never mutations) with a key are shared, and only a result without errors or
@@ -56,7 +57,7 @@ export function useQueryDeduplication(options: {
   generationScope: (context: GatewayContext) => string | null;
   /** Where results are kept after their execution; none: shared in flight only. */
   kept?: KeptResults;
-  /** Called for each query answered with another's result (metrics, access log). */
+  /** Called for each query answered with another's result (metrics; the access log reads sharedResultOf). */
   onShared?: (context: GatewayContext, how: SharedHow) => void;
 }): Plugin<GatewayContext> {
   const inFlight = new Map<string, Promise<ExecutionResult | null>>();

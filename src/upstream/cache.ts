@@ -37,8 +37,8 @@ interface CachedResponse extends UpstreamResponse {
 export class ResponseCache {
   /**
    * Answers kept parsed: every hit hands out the same objects, as coalescing hands one answer to
-   * every joiner, without a `JSON.parse` per hit (docs/benchmark.md, "Why the caches are built this
-   * way"). They are frozen from the moment they are cached, so no request can change another's answer.
+   * every joiner, without a `JSON.parse` per hit (docs/benchmark.md#why-the-caches-are-built-this-way).
+   * They are frozen from the moment they are cached, so no request can change another's answer.
    */
   private readonly entries: LRUCache<string, CachedResponse> | null;
   private readonly ttlMs: number;
@@ -63,8 +63,7 @@ export class ResponseCache {
       options.ttlMs > 0
         ? new LRUCache<string, CachedResponse>({
             maxSize: options.maxBytes,
-            // The text and its parsed objects take about 1.3 times the text (docs/benchmark.md),
-            // so an entry counts 2.5 times its text, plus its key and a fixed overhead (entryBytes).
+            // entryBytes: the text, its parsed objects, its key and a fixed overhead.
             sizeCalculation: (entry, key) => entryBytes(entry.text, key),
             ttl: options.ttlMs,
             // A test clock must be read on every access, not memoised between timer ticks.

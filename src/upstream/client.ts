@@ -35,9 +35,11 @@ export interface UpstreamClientOptions extends TransportOptions {
   cacheTtlMs: number;
   /**
    * The byte bound of the micro-cache's REST answers and query deduplication's kept results
-   * together: the answers hold all but KEPT_RESULTS_SHARE of it (reads.ts).
+   * together: the answers hold all but `keptResultsShare` of it.
    */
   cacheMaxBytes: number;
+  /** The share of `cacheMaxBytes` kept results hold; default KEPT_RESULTS_SHARE; 0 with query deduplication off. */
+  keptResultsShare?: number;
   /** Callers' scopes (caller-scope.ts), the runtime's; default: under a random secret of this client's own. */
   scopes?: CallerScopes;
   /**
@@ -123,15 +125,17 @@ export class MerchantWalletClient {
   constructor(options: UpstreamClientOptions, clock?: () => number) {
     this.transport = new Transport(options, options.telemetry);
     this.onWithdrawal = options.onWithdrawal;
+    const keptMaxBytes = Math.floor(options.cacheMaxBytes * (options.keptResultsShare ?? KEPT_RESULTS_SHARE));
     this.cache = new ResponseCache({
       ...(options.telemetry?.observer && { observer: options.telemetry.observer }),
       ttlMs: options.cacheTtlMs,
-      maxBytes: Math.max(1, Math.floor(options.cacheMaxBytes * (1 - KEPT_RESULTS_SHARE))),
+      maxBytes: Math.max(1, options.cacheMaxBytes - keptMaxBytes),
       now: clock,
     });
     const now = clock ?? (() => performance.now());
     this.cachedReads = {
       maxBytes: options.cacheMaxBytes,
+      keptMaxBytes,
       ttlMs: options.cacheTtlMs,
       now,
       isCurrent: (reads) => this.cache.isCurrent(reads),

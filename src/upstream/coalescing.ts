@@ -7,7 +7,7 @@ import type { Read } from './reads.ts';
  * event-loop turn (setImmediate) per waiter: without turns, they all resume in the same tick and
  * finish their GraphQL work back to back, and a request arriving meanwhile waits behind all of
  * them before its own upstream call even starts. With turns, the server reads new requests in
- * between (docs/benchmark.md, "Why the caches are built this way").
+ * between (docs/benchmark.md#why-the-caches-are-built-this-way).
  *
  * Turns spread the waiters out in time, and requests spread out coalesce less on their next call,
  * so turns are only taken where that is cheap:

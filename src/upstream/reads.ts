@@ -63,7 +63,10 @@ export class RequestReads {
   }
 }
 
-/** What a cached answer or kept result costs in memory per character of its text: the text and its parsed objects. */
+/**
+ * What a cached answer or kept result costs in memory per character of its text: the text and its
+ * parsed objects (docs/benchmark.md#why-the-caches-are-built-this-way).
+ */
 export const ENTRY_BYTES_PER_CHAR = 2.5;
 
 /**
@@ -88,6 +91,8 @@ export const KEPT_RESULTS_SHARE = 1 / 4;
 export interface CachedReads {
   /** The whole byte bound (UPSTREAM_CACHE_MAX_BYTES): REST answers and kept results together. */
   readonly maxBytes: number;
+  /** Kept results' share of it (KEPT_RESULTS_SHARE by default); the REST answers hold the rest. */
+  readonly keptMaxBytes: number;
   /** How long an answer stays cached; 0: none is, so no result is kept. */
   readonly ttlMs: number;
   /** The cache's clock. */

@@ -24,6 +24,7 @@ function cachesOf(ttlMs: number, maxBytes = 1_000_000, restBytes = maxBytes * (1
   });
   const kept = new KeptResults({
     maxBytes,
+    keptMaxBytes: Math.floor(maxBytes * KEPT_RESULTS_SHARE),
     ttlMs,
     now: () => now,
     isCurrent: (reads) => cache.isCurrent(reads),

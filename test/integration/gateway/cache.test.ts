@@ -1,9 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  ENTRY_BYTES_PER_CHAR,
-  ENTRY_OVERHEAD_BYTES,
-  KEPT_RESULTS_SHARE,
-} from '../../../src/upstream/reads.ts';
+import { ENTRY_BYTES_PER_CHAR, ENTRY_OVERHEAD_BYTES } from '../../../src/upstream/reads.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { EXTERNAL_TRON_ADDRESS } from '../../support/sandbox.ts';
 
@@ -112,16 +108,13 @@ describe('per-merchant micro-cache', () => {
 describe('byte bound', () => {
   it('evicts the least recently used entries beyond the bound', async () => {
     const small = await startTestGateway({
-      // Room for two ~1 KB bodies, each counted with its parsed objects, key and overhead, in the
-      // REST answers' share of the bound (the rest is kept results').
+      // Room for two ~1 KB bodies, each counted with its parsed objects, key and overhead.
       upstream: {
         cacheTtlMs: 60_000,
-        cacheMaxBytes: Math.ceil(
-          (2_500 * ENTRY_BYTES_PER_CHAR + 2 * (ENTRY_OVERHEAD_BYTES + 200)) / (1 - KEPT_RESULTS_SHARE),
-        ),
+        cacheMaxBytes: 2_500 * ENTRY_BYTES_PER_CHAR + 2 * (ENTRY_OVERHEAD_BYTES + 200),
       },
-      // Every read executes, so the REST answers' recency is what the reads make it (results
-      // kept by deduplication share this bound: deduplication.test.ts).
+      // Every read executes, so the REST answers' recency is what the reads make it; and with
+      // query deduplication off, the REST answers hold the whole bound (runtime.ts).
       config: { queryDeduplication: false },
       clock: () => now,
     });
