@@ -1,6 +1,5 @@
 import type { RedisSettings, RedisTopology } from '../redis/connection.ts';
-import type { Rule } from './rules.ts';
-import type { Variables } from './variables.ts';
+import type { Rule, Variables } from './variables.ts';
 
 /**
  * The fleet's Redis, named by exactly one of REDIS_URL, REDIS_SENTINELS (with

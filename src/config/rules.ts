@@ -1,22 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { namedRedis, REDIS_RULES } from './redis.ts';
-import { metricsPortOf, type Variables } from './variables.ts';
-
-/**
- * What the variables mean together: one rule per problem, checked in this order after each
- * variable's own check (variables.ts), so that every problem is listed in one go.
- */
-export interface Rule {
-  /**
-   * The variables the rule compares: it is skipped when one of them had an invalid value (that
-   * value's own problem is listed instead). Absent: checked whatever else is invalid.
-   */
-  reads?: readonly string[];
-  /** Whether the variables break the rule. */
-  when: (c: Variables) => boolean;
-  /** The problem listed when they do, naming the variable to change first. */
-  problem: (c: Variables) => string;
-}
+import { metricsPortOf, type Rule, type Variables } from './variables.ts';
 
 /** The number of gateway processes WORKERS asks for. */
 export function workersOf(c: Variables): number {

@@ -174,6 +174,22 @@ export const schema = z.object({
 /** The variables as the schema parsed them. */
 export type Variables = z.infer<typeof schema>;
 
+/**
+ * What the variables mean together: one rule per problem, checked in the order of RULES
+ * (rules.ts) after each variable's own check, so that every problem is listed in one go.
+ */
+export interface Rule {
+  /**
+   * The variables the rule compares: it is skipped when one of them had an invalid value (that
+   * value's own problem is listed instead). Absent: checked whatever else is invalid.
+   */
+  reads?: readonly string[];
+  /** Whether the variables break the rule. */
+  when: (c: Variables) => boolean;
+  /** The problem listed when they do, naming the variable to change first. */
+  problem: (c: Variables) => string;
+}
+
 /** Every variable the gateway reads. */
 export const KNOWN_VARIABLES: readonly string[] = Object.keys(schema.shape);
 
