@@ -110,7 +110,9 @@ async function outcomeOf(
         } catch (error) {
           // Refused either way; without the wallet's answer the refusal is not the key's to keep.
           if (error instanceof WithdrawalUserError) return { kind: 'refused', refusal: error };
-          return { kind: 'definite', error };
+          // The wallet's GET failed: the POST's own refusal is the answer (nothing was created),
+          // not the GET's outage, which says nothing of the POST. Not kept: a retry asks again.
+          return { kind: 'definite', error: refusal };
         }
       }
       return { kind: 'refused', refusal };
