@@ -108,7 +108,7 @@ export interface Config {
   idempotencyMaxKeysPerCaller: number;
   /** Reconciliation's allowances (withdrawals/reconcile.ts). */
   reconcile: { clockAllowanceMs: number; lateCommitMs: number };
-  /** How long an attempt holds its idempotency key while its POST may be in flight. */
+  /** How long a request holds its idempotency key (its lease) while its POST may be in flight. */
   idempotencyLeaseMs: number;
   /** Subscriptions: the poll interval and its backoff ceiling, and how many may be open per key and in all (per process). */
   subscriptions: { pollMs: number; maxPollMs: number; perKey: number; max: number };

@@ -16,7 +16,7 @@ import type { WithdrawalService } from './withdrawals/service.ts';
 export interface GatewayContext {
   /** The caller's Authorization header value, forwarded unchanged upstream; null when absent or malformed. */
   authorization: string | null;
-  /** Who upstream calls are made for: `authorization`, its cache scope and this request's deadline. */
+  /** Who upstream calls are made for (src/callers.ts): `authorization`, its scope, this request's deadline, call budget and reads. */
   caller: Caller;
   requestId: string;
   withdrawals: WithdrawalService;

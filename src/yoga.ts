@@ -146,7 +146,7 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
     graphiql: false,
     // useMaxRequestBytes below enforces MAX_REQUEST_BYTES, chunked bodies included.
     maxRequestBodySize: false,
-    // useDocumentCache below keeps parsed documents, bounded by bytes and for accepted keys only.
+    // useDocumentCache below keeps parsed documents, bounded by bytes, for known-good keys and the manifest only.
     parserAndValidationCache: false,
     // One operation per request: batching would multiply every limit below.
     batching: false,

@@ -42,15 +42,15 @@ export interface RequestRecord {
 export type IdempotencyEvent =
   /** A stored outcome was answered again (same key, same input). */
   | 'replayed'
-  /** The attempt waited for another attempt holding the key's lease. */
+  /** The request waited for another request holding the key (in this process, or its lease). */
   | 'waited'
-  /** An unfinished attempt was reconciled and found the intent it had created. */
+  /** An earlier submission with an unknown outcome was reconciled and found the intent it had created. */
   | 'reconciled_found'
-  /** An unfinished attempt was reconciled and had created nothing: the withdrawal is sent. */
+  /** An earlier submission with an unknown outcome was reconciled and had created nothing: the withdrawal is sent. */
   | 'reconciled_not_found'
   /** The key came back with a different input (IdempotencyKeyReusedError). */
   | 'key_reused'
-  /** An unfinished attempt was reconciled and the evidence was ambiguous: nothing sent, key kept blocked. */
+  /** An earlier submission with an unknown outcome was reconciled and the evidence was ambiguous: nothing sent, key kept blocked. */
   | 'reconciled_ambiguous'
   /** A definite failure (401, 403, another 4xx, not sent) created nothing: the key was forgotten. */
   | 'cleared'
@@ -62,7 +62,7 @@ export type IdempotencyEvent =
   | 'refused_unavailable'
   /** Refused unsent: fewer Redis replicas than REDIS_MIN_REPLICA_ACKS acknowledged the record. */
   | 'refused_unacknowledged'
-  /** Refused unsent: the key's record or a payout attempt is in a format this release cannot read (a newer release's). */
+  /** Refused unsent: the key's record or a payout's submission is in a format this release cannot read (a newer release's). */
   | 'refused_format'
   /** An intent the REST API created for this gateway had been claimed by another owner (must stay 0). */
   | 'claim_conflict';

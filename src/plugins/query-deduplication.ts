@@ -40,8 +40,8 @@ export function sharedResultOf(context: GatewayContext): SharedHow | null {
  * text), operation name and values of the variables the operation declares (others are ignored
  * by graphql-js, and so here), and the same `generationScope`: the caller's scope and its
  * invalidation generation, so callers never see each other's results, and a query that arrives
- * after the caller's withdrawal succeeded (here or on another replica of the fleet) never joins one that
- * started before it, nor gets a result kept from before it.
+ * after the caller's withdrawal succeeded or ended with an unknown outcome (here or on another
+ * replica of the fleet) never joins one that started before it, nor gets a result kept from before it.
  *
  * Only queries (never mutations) with a key are shared, and only a result without errors or
  * extensions: a failed result stays with its own request (its errors name that request's

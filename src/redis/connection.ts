@@ -50,7 +50,7 @@ export function singleRedis(url: string, timeoutMs = 500): RedisSettings {
 }
 
 /**
- * Where the gateway keeps what a fleet must share (idempotency keys, attempts, leases, notices,
+ * Where the gateway keeps what a fleet must share (idempotency keys, submissions, leases, notices,
  * rate limits), in words for the start-up log and /readyz: in this process, or which Redis
  * topology. Never an address: /readyz answers anyone who can reach the gateway's port.
  */

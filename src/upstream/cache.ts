@@ -7,7 +7,7 @@ import { isOkEnvelope } from './envelope.ts';
 import { entryBytes, type Read, type RequestReads } from './reads.ts';
 
 /**
- * The upstream client's shared memory across requests: a per-merchant micro-cache of successful GET
+ * The upstream client's shared memory across requests: a per-key micro-cache of successful GET
  * responses, and coalescing of identical GETs in flight (coalescing.ts). Every key starts with the
  * caller's scope, an HMAC of its Authorization value under a per-process (or the fleet's) secret
  * (caller-scope.ts), so an entry can only ever answer the same key that fetched it, and the key

@@ -19,8 +19,8 @@ import type {
 } from './types.ts';
 
 /**
- * The one client of the Merchant Wallet REST API: one method per REST resource. Resolvers reach it
- * through the per-request loaders and the withdrawal service only. Every method takes the Caller
+ * The one client of the Merchant Wallet REST API (its methods, by purpose: docs/upstream-client.md).
+ * Resolvers reach it through the per-request loaders and the withdrawal service only. Every method takes the Caller
  * and forwards its Authorization value unchanged: the gateway has no key of its own.
  *
  * GETs go through the micro-cache and coalescing (cache.ts, keyed by the caller's scope:
@@ -43,8 +43,9 @@ export interface UpstreamClientOptions extends TransportOptions {
   /** Callers' scopes (caller-scope.ts), the runtime's; default: under a random secret of this client's own. */
   scopes?: CallerScopes;
   /**
-   * Called after a withdrawal succeeded and this process forgot the caller's cached reads, so the
-   * other processes of a fleet forget theirs too (redis/fleet.ts). Awaited before the withdrawal answers.
+   * Called by `invalidate` (a withdrawal succeeded, or its outcome is unknown) once this process
+   * forgot the caller's cached reads, so the other processes of a fleet forget theirs too
+   * (redis/fleet.ts). Awaited before the withdrawal answers.
    */
   onWithdrawal?: (scope: string) => Promise<void>;
   /** Metrics and traces of upstream calls; none by default. */

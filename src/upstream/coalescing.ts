@@ -17,6 +17,8 @@ import type { Read } from './reads.ts';
  * - never while the event loop is saturated (`staggerJoiners`): then nothing can start earlier,
  *   and every extra turn is CPU taken from the requests.
  */
+
+/** One GET in flight, as the cache sees it (InFlightCalls.find / start). */
 export interface InFlightCall {
   readonly call: Promise<UpstreamResponse>;
   /** Where its answer is cached, once it is (set by the cache); null: not cached. */

@@ -46,7 +46,7 @@ type TakenKey =
  * resolves an earlier request's POST, then sends (submitKeyed):
  *
  * - take the key (takeKey): concurrent requests with the same key in this process join the first
- *   one; across processes the key's lease (KeyLease) lets one request send at a time, and every
+ *   one (submit, before any step); across processes the key's lease (KeyLease) lets one request send at a time, and every
  *   write a request makes to its key is fenced by its lease (a holder paused past it changes
  *   nothing). A success or a business refusal is kept for 24 h and replayed; the same key with a
  *   different input is IdempotencyKeyReusedError;
@@ -196,8 +196,9 @@ export class WithdrawalService {
   /**
    * Takes the key: claims it when nobody has, waits while another request holds its lease, replays
    * a kept outcome, or takes over a pending key nobody holds (its request ended without an answer,
-   * or its process died). Throws a kept refusal, IdempotencyKeyReusedError, or OUTCOME_UNKNOWN
-   * (IN_PROGRESS) when the deadline comes before the other request's outcome.
+   * or its process died). Throws a kept refusal, IdempotencyKeyReusedError, UNAUTHENTICATED (a
+   * key revoked since, requireAcceptedKey), IDEMPOTENCY_UNAVAILABLE (the store, guardStore), or
+   * OUTCOME_UNKNOWN (IN_PROGRESS) when the deadline comes before the other request's outcome.
    */
   private async takeKey(caller: Caller, key: string, fingerprint: string): Promise<TakenKey> {
     const fresh: PendingRecord = { v: RECORD_FORMAT, state: 'pending', fingerprint, startedAt: this.now() };

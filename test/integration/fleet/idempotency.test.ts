@@ -79,7 +79,7 @@ async function gatewayProcess(
   } else {
     store = new MemoryIdempotencyStore({ maxKeys: 1000, maxKeysPerCaller: 1000 });
   }
-  // Wired as src/main.ts wires it.
+  // Wired as src/runtime.ts wires it.
   const invalidation =
     connection && options.invalidation !== false
       ? fleetInvalidation(connection, pino({ level: 'silent' }))

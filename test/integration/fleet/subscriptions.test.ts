@@ -19,7 +19,7 @@ import { type ResultStream, subscribeSSE } from '../../support/subscriptions.ts'
 import { recordSuiteKey, suiteLogDestination } from '../../support/suite-logs.ts';
 
 /**
- * Two gateway processes sharing only Redis, wired as src/main.ts wires them: subscribers of one
+ * Two gateway processes sharing only Redis, wired as src/runtime.ts wires them: subscribers of one
  * intent on both get every change, while one process alone polls the REST API for it (the lease
  * holder) and Redis carries its news to the other. When the holder's last subscriber leaves, the
  * other takes the lease over.
@@ -74,7 +74,7 @@ async function gatewayProcess() {
     logger,
     metrics,
   });
-  // Wired as src/main.ts wires it.
+  // Wired as src/runtime.ts (livePolling) wires it.
   watchDelivery({ lost: () => live.deliveryLost(), restored: () => void live.catchUp() }, 500);
   const runtime = await createGatewayRuntime(DEFAULTS, { logger, client, live, metrics });
   closers.push(
