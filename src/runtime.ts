@@ -309,7 +309,8 @@ export async function createGatewayRuntime(
         owned.defer(() => running.close(config.shutdownTimeoutMs));
         // Subscription streams are interrupted first, not completed (LivePolling.close): their
         // clients reconnect and resume elsewhere, and the streams do not hold the drain open.
-        owned.defer(() => live.close());
+        // A handed-in live polling is its builder's to close (before disposing of the runtime).
+        if (!infrastructure.live) owned.defer(() => live.close());
         servers.push(running);
         if (shuttingDown) running.closeConnectionsAfterAnswer();
         return running;

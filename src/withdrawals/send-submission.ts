@@ -8,14 +8,18 @@ import { RECORD_FORMAT } from './record-format.ts';
 import { nowOrLater } from './store-calls.ts';
 import { DataInvalidError, WithdrawalUserError, withdrawalUserError } from './user-errors.ts';
 
-/** What a sent POST means for its key (WithdrawalService's contract says what each keeps). */
+/**
+ * What a sent POST leaves its key holding, each kind named for it (WithdrawalService's contract):
+ * the intent, the refusal, nothing, or the pending submission. The POST's own result
+ * (WithdrawalPostResult: created | rejected | not_sent | unknown) is the client's, from HTTP facts.
+ */
 export type SentOutcome =
   /** The intent exists, and is claimed for the submission's owner (or its submission stays). */
   | { kind: 'created'; intent: WithdrawalIntentDTO }
   /** A business refusal of the REST API: nothing was created, and the refusal is the key's to keep. */
-  | { kind: 'refused'; refusal: WithdrawalUserError }
+  | { kind: 'refusal_kept'; refusal: WithdrawalUserError }
   /** Nothing was created, and the failure says nothing of the withdrawal (401, 403, another 4xx, not sent). */
-  | { kind: 'definite'; error: unknown }
+  | { kind: 'forgotten'; error: unknown }
   /** It may have created an intent: its submission stays registered, `ended`, for reconcilers. */
   | { kind: 'unknown'; error: unknown; ended: Submission };
 
@@ -97,10 +101,10 @@ async function outcomeOf(
     case 'unknown':
       return { kind: 'unknown', error: result.error };
     case 'not_sent':
-      return { kind: 'definite', error: result.error };
+      return { kind: 'forgotten', error: result.error };
     case 'rejected': {
       const refusal = withdrawalUserError(result.code, result.error.message);
-      if (!refusal) return { kind: 'definite', error: result.error };
+      if (!refusal) return { kind: 'forgotten', error: result.error };
       // Every field but the wallet passed input.ts: a data_invalid that names no input field is
       // the REST API refusing the wallet (its message speaks of `senderWalletId`). Said in the
       // input's own terms when the wallet is indeed not the caller's.
@@ -109,13 +113,13 @@ async function outcomeOf(
           await requireWallet(deps.client, caller, body.senderWalletId, body.senderWalletId);
         } catch (error) {
           // Refused either way; without the wallet's answer the refusal is not the key's to keep.
-          if (error instanceof WithdrawalUserError) return { kind: 'refused', refusal: error };
+          if (error instanceof WithdrawalUserError) return { kind: 'refusal_kept', refusal: error };
           // The wallet's GET failed: the POST's own refusal is the answer (nothing was created),
           // not the GET's outage, which says nothing of the POST. Not kept: a retry asks again.
-          return { kind: 'definite', error: refusal };
+          return { kind: 'forgotten', error: refusal };
         }
       }
-      return { kind: 'refused', refusal };
+      return { kind: 'refusal_kept', refusal };
     }
   }
 }

@@ -174,7 +174,7 @@ export class WithdrawalService {
     });
     const sent = await sendSubmission(this.sendDeps, caller, body, null, payout, submission);
     if (sent.kind === 'created') return sent.intent;
-    throw sent.kind === 'refused' ? sent.refusal : sent.error;
+    throw sent.kind === 'refusal_kept' ? sent.refusal : sent.error;
   }
 
   /** A keyed request: take the key, resolve an earlier request's POST, send (see the class comment). */
@@ -321,7 +321,7 @@ export class WithdrawalService {
       case 'created':
         await lease.settle(succeeded(sending, sent.intent));
         return sent.intent;
-      case 'refused': {
+      case 'refusal_kept': {
         const { refusal } = sent;
         const { code, message } = refusal;
         await lease.settle({
@@ -335,7 +335,7 @@ export class WithdrawalService {
         });
         throw refusal;
       }
-      case 'definite':
+      case 'forgotten':
         // The refusal is not the key's to keep (a 401 says nothing about the withdrawal): a retry
         // asks the REST API again, and an unauthenticated flood leaves nothing.
         this.metrics?.idempotency('cleared');
