@@ -22,15 +22,14 @@ export const COMPILE_AFTER_USES = 10;
 
 /**
  * The most fields (fragments expanded) a compiled document may have: the largest example screen
- * has 26;
- * 22 aliased dashboards (176 fields) compile in about 6 ms.
+ * has 26. Compile times against field counts: docs/benchmark.md#how-compiled-execution-is-kept-exact-and-safe.
  */
 export const MAX_COMPILED_FIELDS = 200;
 
 /**
  * Runs queries as code compiled once per document by graphql-jit, instead of interpreting the
- * document field by field on every request
- * (docs/benchmark.md#each-change-with-its-measured-effect). What comes out is what the usual executor answers, by these rules
+ * document field by field on every request (docs/benchmark.md#each-change-with-its-measured-effect).
+ * What comes out is what the usual executor answers, by these rules
  * (test/integration/gateway/differential.property.test.ts checks them on generated documents):
  *
  * - Only documents whose shape graphql-jit 0.8 answers exactly are compiled (`uncompilable`,
@@ -50,8 +49,9 @@ export const MAX_COMPILED_FIELDS = 200;
  *   test/integration/gateway/compiled-execution.test.ts answers every example operation both ways.
  *
  * A document is compiled on its COMPILE_AFTER_USES-th execution, not its first: compiling costs
- * 0.3–0.8 ms, two to three requests' worth of CPU, so a flood of one-off documents (anyone may send
- * them unless trusted documents are on) must not pay it; an app's documents run thousands of times.
+ * a few requests' worth of CPU (docs/benchmark.md), so a flood of one-off documents (anyone may
+ * send them unless trusted documents are on) must not pay it; an app's documents run thousands of
+ * times.
  *
  * Compiled queries are kept per parsed document (Yoga's parser cache hands out the same one for
  * the same text) and operation name, in a WeakMap: they go when the document leaves that cache.
@@ -144,8 +144,8 @@ function compile(args: ExecutionArgs): { query: CompiledQuery } | { why: string 
  * - a `__proto__` alias: an object literal's `"__proto__": value` sets the prototype, so the
  *   generated code dropped that field from the result;
  * - more than MAX_COMPILED_FIELDS fields once fragments are expanded: compiling grows with the
- *   expanded selection (each spread compiled again, times the possible types), and a 2.7 KB
- *   document within the limits took over 100 ms to compile, blocking the event loop.
+ *   expanded selection (each spread compiled again, times the possible types), and a small
+ *   document within the limits could block the event loop while compiling (docs/benchmark.md).
  */
 function uncompilable(document: DocumentNode): string | null {
   let why: string | null = null;
