@@ -22,7 +22,8 @@ export const COMPILE_AFTER_USES = 10;
 
 /**
  * The most fields (fragments expanded) a compiled document may have: the largest example screen
- * has 26. Compile times against field counts: docs/benchmark.md#how-compiled-execution-is-kept-exact-and-safe.
+ * has 26. Compile times against field counts:
+ * docs/benchmark.md#how-compiled-execution-is-kept-exact-and-safe.
  */
 export const MAX_COMPILED_FIELDS = 200;
 
