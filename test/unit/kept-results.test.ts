@@ -7,7 +7,7 @@ import { entryBytes, KEPT_RESULTS_SHARE, RequestReads } from '../../src/upstream
 const ENVELOPE = JSON.stringify({ code: 'ok', message: 'ok', data: [] });
 const ok = (): UpstreamResponse => ({ status: 200, text: ENVELOPE, json: JSON.parse(ENVELOPE) });
 const notFound: UpstreamResponse = { status: 404, text: '{}', json: {} };
-const served = () => new RequestReads();
+const newReads = () => new RequestReads();
 let now = 0;
 
 /**
@@ -37,13 +37,13 @@ describe('kept results', () => {
     now = 10_000;
     const { cache, kept: results } = cachesOf(1_000);
     const kept = { result: { data: {} }, text: 'x'.repeat(100) };
-    const read = served();
+    const read = newReads();
     await cache.get('scope', '/wallets', async () => ok(), read); // cached until 11,000
     now = 10_400;
     await cache.get('scope', '/deposits', async () => ok(), read); // cached until 11,400
     results.keep('scope', 'a', kept, read);
-    results.keep('scope', 'nothing', kept, served()); // read no REST answer
-    const uncached = served();
+    results.keep('scope', 'nothing', kept, newReads()); // read no REST answer
+    const uncached = newReads();
     await cache.get('scope', '/wallets/x', async () => notFound, uncached);
     results.keep('scope', 'uncached', kept, uncached);
     expect(results.get('a')).toMatchObject(kept);
@@ -54,7 +54,7 @@ describe('kept results', () => {
     now = 11_001;
     expect(results.get('a')).toBeUndefined();
     const off = cachesOf(0);
-    const offRead = served();
+    const offRead = newReads();
     await off.cache.get('scope', '/wallets', async () => ok(), offRead);
     off.kept.keep('scope', 'a', kept, offRead);
     expect(off.kept.get('a')).toBeUndefined();
@@ -70,7 +70,7 @@ describe('kept results', () => {
     // and REST answers with room for the answer it read and one more: a third pushes out the oldest.
     const maxBytes = 1_000_000;
     const { cache, kept: results } = cachesOf(60_000, maxBytes, rest('/a') + rest('/b') + 10);
-    const read = served();
+    const read = newReads();
     await cache.get('scope', '/a', answer, read);
     results.keep('scope', 'r', kept, read);
     await cache.get('scope', '/b', answer);
@@ -85,7 +85,7 @@ describe('kept results', () => {
       json: JSON.parse(small),
     });
     const other = cachesOf(60_000, maxBytes, rest('/e') + rest('/f') + entryBytes(small, 'scope:0:GET:/e'));
-    const again = served();
+    const again = newReads();
     await other.cache.get('scope', '/e', answer, again);
     other.kept.keep('scope', 's', kept, again);
     await other.cache.get('scope', '/f', answer);
@@ -96,7 +96,7 @@ describe('kept results', () => {
 
   it('keeps nothing built from an answer too large to cache', async () => {
     const { cache, kept: results } = cachesOf(1_000, 1_000_000, 2_000);
-    const read = served();
+    const read = newReads();
     const big = JSON.stringify({ code: 'ok', message: 'ok', data: 'x'.repeat(1_000) });
     await cache.get('scope', '/big', async () => ({ status: 200, text: big, json: JSON.parse(big) }), read);
     expect(read.currentUntil).toBe(Number.NEGATIVE_INFINITY);
@@ -111,7 +111,7 @@ describe('kept results', () => {
     // A share (a sixteenth of the bound) with room for one such result and a little more.
     const { cache, kept: results } = cachesOf(1_000, Math.ceil((oneResult * 1.5) / KEPT_SHARE_PER_CALLER));
     const reads = async (scope: string) => {
-      const read = served();
+      const read = newReads();
       await cache.get(scope, '/wallets', async () => ok(), read);
       return read;
     };
@@ -144,7 +144,7 @@ describe('kept results', () => {
     const oneResult = entryBytes(kept.text, 'scope-0 r');
     // Far more kept results than the whole bound holds, from callers within their own shares.
     const callers = Math.ceil((3 * maxBytes) / oneResult);
-    const read = served();
+    const read = newReads();
     await cache.get('scope', '/wallets', fetch, read);
     for (let i = 0; i < callers; i++) results.keep(`scope-${i}`, `scope-${i} r`, kept, read);
     await cache.get('scope', '/wallets', fetch);
