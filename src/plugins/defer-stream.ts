@@ -121,13 +121,31 @@ function notAcceptable() {
  * stream may turn them off with `if: $variable`, and gets one JSON answer.
  */
 function asksForStream(args: ExecutionArgs): boolean {
+  const variables = (args.variableValues ?? {}) as Record<string, unknown>;
+  const active = incrementalDirectives(args, (name, directive) => {
+    const definition = args.schema.getDirective(name);
+    if (!definition) return undefined;
+    return getDirectiveValues(definition, { directives: [directive] }, variables)?.if !== false
+      ? true
+      : undefined;
+  });
+  return active ?? false;
+}
+
+/**
+ * Calls `visit` with each @defer and @stream of the operation that runs, its fragments included
+ * (each fragment once), until `visit` returns something other than undefined; returns that.
+ */
+function incrementalDirectives<T>(
+  args: ExecutionArgs,
+  visit: (name: 'defer' | 'stream', directive: DirectiveNode) => T | undefined,
+): T | undefined {
   const operation = getOperationAST(args.document, args.operationName);
-  if (!operation) return false;
+  if (!operation) return undefined;
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of args.document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
-  const variables = (args.variableValues ?? {}) as Record<string, unknown>;
   const seen = new Set<string>();
   const pending: SelectionSetNode[] = [operation.selectionSet];
   for (let set = pending.pop(); set; set = pending.pop()) {
@@ -135,9 +153,8 @@ function asksForStream(args: ExecutionArgs): boolean {
       for (const directive of selection.directives ?? []) {
         const name = directive.name.value;
         if (name !== 'defer' && name !== 'stream') continue;
-        const definition = args.schema.getDirective(name);
-        if (!definition) continue;
-        if (getDirectiveValues(definition, { directives: [directive] }, variables)?.if !== false) return true;
+        const found = visit(name, directive);
+        if (found !== undefined) return found;
       }
       if (selection.kind === Kind.FRAGMENT_SPREAD) {
         const name = selection.name.value;
@@ -151,7 +168,7 @@ function asksForStream(args: ExecutionArgs): boolean {
       }
     }
   }
-  return false;
+  return undefined;
 }
 
 /**
@@ -161,43 +178,21 @@ function asksForStream(args: ExecutionArgs): boolean {
  * variable's value), a `label` longer than INPUT_LIMITS.label (each payload repeats it).
  */
 export function incrementalArgumentError(args: ExecutionArgs): GraphQLError | null {
-  const operation = getOperationAST(args.document, args.operationName);
-  if (!operation) return null;
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of args.document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  }
   const variables = (args.variableValues ?? {}) as Record<string, unknown>;
-  const seen = new Set<string>();
-  const pending: SelectionSetNode[] = [operation.selectionSet];
-  for (let set = pending.pop(); set; set = pending.pop()) {
-    for (const selection of set.selections) {
-      for (const directive of selection.directives ?? []) {
-        const error = directiveError(args, directive, variables);
-        if (error) return error;
-      }
-      if (selection.kind === Kind.FRAGMENT_SPREAD) {
-        const name = selection.name.value;
-        const fragment = fragments.get(name);
-        if (fragment && !seen.has(name)) {
-          seen.add(name);
-          pending.push(fragment.selectionSet);
-        }
-      } else if (selection.selectionSet) {
-        pending.push(selection.selectionSet);
-      }
-    }
-  }
-  return null;
+  return (
+    incrementalDirectives(
+      args,
+      (name, directive) => directiveError(args, name, directive, variables) ?? undefined,
+    ) ?? null
+  );
 }
 
 function directiveError(
   args: ExecutionArgs,
+  name: 'defer' | 'stream',
   node: DirectiveNode,
   variables: Record<string, unknown>,
 ): GraphQLError | null {
-  const name = node.name.value;
-  if (name !== 'defer' && name !== 'stream') return null;
   const definition = args.schema.getDirective(name);
   if (!definition) return null;
   let values: Record<string, unknown> | undefined;
