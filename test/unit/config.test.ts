@@ -3,6 +3,17 @@ import { RULES } from '../../src/config/rules.ts';
 import { ConfigError, KNOWN_VARIABLES, OWNED_PREFIXES, parseConfig } from '../../src/config.ts';
 import { redisAddress, storeDescription } from '../../src/redis/connection.ts';
 
+/** The problems parseConfig lists for `env`; none when it parses. */
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    parseConfig(env);
+    return [];
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  }
+}
+
 describe('configuration', () => {
   it('has working defaults: embedded sandbox, GraphiQL on outside production', () => {
     const config = parseConfig({});
@@ -157,16 +168,6 @@ describe('configuration', () => {
   });
 
   describe('a variable the gateway does not read, under a prefix it owns', () => {
-    const problemsOf = (env: Record<string, string>): string[] => {
-      try {
-        parseConfig(env);
-        return [];
-      } catch (error) {
-        expect(error).toBeInstanceOf(ConfigError);
-        return (error as ConfigError).problems;
-      }
-    };
-
     it('is refused with the closest known name, listed first among every other problem', () => {
       expect(
         problemsOf({
@@ -353,16 +354,6 @@ describe('configuration', () => {
   });
 
   describe('the rules between variables (config/rules.ts)', () => {
-    const problemsOf = (env: Record<string, string>): string[] => {
-      try {
-        parseConfig(env);
-        return [];
-      } catch (error) {
-        expect(error).toBeInstanceOf(ConfigError);
-        return (error as ConfigError).problems;
-      }
-    };
-
     it('are one table, each rule naming the variables it compares', () => {
       expect(RULES.length).toBeGreaterThanOrEqual(15);
       for (const rule of RULES) {
