@@ -8,8 +8,9 @@ export interface KeptResult<T = unknown> {
 }
 
 /**
- * The share of the whole bound one caller's kept results may take per TTL: a key that sends many
- * variants of a large query must not push every other merchant's results out.
+ * The share of kept results' bytes one caller's kept results may take per TTL: a key that sends
+ * many variants of a large query must not push every other merchant's results out (it takes
+ * sixteen keys doing so to fill the space).
  */
 export const KEPT_SHARE_PER_CALLER = 1 / 16;
 
@@ -44,7 +45,7 @@ export class KeptResults {
 
   constructor(cache: CachedReads) {
     this.cache = cache;
-    this.bytesPerCaller = cache.maxBytes * KEPT_SHARE_PER_CALLER;
+    this.bytesPerCaller = cache.keptMaxBytes * KEPT_SHARE_PER_CALLER;
     this.entries =
       cache.ttlMs > 0
         ? new LRUCache<string, Entry>({

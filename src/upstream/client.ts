@@ -135,7 +135,6 @@ export class MerchantWalletClient {
     });
     const now = clock ?? (() => performance.now());
     this.cachedReads = {
-      maxBytes: options.cacheMaxBytes,
       keptMaxBytes,
       ttlMs: options.cacheTtlMs,
       now,

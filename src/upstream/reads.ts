@@ -89,9 +89,7 @@ export const KEPT_RESULTS_SHARE = 1 / 4;
 
 /** The micro-cache as query deduplication's kept results see it (MerchantWalletClient.cachedReads). */
 export interface CachedReads {
-  /** The whole byte bound (UPSTREAM_CACHE_MAX_BYTES): REST answers and kept results together. */
-  readonly maxBytes: number;
-  /** Kept results' share of it (KEPT_RESULTS_SHARE by default); the REST answers hold the rest. */
+  /** Kept results' share of UPSTREAM_CACHE_MAX_BYTES (KEPT_RESULTS_SHARE by default); the REST answers hold the rest. */
   readonly keptMaxBytes: number;
   /** How long an answer stays cached; 0: none is, so no result is kept. */
   readonly ttlMs: number;

@@ -23,7 +23,6 @@ function cachesOf(ttlMs: number, maxBytes = 1_000_000, restBytes = maxBytes * (1
     staggerJoiners: () => false,
   });
   const kept = new KeptResults({
-    maxBytes,
     keptMaxBytes: Math.floor(maxBytes * KEPT_RESULTS_SHARE),
     ttlMs,
     now: () => now,
@@ -108,8 +107,12 @@ describe('kept results', () => {
     now = 50_000;
     const kept = { result: { data: {} }, text: 'x'.repeat(1_000) };
     const oneResult = entryBytes(kept.text, 'k1');
-    // A share (a sixteenth of the bound) with room for one such result and a little more.
-    const { cache, kept: results } = cachesOf(1_000, Math.ceil((oneResult * 1.5) / KEPT_SHARE_PER_CALLER));
+    // A caller's share (a sixteenth of kept results' quarter of the bound) with room for one such
+    // result and a little more.
+    const { cache, kept: results } = cachesOf(
+      1_000,
+      Math.ceil((oneResult * 1.5) / (KEPT_SHARE_PER_CALLER * KEPT_RESULTS_SHARE)),
+    );
     const reads = async (scope: string) => {
       const read = newReads();
       await cache.get(scope, '/wallets', async () => ok(), read);
@@ -140,8 +143,10 @@ describe('kept results', () => {
       fetches++;
       return ok();
     };
-    const kept = { result: { data: {} }, text: 'x'.repeat(5_000) };
+    // Each result within one caller's share (a sixteenth of the kept quarter).
+    const kept = { result: { data: {} }, text: 'x'.repeat(1_000) };
     const oneResult = entryBytes(kept.text, 'scope-0 r');
+    expect(oneResult).toBeLessThanOrEqual(maxBytes * KEPT_RESULTS_SHARE * KEPT_SHARE_PER_CALLER);
     // Far more kept results than the whole bound holds, from callers within their own shares.
     const callers = Math.ceil((3 * maxBytes) / oneResult);
     const read = newReads();
