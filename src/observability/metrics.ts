@@ -60,6 +60,8 @@ export type IdempotencyEvent =
   | 'evicted_refusal'
   /** Refused unsent: the store did not answer within REDIS_TIMEOUT_MS, or is known not to answer. */
   | 'refused_unavailable'
+  /** Refused unsent: the store's answer went unheard because this process's event loop was stalled. */
+  | 'refused_busy'
   /** Refused unsent: fewer Redis replicas than REDIS_MIN_REPLICA_ACKS acknowledged the record. */
   | 'refused_unacknowledged'
   /** Refused unsent: the key's record or a payout's submission is in a format this release cannot read (a newer release's). */
@@ -156,7 +158,7 @@ export class GatewayMetrics implements UpstreamObserver {
   });
   private readonly idempotencyEvents = new Counter({
     name: 'gateway_idempotency_events_total',
-    help: 'createWithdrawalIntent idempotency: replayed, waited, reconciled_found, reconciled_not_found, reconciled_ambiguous, key_reused, cleared, refused_full, evicted_refusal, refused_unavailable, refused_unacknowledged, refused_format, claim_conflict.',
+    help: 'createWithdrawalIntent idempotency: replayed, waited, reconciled_found, reconciled_not_found, reconciled_ambiguous, key_reused, cleared, refused_full, evicted_refusal, refused_unavailable, refused_busy, refused_unacknowledged, refused_format, claim_conflict.',
     labelNames: ['event'] as const,
     registers: [this.registry],
   });

@@ -1,5 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
+import { boundCommands, boundOf } from './command-bounds.ts';
 
 /** A fleet's Redis: one server (or a Sentinel-managed master), or a Cluster. Both speak the commands the gateway uses. */
 export type RedisClient = Redis | Cluster;
@@ -84,8 +85,8 @@ export function redisAddress(settings: RedisSettings): string {
 }
 
 /**
- * Connects to the fleet's Redis. Every command is bounded (`commandTimeout`, REDIS_TIMEOUT_MS),
- * also while it waits for a reconnection (so a failover's reconnection, a fraction of a second, is
+ * Connects to the fleet's Redis. Every command is bounded (REDIS_TIMEOUT_MS of the event loop's
+ * awake time, command-bounds.ts), also while it waits for a reconnection (so a failover's reconnection, a fraction of a second, is
  * ridden out rather than failed). A command the gateway stopped waiting for may still run: Redis
  * works through its backlog when it resumes, and ioredis sends its offline queue, timed-out
  * commands included, once it reconnects. So every write is fenced or idempotent, and what a
@@ -102,12 +103,13 @@ export async function connectRedis(target: RedisSettings | string, logger: Logge
   const { topology, timeoutMs } = settings;
   const options: RedisOptions = {
     lazyConnect: true,
-    // Queued while reconnecting, each bounded by commandTimeout all the same.
+    // Queued while reconnecting, each bounded all the same (boundCommands, below).
     enableOfflineQueue: true,
     maxRetriesPerRequest: 1,
     autoResendUnfulfilledCommands: false,
     connectTimeout: 2_000,
-    commandTimeout: timeoutMs,
+    // No `commandTimeout`, and the socket's timer replaced: both are plain timers, which a stalled
+    // event loop makes fire before the answer waiting in the socket is read (command-bounds.ts).
     socketTimeout: timeoutMs * 3,
     retryStrategy: (times) => Math.min(100 * times, 2_000),
     // A master demoted by a failover refuses writes: reconnect, to wherever the master is now.
@@ -145,6 +147,7 @@ export async function connectRedis(target: RedisSettings | string, logger: Logge
       redisOptions: { ...nodeOptions, username: topology.username, password: topology.password },
     });
   }
+  boundCommands(client, timeoutMs);
   let down = false;
   client.on('error', (error: Error) => {
     if (!down) logger.warn({ err: error.message }, 'redis unreachable; reconnecting');
@@ -164,13 +167,16 @@ export async function connectRedis(target: RedisSettings | string, logger: Logge
  * (a WAIT holds its connection until the replicas answer).
  */
 export function duplicateClient(client: RedisClient, override: Partial<RedisOptions> = {}): RedisClient {
-  if (client instanceof Cluster) {
-    return client.duplicate(undefined, {
-      ...(override.enableOfflineQueue !== undefined && { enableOfflineQueue: override.enableOfflineQueue }),
-      redisOptions: { ...client.options.redisOptions, ...override },
-    });
-  }
-  return client.duplicate(override);
+  const duplicate =
+    client instanceof Cluster
+      ? client.duplicate(undefined, {
+          ...(override.enableOfflineQueue !== undefined && {
+            enableOfflineQueue: override.enableOfflineQueue,
+          }),
+          redisOptions: { ...client.options.redisOptions, ...override },
+        })
+      : client.duplicate(override);
+  return boundCommands(duplicate, boundOf(client));
 }
 
 /**
@@ -180,7 +186,15 @@ export function duplicateClient(client: RedisClient, override: Partial<RedisOpti
  * PING with a timeout of its own (fleetEvents).
  */
 export function subscriberClient(client: RedisClient): RedisClient {
-  return duplicateClient(client, { enableOfflineQueue: true, commandTimeout: undefined });
+  const options = { enableOfflineQueue: true };
+  const duplicate =
+    client instanceof Cluster
+      ? client.duplicate(undefined, {
+          ...options,
+          redisOptions: { ...client.options.redisOptions, ...options },
+        })
+      : client.duplicate(options);
+  return boundCommands(duplicate, null);
 }
 
 /** Asks a Cluster to read its slots again (a master stopped answering, or a MOVED came back). */

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { loopStalls, StallAwareTimer } from '../shared/loop-stalls.ts';
+import { STALL_ALLOWANCE } from './command-bounds.ts';
 import { type RedisClient, subscriberClient } from './connection.ts';
 import type { RedisHealth } from './health.ts';
 
@@ -155,23 +156,28 @@ export function fleetEvents(redis: RedisClient, logger: Logger) {
         delivering = false;
         handlers.lost();
       };
-      const ping = () =>
-        Promise.race([
-          subscriber.ping(),
-          sleep(timeoutMs, undefined, { ref: false }).then(() => {
-            throw new Error(`no PONG within ${timeoutMs} ms`);
-          }),
-        ]).then(
+      const ping = () => {
+        // Bounded on the loop's awake clock: a PING unheard because this process stalled is no loss.
+        let timer: StallAwareTimer | undefined;
+        const unanswered = new Promise<never>((_, reject) => {
+          timer = new StallAwareTimer(loopStalls(), timeoutMs, timeoutMs * STALL_ALLOWANCE, (expiry) => {
+            if (expiry.kind === 'silent') reject(new Error(`no PONG within ${timeoutMs} ms`));
+          }).unref();
+        });
+        return Promise.race([subscriber.ping(), unanswered]).then(
           () => {
+            timer?.cancel();
             if (delivering) return;
             delivering = true;
             handlers.restored();
           },
           (error: Error) => {
+            timer?.cancel();
             logger.debug({ err: error.message }, 'redis subscriber ping failed');
             if (delivering) lost();
           },
         );
+      };
       subscriber.on('close', lost);
       subscriber.on('ready', () => void ping());
       const timer = setInterval(() => {

@@ -1,5 +1,6 @@
 import { ReplyError } from 'ioredis';
 import type { Logger } from 'pino';
+import { LoopStalledError } from './command-bounds.ts';
 import { mastersOf, type RedisClient, refreshSlots } from './connection.ts';
 
 /**
@@ -17,11 +18,13 @@ import { mastersOf, type RedisClient, refreshSlots } from './connection.ts';
  * - the first PING that every master answers makes it responsive again.
  *
  * A refusal that Redis did answer (a script error, OOM under `noeviction`) says Redis is up, and
- * does not count.
+ * does not count. Nor does a command unheard because this process's own event loop was stalled
+ * (LoopStalledError, command-bounds.ts): that is logged as the process's delay, not Redis's silence.
  */
 export class RedisHealth {
   private unresponsiveSince: number | null = null;
   private checking = false;
+  private stallLoggedAt = 0;
   private readonly client: RedisClient;
   private readonly logger: Logger;
   private readonly everyMs: number;
@@ -40,6 +43,16 @@ export class RedisHealth {
   /** Tells the health what a Redis command failed with; an unanswered one marks Redis unresponsive. */
   report(error: unknown): void {
     if (error instanceof ReplyError) return;
+    if (error instanceof LoopStalledError) {
+      // Once per second at most: a stall leaves every command in flight unheard at once.
+      if (Date.now() - this.stallLoggedAt < 1_000) return;
+      this.stallLoggedAt = Date.now();
+      this.logger.warn(
+        { err: error.message, stalledMs: error.stalledMs },
+        "a redis command went unheard while this process's event loop was stalled; redis is not taken for silent",
+      );
+      return;
+    }
     if (this.unresponsiveSince !== null) return;
     this.unresponsiveSince = Date.now();
     this.logger.warn(

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
+import { LoopStalledError } from '../redis/command-bounds.ts';
 import { IDEMPOTENCY_TTL_MS, NotAskedError, ReplicaAckError, StoreFullError } from './idempotency-store.ts';
 import { UnknownRecordFormatError } from './record-format.ts';
 
@@ -64,6 +65,18 @@ function refusedUnsent(
     return refused(
       'The withdrawal was not sent: the record that guards it against a duplicate could not be copied to a Redis replica in time. Retry with the same idempotencyKey.',
       'REPLICA_UNACKNOWLEDGED',
+    );
+  }
+  if (error instanceof LoopStalledError) {
+    // Redis may well have answered: this process did not get to read it in time.
+    metrics?.idempotency('refused_busy');
+    logger?.warn(
+      { err: error.message, stalledMs: error.stalledMs },
+      "withdrawal refused unsent: this process's event loop was stalled past the store's bound",
+    );
+    return refused(
+      'The withdrawal was not sent: this gateway was too busy to hear the answer of the record that guards it against a duplicate in time. Retry with the same idempotencyKey.',
+      'GATEWAY_BUSY',
     );
   }
   metrics?.idempotency('refused_unavailable');

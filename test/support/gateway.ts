@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { createCallers } from '../../src/callers.ts';
 import { type Config, parseConfig } from '../../src/config.ts';
 import type { GatewayMetrics } from '../../src/observability/metrics.ts';
+import type { RedisClient } from '../../src/redis/connection.ts';
 import { createGatewayRuntime, type PrebuiltParts } from '../../src/runtime.ts';
 import { SandboxStore } from '../../src/sandbox/store/store.ts';
 import { createLogger } from '../../src/shared/logger.ts';
@@ -80,8 +81,11 @@ export async function startTestGateway(
     config?: ConfigChanges;
     upstream?: Partial<Config['upstream']>;
     clock?: () => number;
-    /** Parts built by the test (a recording idempotency store, a tracer, its own metrics…) and GraphiQL's first screen. */
-    infrastructure?: PrebuiltParts & { graphiql?: GraphiQLDefaults };
+    /**
+     * Parts built by the test (a recording idempotency store, a tracer, its own metrics…), GraphiQL's
+     * first screen, and the fleet's Redis (connected by the test; `config.redis` says its bound).
+     */
+    infrastructure?: PrebuiltParts & { graphiql?: GraphiQLDefaults; redis?: RedisClient };
   } = {},
 ) {
   const sandbox = await startTestSandbox(options.store ?? new SandboxStore());

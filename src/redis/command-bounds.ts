@@ -1,0 +1,152 @@
+import { Cluster, type Redis } from 'ioredis';
+import { type Expiry, type LoopStalls, loopStalls, StallAwareTimer } from '../shared/loop-stalls.ts';
+
+/**
+ * The bounds on the gateway's Redis commands (REDIS_TIMEOUT_MS), measured on the loop's awake
+ * clock (LoopStalls) rather than by ioredis's own `commandTimeout` and `socketTimeout`, which are
+ * plain timers: when this process's event loop is stalled past the bound, a command whose answer
+ * already sits in the socket would time out before it is read (timers run before I/O), and Redis
+ * would be taken for silent while it answered in a millisecond.
+ *
+ * - A command gets its bound of the loop's awake time, and at most STALL_ALLOWANCE × the bound
+ *   of wall time. Running out of awake time is Redis's silence (RedisSilentError, which
+ *   RedisHealth counts); running out of wall time while the loop was stalled is this process's
+ *   own delay (LoopStalledError), which it does not.
+ * - A connection that hears nothing for 3 × the bound while commands wait (a peer gone silent, a
+ *   proxy that stopped forwarding) is destroyed and made again, on the same clock.
+ */
+
+/** Wall time a command may take, as a multiple of its bound, when the loop stalls meanwhile. */
+export const STALL_ALLOWANCE = 3;
+/** Silence on a connection with commands waiting, as a multiple of the bound, before it is remade. */
+const SOCKET_SILENCE = 3;
+
+/** A command Redis did not answer within its bound of the loop's awake time. */
+export class RedisSilentError extends Error {
+  constructor(boundMs: number, waitedMs: number) {
+    super(`Command timed out: redis did not answer within ${boundMs} ms (waited ${waitedMs} ms)`);
+    this.name = 'RedisSilentError';
+  }
+}
+
+/**
+ * A command whose answer was not heard in time because this process's event loop was stalled:
+ * evidence about this process, not about Redis.
+ */
+export class LoopStalledError extends Error {
+  readonly stalledMs: number;
+  constructor(waitedMs: number, stalledMs: number) {
+    super(
+      `Command not heard in time: this process's event loop was stalled ${stalledMs} of the ${waitedMs} ms waited`,
+    );
+    this.name = 'LoopStalledError';
+    this.stalledMs = stalledMs;
+  }
+}
+
+/** What of ioredis's Command and Redis the bounds use (sendCommand's own contract). */
+interface BoundableCommand {
+  isSettled?: boolean;
+  reject(error: Error): void;
+  promise: Promise<unknown>;
+}
+interface NodeInternals {
+  sendCommand(command: BoundableCommand, stream?: unknown): Promise<unknown>;
+  setSocketTimeout(): void;
+  socketTimeoutTimer: unknown;
+  commandQueue: { length: number };
+  stream: NodeJS.ReadableStream & { destroy(error?: Error): void };
+  options: { socketTimeout?: number | undefined };
+}
+
+const bounds = new WeakMap<Redis | Cluster, number | null>();
+
+/**
+ * Bounds every command of `client` (and, for a Cluster, of each node it connects to) by `boundMs`
+ * of the loop's awake time; `null`: commands wait for their answer however long (a subscriber).
+ * The client must have been made without ioredis's `commandTimeout`.
+ */
+export function boundCommands<T extends Redis | Cluster>(
+  client: T,
+  boundMs: number | null,
+  stalls: LoopStalls = loopStalls(),
+): T {
+  bounds.set(client, boundMs);
+  if (client instanceof Cluster) {
+    client.on('+node', (node: Redis) => boundNode(node, boundMs, stalls));
+    for (const node of client.nodes()) boundNode(node, boundMs, stalls);
+  } else {
+    boundNode(client as Redis, boundMs, stalls);
+  }
+  return client;
+}
+
+/** The bound `client` was given by boundCommands: for its duplicates. */
+export function boundOf(client: Redis | Cluster): number | null {
+  const bound = bounds.get(client);
+  if (bound === undefined) throw new Error('a Redis client of the gateway is made by connectRedis');
+  return bound;
+}
+
+function boundNode(node: Redis, boundMs: number | null, stalls: LoopStalls): void {
+  const internals = node as unknown as NodeInternals;
+  if (typeof internals.sendCommand !== 'function' || typeof internals.setSocketTimeout !== 'function') {
+    throw new Error(
+      'ioredis no longer has sendCommand/setSocketTimeout: src/redis/command-bounds.ts needs a look',
+    );
+  }
+  if (boundMs !== null) {
+    const send = internals.sendCommand.bind(node);
+    const armed = new WeakSet<BoundableCommand>();
+    internals.sendCommand = (command, stream) => {
+      // A command is sent again after a MOVED or a reconnection: its bound runs from the first send.
+      if (!armed.has(command) && !command.isSettled) {
+        armed.add(command);
+        const timer = new StallAwareTimer(stalls, boundMs, boundMs * STALL_ALLOWANCE, (expiry) => {
+          if (!command.isSettled) command.reject(expiryError(boundMs, expiry));
+        });
+        command.promise.then(
+          () => timer.cancel(),
+          () => timer.cancel(),
+        );
+      }
+      return send(command, stream);
+    };
+    // ioredis arms its socket timer only when the option is set; the bound below replaces its timer.
+    internals.options.socketTimeout = boundMs * SOCKET_SILENCE;
+  }
+  internals.setSocketTimeout = function boundedSocketTimeout(this: NodeInternals) {
+    const stream = this.stream;
+    const silence = this.options.socketTimeout ?? 0;
+    const timer = new StallAwareTimer(stalls, silence, silence * STALL_ALLOWANCE, (expiry) => {
+      stream.off('close', onClose);
+      if (this.stream !== stream) return;
+      this.socketTimeoutTimer = undefined;
+      // Only silence destroys the connection: after a stall its answers are about to be read.
+      if (expiry.kind === 'silent') {
+        stream.destroy(
+          new Error(`Socket timeout: no data from redis in ${silence} ms with commands waiting`),
+        );
+      } else if (this.commandQueue.length > 0) {
+        this.setSocketTimeout();
+      }
+    });
+    // ioredis clears its own timer on close with clearTimeout, which does not know this one.
+    const onClose = () => timer.cancel();
+    stream.once('close', onClose);
+    this.socketTimeoutTimer = timer;
+    // As ioredis's own: the timer ends at the connection's next data, and starts again while commands wait.
+    stream.once('data', () => {
+      timer.cancel();
+      stream.off('close', onClose);
+      this.socketTimeoutTimer = undefined;
+      if (this.commandQueue.length > 0) this.setSocketTimeout();
+    });
+  };
+}
+
+function expiryError(boundMs: number, expiry: Expiry): Error {
+  return expiry.kind === 'silent'
+    ? new RedisSilentError(boundMs, expiry.waitedMs)
+    : new LoopStalledError(expiry.waitedMs, expiry.stalledMs);
+}
