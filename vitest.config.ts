@@ -1,7 +1,11 @@
 import { defineConfig } from 'vitest/config';
+import { SlowestFirst } from './test/support/sequencer.ts';
 
 // Three tiers: unit (pure code), integration (in-process against a real sandbox on port 0),
-// e2e (the started processes). `npm test` runs all of them.
+// e2e (the started processes). `npm test` runs all of them, three files at a time: most files
+// wait on processes, sockets and timers rather than on the CPU, so on a 2-core machine three
+// keep both cores busy (docs/testing.md has the figures). No verdict may depend on how fast or busy
+// the machine is: `npm run test:busy` runs the suite beside a CPU hog to show it.
 export default defineConfig({
   resolve: {
     // graphql 16 ships CJS (main) and ESM (module). Node, which loads Pothos and Yoga, picks CJS;
@@ -11,8 +15,18 @@ export default defineConfig({
   test: {
     // Searches every log line of the run for API keys once all files have run.
     globalSetup: ['test/global-setup.ts'],
+    maxWorkers: 3,
+    // The slowest files first, so that none of them is the last one running.
+    sequence: { sequencer: SlowestFirst },
+    // `expect.poll` waits for something that must happen; how soon depends on the machine, so the
+    // bound is generous: a poll fails when the thing does not happen, not when the machine is busy.
+    expect: { poll: { timeout: 20_000 } },
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      {
+        extends: true,
+        // Pure code: one module graph for every file, as none keeps state between files.
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false },
+      },
       {
         extends: true,
         test: { name: 'integration', include: ['test/integration/**/*.test.ts'], testTimeout: 30_000 },

@@ -283,7 +283,7 @@ describe('one idempotency key across gateway processes', () => {
     const first = { state: 'pending' as const, fingerprint: 'f', startedAt: Date.now() };
     expect(await store.claim('fencing', 'k', first, 50, 'paused')).toBeNull();
     await vi.waitFor(async () => expect((await store.read('fencing', 'k'))?.leased).toBe(false), {
-      timeout: 2_000,
+      timeout: 20_000,
       interval: 10,
     });
     const next = { ...first, startedAt: first.startedAt + 1 };
@@ -296,7 +296,7 @@ describe('one idempotency key across gateway processes', () => {
     expect(await store.read('fencing', 'k')).toEqual({ record: refused, leased: false });
   });
 
-  it('read-your-own-withdrawal across replicas: a read through B right after a withdrawal through A shows the lock', async () => {
+  it('read-your-own-withdrawal across replicas: a read through B after a withdrawal through A shows the lock, not its cached balance', async () => {
     const a = await gatewayProcess('redis', { cacheTtlMs: 60_000 });
     const b = await gatewayProcess('redis', { cacheTtlMs: 60_000 });
     // A replica that does not listen, as control: it keeps serving its cached balance.
@@ -305,9 +305,10 @@ describe('one idempotency key across gateway processes', () => {
     expect(await deaf.locked()).toBe(before);
     const answer = await a('read-your-own', '7.00');
     expect(answer.id).toEqual(expect.any(String));
-    const answeredAt = Date.now();
-    await vi.waitFor(async () => expect(await b.locked()).not.toBe(before), { timeout: 100, interval: 5 });
-    expect(Date.now() - answeredAt).toBeLessThan(100);
+    // B's cache holds the old balance for a minute (the deaf replica shows it): a read that shows
+    // the lock within seconds is B having been told. How soon B's subscriber hears it depends on
+    // the machine, so that is not what is asserted.
+    await vi.waitFor(async () => expect(await b.locked()).not.toBe(before), { timeout: 10_000, interval: 5 });
     // 7.00 plus the merchant's flat fee of 1, exactly.
     expect(new Money(await b.locked()).minus(before).toFixed(2)).toBe('8.00');
     expect(await deaf.locked()).toBe(before);

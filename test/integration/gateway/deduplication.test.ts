@@ -164,7 +164,9 @@ describe('query deduplication', () => {
     await slowWalletList(300);
     const before = gw.request(WALLETS, {}, { key: acme.key });
     // Let the first query reach the REST API before the withdrawal is created.
-    await vi.waitFor(() => expect(gw.upstreamCalls()).toContain('GET /external/v1/wallets?page=1&size=5'));
+    await vi.waitFor(() => expect(gw.upstreamCalls()).toContain('GET /external/v1/wallets?page=1&size=5'), {
+      timeout: 20_000,
+    });
     const created = await gw.request(
       `mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }`,
       {
