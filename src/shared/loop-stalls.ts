@@ -5,12 +5,18 @@
  * While the loop is stalled, no timer fires and no socket is read, so an answer that arrived
  * meanwhile sits unread; a timeout that expires during the stall says nothing about the peer.
  *
+ * Only gaps of more than STALL_MIN_MS count: a loop that runs every few milliseconds, however busy
+ * (a CPU shared with other processes), reads its sockets in time, and its timers are honest.
+ *
  * `awakeNow()` is a clock that does not move while the loop is stalled: a bound measured on it
  * (StallAwareTimer) gives a peer the time it was promised, whatever the machine's load. The stall
  * the loop may be coming out of right now (the sampler has not run since) is counted too, so a
  * timer that fires late sees its own lateness as a stall. The same figure as `monitorEventLoopDelay`,
  * kept as a running total rather than a histogram, which is what a deadline needs.
  */
+/** Lateness of the sampler below this is the loop being busy, not stalled. */
+export const STALL_MIN_MS = 50;
+
 export class LoopStalls {
   private last = performance.now();
   private stalled = 0;
@@ -27,7 +33,7 @@ export class LoopStalls {
   private sample(): void {
     const now = performance.now();
     const late = now - this.last - this.resolutionMs;
-    if (late > 0) {
+    if (late > STALL_MIN_MS) {
       this.stalled += late;
       if (late > this.longest) this.longest = late;
     }
@@ -37,12 +43,13 @@ export class LoopStalls {
   /** The loop's stalled time so far, in ms, including a stall that has just ended. */
   stalledMs(): number {
     const pending = performance.now() - this.last - this.resolutionMs;
-    return this.stalled + (pending > 0 ? pending : 0);
+    return this.stalled + (pending > STALL_MIN_MS ? pending : 0);
   }
 
   /** The longest single stall seen so far (for logs and metrics), in ms. */
   longestMs(): number {
-    return Math.max(this.longest, performance.now() - this.last - this.resolutionMs);
+    const pending = performance.now() - this.last - this.resolutionMs;
+    return Math.max(this.longest, pending > STALL_MIN_MS ? pending : 0);
   }
 
   /** Milliseconds on a clock that stands still while the loop is stalled. */

@@ -95,7 +95,7 @@ describe("a command in flight while this process's event loop stalls", () => {
 
 describe('a Redis that is silent (SIGSTOP)', () => {
   it('fails the command as silence, and the health says Redis does not answer', async () => {
-    const connection = await connect(200);
+    const connection = await connect(500);
     const health = new RedisHealth(connection, silent);
     redis.pause();
     try {
@@ -108,11 +108,12 @@ describe('a Redis that is silent (SIGSTOP)', () => {
   });
 
   it('is still found silent when the loop also stalls, shorter than the allowance', async () => {
-    const connection = await connect(200);
+    // After the stall, the bound's 500 ms of awake time fit well within the 1.5 s allowance.
+    const connection = await connect(500);
     redis.pause();
     try {
       const answer = connection.ping();
-      stallLoop(300);
+      stallLoop(600);
       await expect(answer).rejects.toBeInstanceOf(RedisSilentError);
     } finally {
       redis.resume();
