@@ -13,6 +13,12 @@ import { captureProcessOutput } from '../support/suite-logs.ts';
 
 type Started = Awaited<ReturnType<typeof startProcess>>;
 const ROOT = new URL('../..', import.meta.url).pathname;
+/**
+ * How long each example watches its withdrawal. Three steps of 8 s, each seen up to a backed-off
+ * poll later, take about 40 s; a watch ends at the final status, so a long bound costs nothing
+ * unless the status never comes.
+ */
+const WATCH_SECONDS = 120;
 
 /** `npm run <script>` in the checkout, as a user types it; its whole output and exit code. */
 function npmRun(
@@ -40,24 +46,27 @@ describe('the client examples against npm start', () => {
   let gateway: Started;
   const runs: Record<string, { code: number | null; output: string }> = {};
 
-  beforeAll(async () => {
-    gateway = await startProcess(
-      'src/main.ts',
-      [],
-      { PORT: '0', NODE_ENV: 'development' },
-      /gateway: (http:\/\/\S+)\/graphql/,
-    );
-    // Each example's watch is bounded below the test's own 60 s.
-    const env = { GATEWAY_URL: gateway.url, WATCH_SECONDS: '45' };
-    const [apollo, urql, relay] = await Promise.all([
-      npmRun('example:apollo', env),
-      npmRun('example:urql', env),
-      npmRun('example:relay', env),
-    ]);
-    runs.apollo = apollo;
-    runs.urql = urql;
-    runs.relay = relay;
-  });
+  beforeAll(
+    async () => {
+      gateway = await startProcess(
+        'src/main.ts',
+        [],
+        { PORT: '0', NODE_ENV: 'development' },
+        /gateway: (http:\/\/\S+)\/graphql/,
+      );
+      const env = { GATEWAY_URL: gateway.url, WATCH_SECONDS: String(WATCH_SECONDS) };
+      const [apollo, urql, relay] = await Promise.all([
+        npmRun('example:apollo', env),
+        npmRun('example:urql', env),
+        npmRun('example:relay', env),
+      ]);
+      runs.apollo = apollo;
+      runs.urql = urql;
+      runs.relay = relay;
+    },
+    // The watch, and three example apps starting side by side on a busy machine.
+    (WATCH_SECONDS + 60) * 1_000,
+  );
   afterAll(() => {
     if (gateway.child.exitCode === null) gateway.child.kill('SIGKILL');
     captureProcessOutput('npm start (examples)', gateway.output());
@@ -112,7 +121,7 @@ describe('the client examples against npm start', () => {
         output,
       )?.[1];
       expect(restId).toBeDefined();
-      expect(output).toContain(`Withdrawal ${restId}, live over ${transport} (up to 45 s):`);
+      expect(output).toContain(`Withdrawal ${restId}, live over ${transport} (up to ${WATCH_SECONDS} s):`);
       const statuses = [...output.matchAll(/^ {2}\d{4}-\d\d-\d\dT\S+ {2}([A-Z]+)$/gm)].map((m) => m[1]);
       expect(statuses[0]).toBe('PREPARING');
       const final = /^ {2}final status: (COMPLETED|FAILED|CANCELLED)$/m.exec(output)?.[1];

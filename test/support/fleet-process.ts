@@ -72,8 +72,12 @@ export async function startGatewayProcess(
       const { body } = await graphql(key, '{ withdrawalIntents(first: 1) { edges { node { restId } } } }');
       return body.data?.withdrawalIntents?.edges[0]?.node.restId;
     },
-    /** GET a probe, bounded by `timeoutMs`. */
-    async probe(path: '/readyz' | '/healthz', timeoutMs = 1_000) {
+    /**
+     * GET a probe, bounded by `timeoutMs`. The default leaves a busy machine room above /readyz's
+     * 800 ms answer bound, and stays below its 5 s check timeout, so a probe that waits on a hung
+     * check still fails.
+     */
+    async probe(path: '/readyz' | '/healthz', timeoutMs = 4_000) {
       const response = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(timeoutMs) });
       return { status: response.status, body: (await response.json()) as Record<string, string> };
     },
