@@ -62,10 +62,18 @@ export function loopHasIdleTime(threshold = 0.8, windowMs = 100): () => boolean 
 export class InFlightCalls {
   private readonly calls = new Map<string, Entry>();
   private readonly staggerJoiners: () => boolean;
+  private readonly now: () => number;
 
-  /** `staggerJoiners`: whether to hand an answer out one turn per waiter now; default: while the loop has idle time. */
-  constructor(staggerJoiners: () => boolean = loopHasIdleTime()) {
+  /**
+   * `staggerJoiners`: whether to hand an answer out one turn per waiter now; default: while the loop
+   * has idle time. `now`: the clock that times calls and turns; a test's clock, or performance.now.
+   */
+  constructor(
+    staggerJoiners: () => boolean = loopHasIdleTime(),
+    now: () => number = () => performance.now(),
+  ) {
     this.staggerJoiners = staggerJoiners;
+    this.now = now;
   }
 
   /** The call in flight under `key`, if any. */
@@ -79,14 +87,14 @@ export class InFlightCalls {
       call: call.finally(() => this.calls.delete(key)),
       stored: null,
       turn: Promise.resolve(),
-      startedAt: performance.now(),
+      startedAt: this.now(),
       settledAt: 0,
       took: 0,
       small: true,
     };
     // The first joiner's turn comes once the call has settled, either way.
     const settled = (response?: UpstreamResponse) => {
-      entry.settledAt = performance.now();
+      entry.settledAt = this.now();
       entry.took = entry.settledAt - entry.startedAt;
       entry.small = (response?.text.length ?? 0) <= TURNS_MAX_BYTES;
     };
@@ -112,6 +120,6 @@ export class InFlightCalls {
 
   /** Whether the next waiter of this call gets its own event-loop turn. */
   private takesTurns(entry: Entry): boolean {
-    return entry.small && performance.now() - entry.settledAt < entry.took && this.staggerJoiners();
+    return entry.small && this.now() - entry.settledAt < entry.took && this.staggerJoiners();
   }
 }

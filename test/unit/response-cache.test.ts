@@ -2,25 +2,22 @@ import { describe, expect, it } from 'vitest';
 import { deepFreeze } from '../../src/deep-freeze.ts';
 import { ResponseCache } from '../../src/upstream/cache.ts';
 import type { UpstreamResponse } from '../../src/upstream/call.ts';
-import { loopHasIdleTime } from '../../src/upstream/coalescing.ts';
+import { InFlightCalls, loopHasIdleTime } from '../../src/upstream/coalescing.ts';
 import { RequestReads } from '../../src/upstream/reads.ts';
 
 const OK: UpstreamResponse = { status: 200, json: { code: 'ok' }, text: '{"code":"ok"}' };
 const BIG_TEXT = JSON.stringify({ code: 'ok', data: 'x'.repeat(40 * 1024) });
 const BIG: UpstreamResponse = { status: 200, json: JSON.parse(BIG_TEXT), text: BIG_TEXT };
 
-function spin(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // busy: a waiter's GraphQL work
-  }
-}
+const KEY = 'scope:GET:/wallets';
 
 /**
- * One GET and `joiners` identical ones sharing it; the upstream answers after `callMs`. Each waiter,
- * when it resumes, works for `workMs` and then schedules other work for the next event-loop turn
- * (as the server would read a newly arrived request). Returns, for each joiner, how many of those
- * other pieces of work had run before it resumed.
+ * One GET and `joiners` identical ones sharing it (InFlightCalls, as the cache uses it); the
+ * upstream answers after `callMs`. Each waiter, when it resumes, works for `workMs` and then
+ * schedules other work for the next event-loop turn (as the server would read a newly arrived
+ * request). Returns, for each joiner, how many of those other pieces of work had run before it
+ * resumed. Time is a test clock that only the call and the work move, so the turns do not depend on
+ * how fast or busy the machine is.
  */
 async function coalesce(options: {
   stagger: boolean;
@@ -31,40 +28,63 @@ async function coalesce(options: {
   workMs?: number;
 }) {
   const { stagger, outcome = 'resolve', answer = OK, joiners = 2, callMs = 30, workMs = 0 } = options;
-  const cache = new ResponseCache({ ttlMs: 0, maxBytes: 1024, staggerJoiners: () => stagger });
-  let fetches = 0;
-  const fetch = () => {
-    fetches++;
-    return new Promise<UpstreamResponse>((resolve, reject) =>
-      setTimeout(
-        () => (outcome === 'resolve' ? resolve(answer) : reject(new Error('upstream down'))),
-        callMs,
-      ),
-    );
+  let now = 0;
+  const calls = new InFlightCalls(
+    () => stagger,
+    () => now,
+  );
+  let answerCall = () => {};
+  const call = new Promise<UpstreamResponse>((resolve, reject) => {
+    answerCall = () => {
+      now += callMs;
+      if (outcome === 'resolve') resolve(answer);
+      else reject(new Error('upstream down'));
+    };
+  });
+  // As ResponseCache.get: an async function, so each waiter resumes as many ticks later as there.
+  const get = async () => {
+    const pending = calls.find(KEY);
+    if (pending) return calls.join(pending, () => {});
+    return calls.start(KEY, call).call;
   };
   let otherWork = 0;
   const resumed = () => {
-    spin(workMs);
+    now += workMs;
     setImmediate(() => {
       otherWork++;
     });
   };
   const seen: number[] = [];
-  const originator = cache.get('scope', '/wallets', fetch).finally(resumed);
+  const originator = get().finally(resumed);
   const waiting = Array.from({ length: joiners }, (_, i) =>
-    cache.get('scope', '/wallets', fetch).finally(() => {
+    get().finally(() => {
       seen[i] = otherWork;
       resumed();
     }),
   );
+  answerCall();
   const settled = await Promise.allSettled([originator, ...waiting]);
-  return { fetches, seen, settled, inFlight: cache.inFlightCount };
+  return { seen, settled, inFlight: calls.size };
 }
 
 describe('coalesced GETs', () => {
-  it('hand the answer to their waiters one event-loop turn apart while the loop has idle time', async () => {
-    const { fetches, seen, settled, inFlight } = await coalesce({ stagger: true, joiners: 3 });
+  it('share one call through the cache, and every request gets its answer', async () => {
+    const cache = new ResponseCache({ ttlMs: 0, maxBytes: 1024, staggerJoiners: () => true });
+    let fetches = 0;
+    const fetch = () => {
+      fetches++;
+      return new Promise<UpstreamResponse>((resolve) => setTimeout(() => resolve(OK), 30));
+    };
+    const settled = await Promise.allSettled(
+      Array.from({ length: 4 }, () => cache.get('scope', '/wallets', fetch)),
+    );
     expect(fetches).toBe(1);
+    for (const result of settled) expect(result).toEqual({ status: 'fulfilled', value: OK });
+    expect(cache.inFlightCount).toBe(0);
+  });
+
+  it('hand the answer to their waiters one event-loop turn apart while the loop has idle time', async () => {
+    const { seen, settled, inFlight } = await coalesce({ stagger: true, joiners: 3 });
     // The first joiner resumes in the originator's turn, each later one a turn later: after the
     // work that arrived meanwhile.
     expect(seen).toEqual([0, 1, 2]);
@@ -73,23 +93,20 @@ describe('coalesced GETs', () => {
   });
 
   it('hand it to every waiter at once when the loop is saturated', async () => {
-    const { fetches, seen, settled } = await coalesce({ stagger: false, joiners: 3 });
-    expect(fetches).toBe(1);
+    const { seen, settled } = await coalesce({ stagger: false, joiners: 3 });
     expect(seen).toEqual([0, 0, 0]);
     for (const result of settled) expect(result).toEqual({ status: 'fulfilled', value: OK });
   });
 
   it('spread the waiters over no longer than the call took', async () => {
     // The call takes 100 ms and each waiter works 40 ms: the turn of a joiner is decided when the
-    // one before it resumes, at 0, 40, 80 (< 100: own turns) and 120 ms (≥ 100: the rest at once),
-    // 20 ms either side of the bound for a slow machine.
+    // one before it resumes, at 0, 40, 80 (< 100: own turns) and 120 ms (≥ 100: the rest at once).
     const { seen } = await coalesce({ stagger: true, joiners: 5, callMs: 100, workMs: 40 });
     expect(seen).toEqual([0, 1, 2, 2, 2]);
   });
 
   it('hand a large answer (a page of 250 deposits) to every waiter at once: it must stay shared', async () => {
-    const { fetches, seen, settled } = await coalesce({ stagger: true, joiners: 3, answer: BIG });
-    expect(fetches).toBe(1);
+    const { seen, settled } = await coalesce({ stagger: true, joiners: 3, answer: BIG });
     expect(seen).toEqual([0, 0, 0]);
     for (const result of settled) expect(result).toEqual({ status: 'fulfilled', value: BIG });
   });
@@ -107,17 +124,19 @@ describe('coalesced GETs', () => {
 
 describe('loopHasIdleTime', () => {
   it('is false after a window the loop spent busy, and true again after an idle one', async () => {
-    const hasIdleTime = loopHasIdleTime(0.8, 20);
+    // Windows of 200 ms, far longer than a busy machine keeps this process from running between
+    // two lines, so each verdict is the window's the test means.
+    const hasIdleTime = loopHasIdleTime(0.8, 200);
     expect(hasIdleTime()).toBe(true);
     // Keep the loop busy for a whole window: synchronous work, nothing else can run.
-    const until = performance.now() + 60;
+    const until = performance.now() + 300;
     while (performance.now() < until) {
       // spin
     }
     expect(hasIdleTime()).toBe(false);
     // Within the window the last verdict holds; the next window, idle, turns it back.
     expect(hasIdleTime()).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await new Promise((resolve) => setTimeout(resolve, 300));
     expect(hasIdleTime()).toBe(true);
   });
 });

@@ -148,9 +148,10 @@ describe('coalescing', () => {
     try {
       const merchant = await uncached.sandbox.world.merchant();
       await uncached.sandbox.world.wallet(merchant.id);
+      // The one call is held long enough for all 25 to join it, however slowly they arrive.
       await uncached.sandbox.admin('POST', '/faults', {
         path: '/external/v1/wallets',
-        latencyMs: 50,
+        latencyMs: 1_500,
         times: 1,
       });
       const results = await Promise.all(

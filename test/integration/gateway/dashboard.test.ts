@@ -73,10 +73,11 @@ async function traffic() {
   const input = withdrawalInput(wallet.id, { idempotencyKey: 'dashboard-1' });
   await gw.request(WITHDRAW, { input }, { key: m.key });
   await gw.request(WITHDRAW, { input }, { key: m.key });
+  // The first held far longer than a busy machine takes to send the other two.
   await gw.sandbox.admin('POST', '/faults', {
     method: 'GET',
     path: '/external/v1/withdrawal-intents',
-    latencyMs: 100,
+    latencyMs: 1_000,
     times: 1,
   });
   const same = 'query Same { withdrawalIntents(first: 3) { totalCount } }';

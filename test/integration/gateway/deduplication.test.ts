@@ -37,8 +37,11 @@ async function merchant(usdt = '100') {
   return { ...m, walletId: wallet.id };
 }
 
-/** Holds the next wallet-list answer for `ms`, so that requests sent meanwhile overlap. */
-function slowWalletList(ms = 100, extra: Record<string, unknown> = {}) {
+/**
+ * Holds the next wallet-list answer for `ms`, so that requests sent meanwhile overlap: a second
+ * by default, far longer than a busy machine takes to send them all.
+ */
+function slowWalletList(ms = 1_000, extra: Record<string, unknown> = {}) {
   return gw.sandbox.admin('POST', '/faults', {
     method: 'GET',
     path: '/external/v1/wallets',
@@ -88,7 +91,11 @@ describe('query deduplication', () => {
     try {
       const m = await off.sandbox.world.merchant();
       await off.sandbox.world.wallet(m.id);
-      await off.sandbox.admin('POST', '/faults', { path: '/external/v1/wallets', latencyMs: 100, times: 1 });
+      await off.sandbox.admin('POST', '/faults', {
+        path: '/external/v1/wallets',
+        latencyMs: 1_000,
+        times: 1,
+      });
       await Promise.all(Array.from({ length: 10 }, () => off.request(WALLETS, {}, { key: m.key })));
       expect(spy).toHaveBeenCalledTimes(10);
       // Their REST calls are still coalesced below.
@@ -143,10 +150,11 @@ describe('query deduplication', () => {
       amount: '5.00',
       destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
     };
+    // The first held long enough for the second to be sent meanwhile: they overlap.
     await gw.sandbox.admin('POST', '/faults', {
       method: 'POST',
       path: '/external/v1/withdrawal-intents',
-      latencyMs: 100,
+      latencyMs: 1_000,
       times: 1,
     });
     const [a, b] = await Promise.all([
@@ -161,7 +169,8 @@ describe('query deduplication', () => {
 
   it('does not let a query that starts after a withdrawal join one that started before it', async () => {
     const acme = await merchant('100');
-    await slowWalletList(300);
+    // Held while the withdrawal and the query after it run, so that the latter could join it.
+    await slowWalletList(2_000);
     const before = gw.request(WALLETS, {}, { key: acme.key });
     // Let the first query reach the REST API before the withdrawal is created.
     await vi.waitFor(() => expect(gw.upstreamCalls()).toContain('GET /external/v1/wallets?page=1&size=5'), {
@@ -194,7 +203,7 @@ describe('query deduplication', () => {
 
   it('does not share a failed result: each waiting request executes on its own', async () => {
     const acme = await merchant('100');
-    await slowWalletList(100, { status: 500 });
+    await slowWalletList(1_000, { status: 500 });
     const responses = await Promise.all(
       Array.from({ length: 6 }, () => gw.request(WALLETS, {}, { key: acme.key })),
     );

@@ -30,7 +30,8 @@ let noSubscriptions: TestGateway;
 beforeAll(async () => {
   gw = await startTestGateway({
     upstream: {
-      headersTimeoutMs: 150,
+      // Far above any answer of a busy machine: one late answer would open its route's circuit.
+      headersTimeoutMs: 1_500,
       maxRetryAfterMs: 0,
       circuitBreaker: { failures: 1, halfOpenAfterMs: 60_000 },
     },

@@ -17,15 +17,16 @@ let gw: TestGateway;
 let store: MemoryIdempotencyStore;
 
 /**
- * A gateway that stops waiting for a POST after 400 ms (a slower answer is an unknown outcome),
- * with these allowances, in front of a sandbox that does not deduplicate.
+ * A gateway that stops waiting for a POST after 1 s (a slower answer is an unknown outcome), with
+ * these allowances, in front of a sandbox that does not deduplicate. The second is far above any
+ * answer of a busy machine; the late answers here come after 3 s.
  */
 async function gatewayWithAllowances(
   allowances: { clockAllowanceMs: number; lateCommitMs: number },
   idempotencyStore?: MemoryIdempotencyStore,
 ): Promise<TestGateway> {
   const started = await startTestGateway({
-    upstream: { headersTimeoutMs: 400 },
+    upstream: { headersTimeoutMs: 1_000 },
     config: { reconcile: allowances },
     ...(idempotencyStore && { infrastructure: { idempotencyStore } }),
   });
@@ -160,7 +161,7 @@ describe('a definite refusal stays a refusal', () => {
 describe('a late commit is found, however many intents came after it', () => {
   it('the REST API commits, answers after the deadline, 120 intents follow: the retry returns the first and sends nothing', async () => {
     const { k1, wallet, withdraw, intents } = await merchant();
-    await nextPost({ respondAfterMs: 1_500 });
+    await nextPost({ respondAfterMs: 3_000 });
     const late = await withdraw(k1, { idempotencyKey: 'late-1', amount: '12.34' });
     expect(late.error).toMatchObject({ code: 'OUTCOME_UNKNOWN' });
     const [committed] = await intents();
@@ -197,7 +198,7 @@ describe('intents made after the window cost a binary search, not a read of each
       await tight.sandbox.admin('POST', '/faults', {
         method: 'POST',
         path: '/external/v1/withdrawal-intents',
-        respondAfterMs: 1_500,
+        respondAfterMs: 3_000,
         times: 1,
       });
       expect(
@@ -237,7 +238,7 @@ describe('intents made after the window cost a binary search, not a read of each
 describe('ambiguous evidence: nothing sent, the key stays blocked, the client is told why', () => {
   it('two unclaimed candidates (another writer made the same payout straight on the REST API)', async () => {
     const { k1, wallet, withdraw, intents } = await merchant();
-    await nextPost({ respondAfterMs: 1_500 });
+    await nextPost({ respondAfterMs: 3_000 });
     expect((await withdraw(k1, { idempotencyKey: 'twin-1', amount: '5.55' })).error?.code).toBe(
       'OUTCOME_UNKNOWN',
     );
@@ -262,7 +263,7 @@ describe('ambiguous evidence: nothing sent, the key stays blocked, the client is
   it('one candidate that an unkeyed request with no answer may also have made', async () => {
     const { k1, withdraw, intents } = await merchant();
     // The unkeyed request commits and its answer is lost; then the keyed one is refused by a 503.
-    await nextPost({ respondAfterMs: 1_500 });
+    await nextPost({ respondAfterMs: 3_000 });
     expect((await withdraw(k1, { amount: '6.66' })).error?.code).toBe('OUTCOME_UNKNOWN');
     await nextPost({ status: 503 });
     expect((await withdraw(k1, { idempotencyKey: 'rival-1', amount: '6.66' })).error?.code).toBe(
@@ -281,7 +282,7 @@ describe('ambiguous evidence: nothing sent, the key stays blocked, the client is
 
   it('the list cannot be read to the window: WINDOW_UNREAD, then decided once it can', async () => {
     const { k1, withdraw, intents } = await merchant();
-    await nextPost({ respondAfterMs: 1_500 });
+    await nextPost({ respondAfterMs: 3_000 });
     expect((await withdraw(k1, { idempotencyKey: 'unread-1', amount: '4.44' })).error?.code).toBe(
       'OUTCOME_UNKNOWN',
     );

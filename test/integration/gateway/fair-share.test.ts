@@ -15,6 +15,14 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
  * looks; counts, not times, are asserted.
  */
 
+/**
+ * How long the sandbox holds the calls that take a key's share: far longer than the test takes to
+ * look, however busy the machine. Only those calls are held (`times`), so later ones answer at once.
+ */
+const HOLD_MS = 5_000;
+const holdDeposits = (times: number, latencyMs = HOLD_MS, path = '/external/v1/deposits') =>
+  gw.sandbox.admin('POST', '/faults', { method: 'GET', path, latencyMs, times });
+
 /** Calls one request can have in flight before any waits: its free calls, then its key's share. */
 const AT_ONCE = FREE_CALLS_PER_REQUEST + CALLS_PER_KEY;
 
@@ -57,11 +65,7 @@ function manyReads(n: number): string {
 
 describe("each key's share of the REST API", () => {
   it("queues one key's calls past its share, unsent, while another key's call goes at once", async () => {
-    await gw.sandbox.admin('POST', '/faults', {
-      method: 'GET',
-      path: '/external/v1/deposits',
-      latencyMs: 1_500,
-    });
+    await holdDeposits(AT_ONCE);
     const extra = 2;
     const expensive = gw.request(manyReads(AT_ONCE + extra), {}, { key: busy.key });
     // The busy key holds its whole share; its other calls wait in its queue.
@@ -85,11 +89,7 @@ describe("each key's share of the REST API", () => {
   });
 
   it("counts a large page against its key's share wherever it comes in its request", async () => {
-    await gw.sandbox.admin('POST', '/faults', {
-      method: 'GET',
-      path: '/external/v1/deposits',
-      latencyMs: 1_500,
-    });
+    await holdDeposits(CALLS_PER_KEY);
     // Each request's only call, a window of 1000 deposits: not free, though it is its first.
     const windows = Array.from({ length: CALLS_PER_KEY + 1 }, (_, i) =>
       gw.request(`{ deposits(first: ${1000 - i}) { nodes { id } } }`, {}, { key: busy.key }),
@@ -105,20 +105,17 @@ describe("each key's share of the REST API", () => {
   });
 
   it('fails a queued call whose deadline passes with the deadline error, and never sends it', async () => {
-    await gw.sandbox.admin('POST', '/faults', {
-      method: 'GET',
-      path: '/external/v1/deposits',
-      latencyMs: 1_500,
-    });
+    // Held far longer than the queued call's deadline below, so that no slot is free before it.
+    await holdDeposits(AT_ONCE, 6_000);
     const authorization = `Bearer ${busy.key}`;
     // The share taken by the calls of a request with time to spare…
-    const holder = gw.client.caller(authorization, { deadline: Date.now() + 10_000 });
+    const holder = gw.client.caller(authorization, { deadline: Date.now() + 20_000 });
     const held = Array.from({ length: AT_ONCE }, (_, i) =>
       gw.client.listDeposits(holder, { page: 1, size: i + 1 }),
     );
     await expect.poll(() => depositCalls().length).toBe(AT_ONCE);
     // …and another request of the same key, past its free calls, whose deadline comes first.
-    const late = gw.client.caller(authorization, { deadline: Date.now() + 1_000 });
+    const late = gw.client.caller(authorization, { deadline: Date.now() + 2_000 });
     for (let i = 0; i < FREE_CALLS_PER_REQUEST; i++)
       await gw.client.listWallets(late, { page: 1, size: i + 1 });
     const error = (await gw.client.listDeposits(late, { page: 1, size: 50 }).catch((e) => e)) as GatewayError;
@@ -135,11 +132,7 @@ describe("each key's share of the REST API", () => {
     const merchant = await gw.sandbox.world.merchant();
     const wallet = await gw.sandbox.world.wallet(merchant.id, { USDT: '1000' });
     await gw.request('{ wallets(first: 1) { totalCount } }', {}, { key: merchant.key });
-    await gw.sandbox.admin('POST', '/faults', {
-      method: 'GET',
-      path: '/external/v1/deposits',
-      latencyMs: 1_500,
-    });
+    await holdDeposits(AT_ONCE);
     const reads = gw.request(manyReads(AT_ONCE + 1), {}, { key: merchant.key });
     await expect.poll(() => queued.get(scopeOf(merchant.key))).toBe(1);
     const created = await gw.request(
@@ -214,11 +207,8 @@ describe("each key's whole-list walks", () => {
     const walkOf = (list: 'deposits' | 'withdrawalIntents', status: string, wallets: number) =>
       `{ wallets(first: ${wallets}) { nodes { ${list}(first: 1, status: [${status}]) { totalCount } } } }`;
     const statuses = ['COMPLETED', 'PENDING', 'PROCESSING', 'FAILED'];
-    await gw.sandbox.admin('POST', '/faults', {
-      method: 'GET',
-      path: '/external/v1/deposits',
-      latencyMs: 1_500,
-    });
+    // Each walk that runs, at its read of deposits by status (the list read before it is shared).
+    await holdDeposits(WALKS_PER_KEY, HOLD_MS, '/external/v1/deposits?page=1&size=250&statusIn=');
     const walletReads = (merchant: { id: string }) =>
       gw.sandbox.sandbox.requests.filter(
         (r) => r.path.startsWith('/external/v1/wallets') && r.merchantId === merchant.id,
@@ -261,17 +251,20 @@ describe("each key's pace past its share", () => {
     const caller = paced.client.caller(authorization, { deadline: Date.now() + 10_000 });
     for (let i = 0; i < FREE_CALLS_PER_REQUEST; i++)
       await paced.client.listWallets(caller, { page: 1, size: i + 1 });
-    paced.resetCalls();
-    // A second's worth (one call) goes at once; the next waits for its turn, then goes.
-    await paced.client.listDeposits(caller, { page: 1, size: 1 });
-    expect(waited.get(scope)).toBeUndefined();
-    await paced.client.listDeposits(caller, { page: 1, size: 2 });
-    expect(waited.get(scope)).toBe(1);
-    expect(paced.upstreamCalls()).toHaveLength(2);
-    // Another request of the key whose deadline comes before its turn: refused at once, never sent.
-    const hurried = paced.client.caller(authorization, { deadline: Date.now() + 500 });
+    // Another request of the key, its free calls made now. Its deadline, 2 s on, comes before the
+    // turn of a third expensive call made after it (2 s after the first): it must be refused.
+    const hurried = paced.client.caller(authorization, { deadline: Date.now() + 2_000 });
     for (let i = 0; i < FREE_CALLS_PER_REQUEST; i++)
       await paced.client.listWallets(hurried, { page: 1, size: i + 1 });
+    paced.resetCalls();
+    // A second's worth (one call) goes at once; the next waits for its turn, then goes. Both are
+    // made together, so the second comes well within the first's second however slow the machine.
+    const first = paced.client.listDeposits(caller, { page: 1, size: 1 });
+    const second = paced.client.listDeposits(caller, { page: 1, size: 2 });
+    await Promise.all([first, second]);
+    expect(waited.get(scope)).toBe(1);
+    expect(paced.upstreamCalls()).toHaveLength(2);
+    // The request whose deadline comes before its turn: refused at once, never sent.
     paced.resetCalls();
     const error = (await paced.client
       .listDeposits(hurried, { page: 1, size: 3 })

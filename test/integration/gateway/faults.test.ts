@@ -9,9 +9,15 @@ const QUERY = '{ wallets(first: 1) { totalCount } deposits(first: 1) { totalCoun
 // No socket, server or timer may outlive this file, and no call or timer its request.
 closeWithoutLeaks(() => gw);
 beforeAll(async () => {
-  // Short timeouts so the slow faults resolve quickly; bodies over 4 KiB are refused.
+  // Short timeouts so the slow faults resolve quickly, yet far above any answer of a busy machine;
+  // bodies over 4 KiB are refused.
   gw = await startTestGateway({
-    upstream: { bodyTimeoutMs: 150, headersTimeoutMs: 1_000, maxResponseBytes: 4_096, maxRetryAfterMs: 300 },
+    upstream: {
+      bodyTimeoutMs: 1_000,
+      headersTimeoutMs: 1_000,
+      maxResponseBytes: 4_096,
+      maxRetryAfterMs: 300,
+    },
   });
   const merchant = await gw.sandbox.world.merchant();
   key = merchant.key;
@@ -86,7 +92,7 @@ describe('fault matrix (GETs)', () => {
       path: '/external/v1/deposits',
       status: 200,
       body: '{"code":"ok","message":"OK","data":[]}',
-      dripMs: 2_000,
+      dripMs: 5_000,
     });
     const { body } = await gw.request(QUERY, {}, { key });
     expect(body.errors?.[0]).toMatchObject({
@@ -117,9 +123,10 @@ describe('fault matrix (GETs)', () => {
 
 describe('request deadline', () => {
   it('bounds the whole GraphQL request, retries included', async () => {
+    // A deadline of 3 s: far above one round trip of a busy machine, far below what ten retries take.
     const tight = await startTestGateway({
-      config: { requestDeadlineMs: 600 },
-      upstream: { headersTimeoutMs: 10_000, retryBaseDelayMs: 100, maxRetries: 10 },
+      config: { requestDeadlineMs: 3_000 },
+      upstream: { headersTimeoutMs: 10_000, retryBaseDelayMs: 100, maxRetries: 10, maxRetryAfterMs: 10_000 },
     });
     try {
       const m = await tight.sandbox.world.merchant();
@@ -127,12 +134,13 @@ describe('request deadline', () => {
       await tight.sandbox.admin('POST', '/faults', {
         method: 'GET',
         path: '/external/v1/wallets',
-        latencyMs: 5_000,
+        latencyMs: 20_000,
         times: 1,
       });
       const slow = await tight.request('{ wallets(first: 1) { totalCount } }', {}, { key: m.key });
       expect(slow.body.errors?.[0]).toMatchObject({ extensions: { code: 'UPSTREAM_TIMEOUT' } });
-      // A failing upstream: ten retries do not fit in 600 ms, so fewer are made.
+      // A failing upstream: ten retries do not fit in 3 s (their backoff alone can take 100 s), so
+      // fewer are made.
       tight.resetCalls();
       await tight.sandbox.admin('POST', '/faults', {
         method: 'GET',
@@ -142,7 +150,7 @@ describe('request deadline', () => {
       const failing = await tight.request('{ deposits(first: 1) { totalCount } }', {}, { key: m.key });
       expect(failing.body.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
       expect(tight.upstreamCalls().length).toBeLessThan(11);
-      // A Retry-After the gateway would honour (1 s <= UPSTREAM_MAX_RETRY_AFTER_MS) but that ends
+      // A Retry-After the gateway would honour (5 s <= UPSTREAM_MAX_RETRY_AFTER_MS) but that ends
       // past the deadline: surfaced at once, no wait, no second call.
       tight.resetCalls();
       await tight.sandbox.admin('DELETE', '/faults');
@@ -150,12 +158,12 @@ describe('request deadline', () => {
         method: 'GET',
         path: '/external/v1/deposits',
         status: 429,
-        headers: { 'retry-after': '1' },
+        headers: { 'retry-after': '5' },
       });
       const limited = await tight.request('{ deposits(first: 1) { totalCount } }', {}, { key: m.key });
       expect(limited.body.errors?.[0]?.extensions).toMatchObject({
         code: 'RATE_LIMITED',
-        retryAfterSeconds: 1,
+        retryAfterSeconds: 5,
       });
       expect(tight.upstreamCalls()).toHaveLength(1);
     } finally {

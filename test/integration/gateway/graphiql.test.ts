@@ -121,7 +121,9 @@ describe('GraphiQL', () => {
           });
         } else {
           // The list feed sends news only: once it has its first state, a new withdrawal is news.
+          // A poller may not have its first state yet; once it polls, it has.
           await expect.poll(() => live.activity()).toEqual({ subscriptions: 1, pollers: 1 });
+          await nextPoll(metrics, 'withdrawal_intents');
           const created = await createWithdrawal('graphiql-live-withdrawals');
           expect(await stream.next()).toEqual({
             data: {

@@ -8,7 +8,8 @@ let gw: TestGateway;
 // No socket, server or timer may outlive this file, and no call or timer its request.
 closeWithoutLeaks(() => gw);
 beforeAll(async () => {
-  gw = await startTestGateway({ upstream: { headersTimeoutMs: 400 } });
+  // A timeout far above any answer of a busy machine, so only the late answers below (3 s) miss it.
+  gw = await startTestGateway({ upstream: { headersTimeoutMs: 1_000 } });
 });
 beforeEach(() => gw.resetCalls());
 
@@ -148,7 +149,7 @@ describe('idempotent withdrawals', () => {
     await gw.sandbox.admin('POST', '/faults', {
       method: 'POST',
       path: '/external/v1/withdrawal-intents',
-      respondAfterMs: 1_500,
+      respondAfterMs: 3_000,
       times: 1,
     });
     const timedOut = await create({ idempotencyKey: 'k-timeout' });
@@ -173,7 +174,7 @@ describe('idempotent withdrawals', () => {
     await gw.sandbox.admin('POST', '/faults', {
       method: 'POST',
       path: '/external/v1/withdrawal-intents',
-      respondAfterMs: 1_500,
+      respondAfterMs: 3_000,
       times: 1,
     });
     const result = await create();

@@ -324,9 +324,10 @@ describe('depositsUpdated', () => {
 
 describe('each event as a request of its own', () => {
   it("reads an event's nested fields then, past the subscribing request's deadline: the wallet's balance after each payment", async () => {
-    // A deadline of 150 ms for every request, the subscribing one included.
+    // A deadline of 2 s for every request, the subscribing one included: ample for one event's
+    // reads on a busy machine, and short enough for the test to outlast it.
     const short = await startTestGateway({
-      config: { requestDeadlineMs: 150, subscriptions: { pollMs: 20, maxPollMs: 20 } },
+      config: { requestDeadlineMs: 2_000, subscriptions: { pollMs: 20, maxPollMs: 20 } },
     });
     try {
       const owner = await short.sandbox.world.merchant();
@@ -338,11 +339,14 @@ describe('each event as a request of its own', () => {
         {},
         owner.key,
       );
+      // The subscribing request arrived before this: its deadline is over 2.5 s from now at the latest.
+      const subscribedAt = performance.now();
       await nextPoll(short.metrics, 'deposits');
       const balances = [];
       for (const amount of ['5', '7']) {
-        // Well past the deadline of the request that subscribed (10 polls of 20 ms at least).
-        for (let i = 0; i < 10; i++) await nextPoll(short.metrics, 'deposits');
+        // Past the deadline of the request that subscribed, with the poller still polling.
+        await expect.poll(() => performance.now() - subscribedAt, { interval: 100 }).toBeGreaterThan(2_500);
+        await nextPoll(short.metrics, 'deposits');
         const id = (await short.sandbox.world.deposit(wallet, { amount })).id;
         const result = await stream.next();
         expect(result?.errors).toBeUndefined();

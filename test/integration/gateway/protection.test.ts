@@ -18,7 +18,11 @@ const HALF_OPEN_AFTER_MS = 5_000;
 closeWithoutLeaks(() => gw);
 beforeAll(async () => {
   gw = await startTestGateway({
-    upstream: { circuitBreaker: { failures: 3, halfOpenAfterMs: HALF_OPEN_AFTER_MS }, headersTimeoutMs: 150 },
+    // A timeout far above any answer of a busy machine, so only the hanging calls time out.
+    upstream: {
+      circuitBreaker: { failures: 3, halfOpenAfterMs: HALF_OPEN_AFTER_MS },
+      headersTimeoutMs: 1_500,
+    },
     config: { maxUpstreamCallsPerRequest: 3 },
   });
   const merchant = await gw.sandbox.world.merchant();
