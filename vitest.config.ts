@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 import { SlowestFirst } from './test/support/sequencer.ts';
 
 // Three tiers: unit (pure code), integration (in-process against a real sandbox on port 0),
-// e2e (the started processes). `npm test` runs all of them, three files at a time: most files
-// wait on processes, sockets and timers rather than on the CPU, so on a 2-core machine three
+// e2e (the started processes). `npm test` runs all of them, four files at a time: most files
+// wait on processes, sockets and timers rather than on the CPU, so on a 2-core machine four
 // keep both cores busy (docs/testing.md has the figures). No verdict may depend on how fast or busy
 // the machine is: `npm run test:busy` runs the suite beside a CPU hog to show it.
 //
@@ -23,7 +23,7 @@ export default defineConfig({
   test: {
     // Searches every log line of the run for API keys once all files have run.
     globalSetup: ['test/global-setup.ts'],
-    maxWorkers: 3,
+    maxWorkers: 4,
     // The slowest files first, so that none of them is the last one running.
     sequence: { sequencer: SlowestFirst },
     // `expect.poll` waits for something that must happen; how soon depends on the machine, so the
