@@ -34,7 +34,7 @@ import { EXTERNAL_TRON_ADDRESS, walletListFault, withdrawalBody } from '../../su
  * flight, never across keys). No answer may hold an id of the other merchant.
  *
  * Seeded (DIFFERENTIAL_SEED: a number, or `random`; a fixed one by default) and bounded
- * (DIFFERENTIAL_RUNS, default 300, about 20 s; `npm run test:property` runs 3,000 on a fresh seed).
+ * (DIFFERENTIAL_RUNS, default 300, about a minute; `npm run test:property` runs 3,000 on a fresh seed).
  * A failure prints the seed, the path and the shrunk document.
  */
 
