@@ -24,8 +24,8 @@ export interface RateLimiter {
  * The limiter (rate-limiter-flexible): in Redis, shared by the fleet, when there is one; in this
  * process's memory otherwise. While Redis does not answer, each process limits on its own, so the
  * fleet admits at most its size times the limit rather than nothing: at once while `health` knows
- * Redis is unresponsive, and after the command's bound (REDIS_TIMEOUT_MS) for the request that
- * finds it so. A limiter's verdict is never waited on past that bound.
+ * Redis is unresponsive, and after the command's bound (REDIS_TIMEOUT_MS, command-bounds.ts) for
+ * the request that finds it so. A limiter's verdict is never waited on past that bound.
  */
 export function createRateLimiter(
   limit: RateLimit,

@@ -60,6 +60,8 @@ interface NodeInternals {
 }
 
 const bounds = new WeakMap<Redis | Cluster, number | null>();
+/** Commands whose bound runs: one set for every node, as a MOVED sends a command to another. */
+const armed = new WeakSet<BoundableCommand>();
 
 /**
  * Bounds every command of `client` (and, for a Cluster, of each node it connects to) by `boundMs`
@@ -97,7 +99,6 @@ function boundNode(node: Redis, boundMs: number | null, stalls: LoopStalls): voi
   }
   if (boundMs !== null) {
     const send = internals.sendCommand.bind(node);
-    const armed = new WeakSet<BoundableCommand>();
     internals.sendCommand = (command, stream) => {
       // A command is sent again after a MOVED or a reconnection: its bound runs from the first send.
       if (!armed.has(command) && !command.isSettled) {
@@ -120,7 +121,8 @@ function boundNode(node: Redis, boundMs: number | null, stalls: LoopStalls): voi
     const silence = this.options.socketTimeout ?? 0;
     const timer = new StallAwareTimer(stalls, silence, silence * STALL_ALLOWANCE, (expiry) => {
       stream.off('close', onClose);
-      if (this.stream !== stream) return;
+      stream.off('data', onData);
+      if (this.stream !== stream || this.socketTimeoutTimer !== timer) return;
       this.socketTimeoutTimer = undefined;
       // Only silence destroys the connection: after a stall its answers are about to be read.
       if (expiry.kind === 'silent') {
@@ -136,12 +138,13 @@ function boundNode(node: Redis, boundMs: number | null, stalls: LoopStalls): voi
     stream.once('close', onClose);
     this.socketTimeoutTimer = timer;
     // As ioredis's own: the timer ends at the connection's next data, and starts again while commands wait.
-    stream.once('data', () => {
+    const onData = () => {
       timer.cancel();
       stream.off('close', onClose);
-      this.socketTimeoutTimer = undefined;
-      if (this.commandQueue.length > 0) this.setSocketTimeout();
-    });
+      if (this.socketTimeoutTimer === timer) this.socketTimeoutTimer = undefined;
+      if (this.commandQueue.length > 0 && this.socketTimeoutTimer === undefined) this.setSocketTimeout();
+    };
+    stream.once('data', onData);
   };
 }
 

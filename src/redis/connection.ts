@@ -29,7 +29,8 @@ export type RedisTopology =
 export interface RedisSettings {
   topology: RedisTopology;
   /**
-   * REDIS_TIMEOUT_MS: the longest the gateway waits for any one Redis command. Past it the command
+   * REDIS_TIMEOUT_MS: the longest the gateway waits for any one Redis command, in time its event
+   * loop ran (3 × in all while it stalls: command-bounds.ts). Past it the command
    * fails, and the request takes its degraded path (docs: fleet and Redis). A WAIT for replicas is
    * given less than this, so that its own answer arrives in time.
    */

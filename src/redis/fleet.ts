@@ -8,6 +8,8 @@ import { type RedisClient, subscriberClient } from './connection.ts';
 import type { RedisHealth } from './health.ts';
 
 const SECRET_KEY = 'mwg:caller-scope-secret';
+/** A subscriber PING unheard because this process stalled: neither lost nor restored. */
+const NO_VERDICT = new Error('unheard through an event-loop stall');
 
 /**
  * The secret every process of the fleet derives caller scopes (HMAC of the Authorization value)
@@ -81,7 +83,7 @@ const INVALIDATE_CHANNEL = 'mwg:invalidate';
  * the client's `onWithdrawal`; `subscribe` applies the others' messages. Messages carry the caller
  * scope (an HMAC), never a key.
  *
- * While Redis answers, the withdrawal's answer waits for the publish (at most REDIS_TIMEOUT_MS),
+ * While Redis answers, the withdrawal's answer waits for the publish (at most REDIS_TIMEOUT_MS of running time: command-bounds.ts),
  * so the message is in Redis before the client can read again on another replica. While `health`
  * says Redis does not answer, the answer does not wait: the publish goes on in the background and
  * lands if Redis comes back. A message lost that way only leaves that caller's reads on other
@@ -161,7 +163,8 @@ export function fleetEvents(redis: RedisClient, logger: Logger) {
         let timer: StallAwareTimer | undefined;
         const unanswered = new Promise<never>((_, reject) => {
           timer = new StallAwareTimer(loopStalls(), timeoutMs, timeoutMs * STALL_ALLOWANCE, (expiry) => {
-            if (expiry.kind === 'silent') reject(new Error(`no PONG within ${timeoutMs} ms`));
+            // Unheard through a stall is no verdict either way: the next PING judges.
+            reject(expiry.kind === 'silent' ? new Error(`no PONG within ${timeoutMs} ms`) : NO_VERDICT);
           }).unref();
         });
         return Promise.race([subscriber.ping(), unanswered]).then(
@@ -173,6 +176,7 @@ export function fleetEvents(redis: RedisClient, logger: Logger) {
           },
           (error: Error) => {
             timer?.cancel();
+            if (error === NO_VERDICT) return;
             logger.debug({ err: error.message }, 'redis subscriber ping failed');
             if (delivering) lost();
           },

@@ -21,10 +21,14 @@ import { mastersOf, type RedisClient, refreshSlots } from './connection.ts';
  * does not count. Nor does a command unheard because this process's own event loop was stalled
  * (LoopStalledError, command-bounds.ts): that is logged as the process's delay, not Redis's silence.
  */
+/** Background PINGs in a row unheard through loop stalls, past which Redis is taken for silent. */
+const STALLED_PINGS = 3;
+
 export class RedisHealth {
   private unresponsiveSince: number | null = null;
   private checking = false;
   private stallLoggedAt = 0;
+  private stalledPings = 0;
   private readonly client: RedisClient;
   private readonly logger: Logger;
   private readonly everyMs: number;
@@ -53,15 +57,19 @@ export class RedisHealth {
       );
       return;
     }
+    this.markUnresponsive(error, 'redis does not answer');
+  }
+
+  private markUnresponsive(error: unknown, why: string): void {
     if (this.unresponsiveSince !== null) return;
     this.unresponsiveSince = Date.now();
     this.logger.warn(
       { err: (error as Error)?.message },
-      'redis does not answer; withdrawals are refused unsent and rate limits are per process until it does',
+      `${why}; withdrawals are refused unsent and rate limits are per process until it answers`,
     );
   }
 
-  /** PINGs every master once (each bounded by the command timeout); true when all answered. */
+  /** PINGs every master once (each bounded as every command is: command-bounds.ts); true when all answered. */
   async check(): Promise<boolean> {
     if (this.checking) return this.responsive;
     this.checking = true;
@@ -69,13 +77,21 @@ export class RedisHealth {
       const masters = mastersOf(this.client);
       if (masters.length === 0) throw new Error('no redis master is known');
       await Promise.all(masters.map((master) => master.ping()));
+      this.stalledPings = 0;
       if (this.unresponsiveSince !== null) {
         this.logger.info({ unresponsiveMs: Date.now() - this.unresponsiveSince }, 'redis answers again');
         this.unresponsiveSince = null;
       }
       return true;
     } catch (error) {
-      this.report(error);
+      // A loop stalled past every command's allowance, PING after PING, is past telling whose
+      // silence it is: after STALLED_PINGS background PINGs in a row so ended, Redis is taken for
+      // silent (the safe side: withdrawals are refused unsent at once, instead of each waiting).
+      if (error instanceof LoopStalledError && ++this.stalledPings >= STALLED_PINGS) {
+        this.markUnresponsive(error, 'redis unheard through repeated event-loop stalls');
+      } else {
+        this.report(error);
+      }
       // A Cluster may have promoted a replica of the master that does not answer.
       refreshSlots(this.client);
       return false;
@@ -100,7 +116,14 @@ export class RedisHealth {
     try {
       return await command();
     } catch (error) {
-      this.report(error);
+      // A loop stalled past every command's allowance, PING after PING, is past telling whose
+      // silence it is: after STALLED_PINGS background PINGs in a row so ended, Redis is taken for
+      // silent (the safe side: withdrawals are refused unsent at once, instead of each waiting).
+      if (error instanceof LoopStalledError && ++this.stalledPings >= STALLED_PINGS) {
+        this.markUnresponsive(error, 'redis unheard through repeated event-loop stalls');
+      } else {
+        this.report(error);
+      }
       throw error;
     }
   }

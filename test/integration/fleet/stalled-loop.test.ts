@@ -135,6 +135,25 @@ describe('a Redis that is silent (SIGSTOP)', () => {
   });
 });
 
+describe('a silent Redis behind a loop that stalls past every allowance', () => {
+  it('is taken for silent after three background PINGs in a row unheard that way', async () => {
+    const connection = await connect(100);
+    const health = new RedisHealth(connection, silent);
+    redis.pause();
+    try {
+      for (let ping = 1; ping <= 3; ping++) {
+        const checked = health.check();
+        stallLoop(500);
+        await checked;
+        expect(health.responsive).toBe(ping < 3);
+      }
+    } finally {
+      redis.resume();
+    }
+    await expect.poll(() => health.check()).toBe(true);
+  });
+});
+
 describe('withdrawals after a stall with a Redis command in flight (REDIS_TIMEOUT_MS 500)', () => {
   let gw: TestGateway;
   let connection: Redis;
