@@ -61,6 +61,9 @@ const screens: Record<
     const deposits = (await get(auth, '/deposits?page=1&size=1000')) as Item[];
     return deposits.filter((d) => d.wallet.id === id).slice(0, 20);
   },
+  // A withdrawal's status: one call.
+  '/s6': async (auth, url) =>
+    get(auth, `/withdrawal-intents/${encodeURIComponent(url.searchParams.get('id') ?? '')}`),
   // S4: one POST (with the caller's Idempotency-Key, when it sends one).
   '/s4': async (auth, _url, body, idempotencyKey) => {
     const response = await pool.request({

@@ -57,7 +57,7 @@ const { values } = parseArgs({
     /** Another checkout of this project, whose gateway is measured beside this one. */
     baseline: { type: 'string' },
     /** With --baseline: this many alternating rounds (this, baseline; baseline, this; …), medians compared. */
-    rounds: { type: 'string', default: '1' },
+    rounds: { type: 'string' },
     /** Seconds of load per measurement (10, or 1 with --quick): many short rounds follow drift more closely. */
     seconds: { type: 'string' },
     /** The fleet runs instead: S1 and S4 with in-process stores, Redis (without and with WAIT), Cluster, and WORKERS=2. */
@@ -93,8 +93,10 @@ const { values } = parseArgs({
     delivery: { type: 'boolean', default: false },
     /** Thousands of keys and a Zipf mix of screens instead (test/bench/big-merchants.ts). */
     'many-merchants': { type: 'boolean', default: false },
-    /** With --many-merchants: how many keys (default 2000). */
+    /** With --many-merchants: how many keys, comma-separated (default 2000; e.g. `--keys 2000,20000`). */
     keys: { type: 'string' },
+    /** With --many-merchants: the gateway runs with --cpu-prof, its profile written to this directory. */
+    profile: { type: 'string' },
   },
 });
 const quick = values.quick ?? false;
@@ -425,7 +427,7 @@ async function main() {
           await autocannon({ ...gatewayOptions, connections, duration: warmup });
           if (baselineOptions) await autocannon({ ...baselineOptions, connections, duration: warmup });
           // With a baseline, alternate the order round by round so the machine's drift hits both alike.
-          const rounds = baselineOptions ? Math.max(1, Number(values.rounds)) : 1;
+          const rounds = baselineOptions ? Math.max(1, Number(values.rounds ?? 1)) : 1;
           const ours: Measured[] = [];
           const theirs: Measured[] = [];
           for (let round = 0; round < rounds; round++) {
@@ -1163,7 +1165,7 @@ async function noisyNeighbour() {
     quietPerSecond: number;
     quietErrors: number;
   }
-  const rounds = quick ? 1 : Math.max(1, Number(values.rounds));
+  const rounds = quick ? 1 : Math.max(1, Number(values.rounds ?? 1));
   const results = setups.map(() => ({
     alone: [] as Phase[],
     beside: [] as (Phase & {
@@ -1250,8 +1252,8 @@ const kit = () => ({
   quick,
   pinned,
   startBenchSandbox,
-  startBenchGateway: (upstreamURL: string, env?: Record<string, string>) =>
-    startBenchGateway(upstreamURL, env),
+  startBenchGateway: (upstreamURL: string, env?: Record<string, string>, cwd?: string) =>
+    startBenchGateway(upstreamURL, env, cwd),
   pinUnderTest: (pid: number | undefined) => void pin(pid, UNDER_TEST),
   pinElsewhere: (pid: number | undefined) => void pin(pid, EVERYTHING_ELSE),
   cpuMs,
@@ -1260,7 +1262,7 @@ const kit = () => ({
 
 if (values.fleet) await fleet();
 else if (values.history) await (await import('./big-merchants.ts')).history(kit());
-else if (values['many-merchants']) await (await import('./big-merchants.ts')).manyMerchants(kit());
+else if (values['many-merchants']) await (await import('./many-merchants.ts')).manyMerchants(kit());
 else if (values.neighbour) await noisyNeighbour();
 else if (values.store) await storeOnly();
 else if (values.observability) await observabilityCost();
