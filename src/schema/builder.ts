@@ -1,10 +1,10 @@
 import SchemaBuilder from '@pothos/core';
 import ErrorsPlugin from '@pothos/plugin-errors';
-import RelayPlugin, { decodeGlobalID } from '@pothos/plugin-relay';
+import RelayPlugin from '@pothos/plugin-relay';
 import type { GatewayContext } from '../context.ts';
 import { quoted } from '../echoes.ts';
 import { badUserInput } from '../errors.ts';
-import { isRestId, NODE_TYPES } from '../global-ids.ts';
+import { decodedGlobalId, isRestId, NODE_TYPES } from '../global-ids.ts';
 import { INPUT_LIMITS } from '../input-limits.ts';
 
 export const builder = new SchemaBuilder<{
@@ -71,12 +71,8 @@ export const builder = new SchemaBuilder<{
           'id',
         ]);
       }
-      let decoded: { typename: string; id: string };
-      try {
-        decoded = decodeGlobalID(globalID);
-      } catch {
-        throw badUserInput(`${quoted(globalID)} is not a global id of this API`, ['id']);
-      }
+      const decoded = decodedGlobalId(globalID);
+      if (!decoded) throw badUserInput(`${quoted(globalID)} is not a global id of this API`, ['id']);
       if (!NODE_TYPES.has(decoded.typename)) {
         throw badUserInput(`${quoted(globalID)} does not name a Wallet, Deposit or WithdrawalIntent`, ['id']);
       }

@@ -1,7 +1,8 @@
-import { encodeGlobalID } from '@pothos/plugin-relay';
+import { decodeGlobalID, encodeGlobalID } from '@pothos/plugin-relay';
+import fc from 'fast-check';
 import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { restIdOf } from '../../src/global-ids.ts';
+import { decodedGlobalId, restIdOf } from '../../src/global-ids.ts';
 import { INPUT_LIMITS } from '../../src/input-limits.ts';
 import { schema } from '../../src/schema/index.ts';
 
@@ -27,5 +28,40 @@ describe('id arguments', () => {
     expect(() => restIdOf(encodeGlobalID('Wallet', 'i'.repeat(129)), 'Wallet')).toThrow(
       'id is not a global id of this API',
     );
+  });
+});
+
+describe('decodedGlobalId', () => {
+  const pothos = (id: string) => {
+    try {
+      return decodeGlobalID(id);
+    } catch {
+      return null;
+    }
+  };
+
+  it('answers as Pothos decodeGlobalID does, null where it throws', () => {
+    const texts = fc.oneof(
+      fc.string(),
+      fc.string({ unit: 'binary' }),
+      fc.uuid(),
+      fc
+        .tuple(fc.constantFrom('Wallet', 'Deposit', 'WithdrawalIntent', 'x', '9a', '_', ''), fc.string())
+        .map(([typename, rest]) => `${typename}:${rest}`),
+    );
+    const ids = fc.oneof(
+      texts,
+      texts.map((text) => Buffer.from(text).toString('base64')),
+      texts.map((text) => Buffer.from(text).toString('base64url')),
+      texts.map((text) => Buffer.from(text).toString('base64').replace(/=+$/, '')),
+    );
+    fc.assert(
+      fc.property(ids, (id) => {
+        expect(decodedGlobalId(id)).toEqual(pothos(id));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(decodedGlobalId(encodeGlobalID('Wallet', 'a:b:c'))).toEqual({ typename: 'Wallet', id: 'a:b:c' });
+    expect(decodedGlobalId('b7c4e543-dbb5-495a-a32c-89f7ade3a8c0')).toBeNull();
   });
 });
