@@ -100,6 +100,11 @@ export interface Config {
   queryDeduplication: boolean;
   /** COMPILED_EXECUTION: queries and mutations run as code compiled once per document (graphql-jit). */
   compiledExecution: boolean;
+  /**
+   * HOT_PATH: a query whose document ran before, from a key the REST API accepted, is served
+   * straight from Node's request (src/hot-path.ts); anything else goes through Yoga's pipeline.
+   */
+  hotPath: boolean;
   /** COMPRESSION, COMPRESSION_MIN_BYTES, COMPRESSION_MAX_STREAMS: brotli/gzip answers (plugins/compression.ts); null: none. */
   compression: { minBytes: number; maxStreams: number } | null;
   /** Bound on the idempotency keys the in-process store holds; a new key past it is refused unsent. */
@@ -236,6 +241,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     requestDeadlineMs: c.REQUEST_DEADLINE_MS,
     queryDeduplication: c.QUERY_DEDUPLICATION ?? true,
     compiledExecution: c.COMPILED_EXECUTION ?? true,
+    hotPath: c.HOT_PATH ?? true,
     compression:
       (c.COMPRESSION ?? true)
         ? { minBytes: c.COMPRESSION_MIN_BYTES, maxStreams: c.COMPRESSION_MAX_STREAMS }

@@ -60,9 +60,8 @@ export function createContextFactory(deps: {
   /** The wallet indexes (loaders/wallet-index.ts); absent: wallet lists are walked. */
   walletIndexing?: WalletIndexing | undefined;
 }) {
-  return (initial: YogaInitialContext & { requestId: string }): GatewayContext => {
-    const authorization = authorizationOf(initial.request);
-    const requestId = initial.requestId;
+  /** The context of a request with `authorization` (null: none or malformed) and `requestId`. */
+  const build = (authorization: string | null, requestId: string): GatewayContext => {
     const callerNow = () => deps.callers.forRequest(authorization ?? '', requestId);
     const caller = callerNow();
     let logger: Logger | undefined;
@@ -86,4 +85,9 @@ export function createContextFactory(deps: {
       },
     };
   };
+  return Object.assign(
+    (initial: YogaInitialContext & { requestId: string }): GatewayContext =>
+      build(authorizationOf(initial.request), initial.requestId),
+    { build },
+  );
 }

@@ -201,7 +201,7 @@ export async function listen(
     (request, response) => {
       // Node ends the connection once an answer with this header is sent.
       if (closeAfterAnswer) response.setHeader('connection', 'close');
-      return gateway(request, response);
+      return gateway.serveNode(request, response);
     },
   );
   const connections = boundConnections(server, edge, options.logger);

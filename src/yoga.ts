@@ -1,14 +1,17 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import type { Tracer } from '@opentelemetry/api';
+import type { DocumentNode } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Callers } from './callers.ts';
 import type { Config } from './config.ts';
 import { authorizationOf, createContextFactory, type GatewayContext } from './context.ts';
+import { createHotPath, handedOverContext } from './hot-path.ts';
 import type { WalletIndexing } from './loaders/index-builds.ts';
 import type { GatewayMetrics, Scrape } from './observability/metrics.ts';
 import { useAuthentication } from './plugins/authentication.ts';
-import { useCompiledExecution } from './plugins/compiled-execution.ts';
+import { CompiledQueries, useCompiledExecution } from './plugins/compiled-execution.ts';
 import type { Compression } from './plugins/compression.ts';
 import { useConditionalGet } from './plugins/conditional-get.ts';
 import { useCSRFHeaderRequired } from './plugins/csrf.ts';
@@ -22,13 +25,14 @@ import { type Readiness, useHealthChecks } from './plugins/health.ts';
 import { KeptResults } from './plugins/kept-results.ts';
 import { useRefuseKeyInURL } from './plugins/key-in-url.ts';
 import { useMetricsEndpoint } from './plugins/metrics-endpoint.ts';
+import { DEFAULT_MAX_UPSTREAM_CALLS, OperationCosts } from './plugins/operation-cost.ts';
 import { useOperationStatus } from './plugins/operation-status.ts';
-import { useQueryDeduplication } from './plugins/query-deduplication.ts';
-import { type QueryLimits, useQueryLimits } from './plugins/query-limits.ts';
+import { ResultSharing, type SharedHow, useQueryDeduplication } from './plugins/query-deduplication.ts';
+import { type QueryLimits, useQueryLimits, walkCostOf } from './plugins/query-limits.ts';
 import { type RateLimiter, useRateLimit } from './plugins/rate-limit.ts';
 import { requestIdOf, useRequestId } from './plugins/request-id.ts';
 import { useMaxRequestBytes } from './plugins/request-size.ts';
-import { useRequestTelemetry } from './plugins/request-telemetry.ts';
+import { requestReporter, useRequestTelemetry } from './plugins/request-telemetry.ts';
 import { useReservedResponseKeys } from './plugins/response-keys.ts';
 import { useResumableStreams } from './plugins/resumable-streams.ts';
 import { useTracing } from './plugins/tracing.ts';
@@ -108,7 +112,13 @@ function countsOperationName(
   return (context) => deps.client.keyKnownGood(context.caller);
 }
 
-export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext>;
+export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext> & {
+  /**
+   * What the HTTP server calls for each Node request: the hot path (src/hot-path.ts), which hands
+   * Yoga what it does not answer; Yoga itself with HOT_PATH=false. `fetch` is always Yoga's.
+   */
+  serveNode: (req: IncomingMessage, res: ServerResponse) => unknown;
+};
 
 /** The whole GraphQL gateway as one fetch-style handler; tests call `gateway.fetch` directly. */
 export function createGateway(config: Config, deps: GatewayParts): Gateway {
@@ -131,11 +141,27 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
     return authorization !== null && deps.client.authorizationKnownGood(authorization);
   };
   const manifestTexts = new Set(config.trustedDocuments.manifest.values());
-  return createYoga<Record<string, unknown>, GatewayContext>({
+  // Shared by Yoga's plugins and the hot path, which must see and decide exactly as they do.
+  const documentCache = deps.documentCache ?? createDocumentCache(config.documentCacheMaxBytes);
+  const validated = new WeakMap<DocumentNode, string>();
+  const compiled = new CompiledQueries();
+  const costs = new OperationCosts(
+    limits.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS,
+    limits.walletIndexed,
+  );
+  const sharing = config.queryDeduplication
+    ? new ResultSharing(new KeptResults(deps.client.cachedReads))
+    : null;
+  const generationScope = (context: GatewayContext) =>
+    context.authorization ? deps.client.generationScope(context.caller) : null;
+  const onShared = (_context: GatewayContext, how: SharedHow) => metrics?.deduplicated(how);
+  const telemetry = { logger: deps.logger, metrics, countsName: countsOperationName(config, deps) };
+  const yoga = createYoga<Record<string, unknown>, GatewayContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    context: ({ request, params }) =>
+    context: ({ request, params, req }: { request: Request; params: unknown; req?: IncomingMessage }) =>
+      handedOverContext(req) ??
       createContext({ request, params, requestId: requestIdOf(request) } as Parameters<
         typeof createContext
       >[0]),
@@ -160,12 +186,7 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
       ...(compression ? [compression] : []),
       // They see every request, the ones refused by the plugins below included.
       ...(tracer ? [useTracing(tracer)] : []),
-      useRequestTelemetry({
-        logger: deps.logger,
-        metrics,
-        graphqlEndpoint: '/graphql',
-        countsName: countsOperationName(config, deps),
-      }),
+      useRequestTelemetry({ ...telemetry, graphqlEndpoint: '/graphql' }),
       ...(deps.metricsEndpoint ? [useMetricsEndpoint(deps.metricsEndpoint)] : []),
       useRefuseKeyInURL(),
       useMaxRequestBytes(config.maxRequestBytes),
@@ -212,15 +233,16 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
         registry: deps.persistedQueries ?? createPersistedQueryRegistry(config.apqMaxBytes),
       }),
       ...(introspection ? [] : [useDisableIntrospection()]),
-      ...useQueryLimits(limits),
+      ...useQueryLimits(limits, costs),
       useReservedResponseKeys(),
       useAuthentication(),
       useOperationStatus(),
       useErrorLogging(),
       // After every plugin that adds a validation rule (limits, introspection, response keys).
       useDocumentCache(
-        deps.documentCache ?? createDocumentCache(config.documentCacheMaxBytes),
+        documentCache,
         (request, text) => manifestTexts.has(text) || keyKnownGood(request),
+        validated,
       ),
       // After the plugins that may change a result: it serialises the result they have finished with.
       useEagerStringify(),
@@ -230,20 +252,46 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
             useCompiledExecution({
               logger: deps.logger,
               mayCompile: (context) => deps.client.keyKnownGood(context.caller),
+              compiled,
             }),
           ]
         : []),
       // Last: a request joins another's execution only once every check above has passed for it.
       ...(config.queryDeduplication
-        ? [
-            useQueryDeduplication({
-              generationScope: (context) =>
-                context.authorization ? deps.client.generationScope(context.caller) : null,
-              kept: new KeptResults(deps.client.cachedReads),
-              onShared: (_context, how) => metrics?.deduplicated(how),
-            }),
-          ]
+        ? [useQueryDeduplication({ generationScope, sharing: sharing ?? undefined, onShared })]
         : []),
     ],
   });
+  // The hot path serves compiled queries only, and none is compiled with COMPILED_EXECUTION=false.
+  // Tracing and trusted documents are Yoga's alone: a span per request, documents by id.
+  const hot =
+    config.hotPath && config.compiledExecution && !tracer && config.trustedDocuments.mode === 'off'
+      ? createHotPath(
+          {
+            schema,
+            graphqlEndpoint: '/graphql',
+            maxRequestBytes: config.maxRequestBytes,
+            documents: documentCache,
+            validated,
+            compiled,
+            costs,
+            maxCost: limits.maxCost,
+            walkCost: walkCostOf(limits),
+            walksPerKey: limits.walksPerKey,
+            sharing,
+            generationScope,
+            onShared,
+            authorizationKnownGood: (authorization) => deps.client.authorizationKnownGood(authorization),
+            createContext: createContext.build,
+            rateLimiter: deps.rateLimiter,
+            scopeOf: (authorization) => deps.scopes.scopeOf(authorization),
+            compressMinBytes: compression ? config.compression?.minBytes : undefined,
+            report: requestReporter(telemetry),
+            ...(metrics && { counted: (outcome: 'served' | 'handed_over') => metrics.hotPath(outcome) }),
+            logger: deps.logger,
+          },
+          yoga,
+        )
+      : yoga;
+  return Object.assign(yoga, { serveNode: hot });
 }

@@ -17,6 +17,7 @@ export const OWNED_PREFIXES: readonly string[] = [
   'DOCUMENT_CACHE',
   'GRAPHIQL',
   'HEADERS_TIMEOUT',
+  'HOT_PATH',
   'IDEMPOTENCY_',
   'INTROSPECTION',
   'KEEP_ALIVE_',

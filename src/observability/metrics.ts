@@ -150,6 +150,15 @@ export class GatewayMetrics implements UpstreamObserver {
     labelNames: ['source'] as const,
     registers: [this.registry],
   });
+  private readonly hotPathRequests = new Counter({
+    name: 'gateway_hot_path_total',
+    help: 'Requests the hot path took up (a POST of a known query from a known key): answered there (served), or handed to the full pipeline (handed_over: a cost over the limits, a refused rate limit, an answer with errors, params it does not serve).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  /** Children bound once: the hot path counts every request it takes up. */
+  private readonly hotPathServed = this.hotPathRequests.labels('served');
+  private readonly hotPathHandedOver = this.hotPathRequests.labels('handed_over');
   private readonly trustedDocuments = new Counter({
     name: 'gateway_trusted_documents_total',
     help: 'Documents by trust: trusted (in the manifest), registered (by APQ), untrusted (ran outside the manifest), refused (enforce), not_found (an unknown id).',
@@ -278,6 +287,10 @@ export class GatewayMetrics implements UpstreamObserver {
 
   cache(result: 'hit' | 'miss' | 'coalesced'): void {
     this.cacheResults.inc({ result });
+  }
+
+  hotPath(outcome: 'served' | 'handed_over'): void {
+    (outcome === 'served' ? this.hotPathServed : this.hotPathHandedOver).inc();
   }
 
   deduplicated(source: 'in_flight' | 'kept'): void {

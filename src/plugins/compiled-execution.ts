@@ -63,21 +63,13 @@ export function useCompiledExecution(options: {
   logger: Logger;
   /** Whether this request's caller may have a document compiled: a key the REST API accepted lately. */
   mayCompile: (context: GatewayContext) => boolean;
+  /** Where compiled queries are kept; the hot path (src/hot-path.ts) reads the same. */
+  compiled?: CompiledQueries;
 }): Plugin {
   const { logger } = options;
-  const seen = new WeakMap<DocumentNode, Map<string, { uses: number; query?: CompiledQuery | null }>>();
+  const compiled = options.compiled ?? new CompiledQueries();
   const compiledFor = (args: ExecutionArgs): CompiledQuery | null => {
-    let byName = seen.get(args.document);
-    if (!byName) {
-      byName = new Map();
-      seen.set(args.document, byName);
-    }
-    const name = args.operationName ?? '';
-    let entry = byName.get(name);
-    if (!entry) {
-      entry = { uses: 0 };
-      byName.set(name, entry);
-    }
+    const entry = compiled.entryOf(args.document, args.operationName);
     if (entry.query !== undefined) return entry.query;
     if (++entry.uses < COMPILE_AFTER_USES) return null;
     // Only for a key the REST API has accepted: a made-up key never makes the gateway compile.
@@ -112,6 +104,38 @@ export function useCompiledExecution(options: {
       }) as typeof executeFn);
     },
   };
+}
+
+/**
+ * Compiled queries per parsed document and operation name, in a WeakMap: they go when the
+ * document leaves the document cache. `uses` counts executions before compiling; `query` is the
+ * compiled query, null when the document runs on the usual executor, undefined until decided.
+ */
+export class CompiledQueries {
+  private readonly seen = new WeakMap<
+    DocumentNode,
+    Map<string, { uses: number; query?: CompiledQuery | null }>
+  >();
+
+  entryOf(document: DocumentNode, operationName: string | null | undefined) {
+    let byName = this.seen.get(document);
+    if (!byName) {
+      byName = new Map();
+      this.seen.set(document, byName);
+    }
+    const name = operationName ?? '';
+    let entry = byName.get(name);
+    if (!entry) {
+      entry = { uses: 0 };
+      byName.set(name, entry);
+    }
+    return entry;
+  }
+
+  /** The compiled query of a document and operation, once one is; never compiles. */
+  find(document: DocumentNode, operationName: string | null | undefined): CompiledQuery | undefined {
+    return this.seen.get(document)?.get(operationName ?? '')?.query ?? undefined;
+  }
 }
 
 function compile(args: ExecutionArgs): { query: CompiledQuery } | { why: string } {

@@ -151,7 +151,7 @@ function copyHeaders(headers: Headers, HeadersClass: typeof Headers): Headers {
   return copy;
 }
 
-function compressOnce(body: string, coding: 'br' | 'gzip'): Uint8Array<ArrayBuffer> {
+export function compressOnce(body: string, coding: 'br' | 'gzip'): Uint8Array<ArrayBuffer> {
   const compressed =
     coding === 'gzip'
       ? gzipSync(body)

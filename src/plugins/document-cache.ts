@@ -122,9 +122,9 @@ interface UnderWay {
 export function useDocumentCache(
   cache: DocumentCache,
   mayKeep: (request: Request, text: string) => boolean,
+  /** The validation rules (their names, as Yoga's cache keys validation) each document passed; the hot path reads it. */
+  validated: WeakMap<DocumentNode, string> = new WeakMap(),
 ): Plugin {
-  // The validation rules (their names, as Yoga's cache keys validation) a document passed.
-  const validated = new WeakMap<DocumentNode, string>();
   const underWay = new Map<string, UnderWay>();
   let underWayChars = 0;
   const forget = (text: string) => {

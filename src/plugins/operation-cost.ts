@@ -150,36 +150,60 @@ export function operationCost(
  * least READ_COST × `maxUpstreamCalls`) then waits until fewer than `walksPerKey` of its key's
  * walks execute, FIFO, at most until its request's deadline (then RATE_LIMITED, nothing run).
  */
-export function useCostLimit(
-  maxCost: number,
-  maxUpstreamCalls: number,
-  walksPerKey: number,
-  walletIndexed: ((scope: string, field: string) => boolean) | undefined,
-): Plugin {
-  // Without variables, an operation's cost depends on its document alone, and Yoga's parser cache
-  // hands out the same document object for the same text: such costs are computed once.
-  const fixedCosts = new WeakMap<DocumentNode, Map<string, number>>();
-  const costOf = (args: ExecutionArgs): number => {
-    const scope = (args.contextValue as Partial<GatewayContext> | undefined)?.caller?.scope;
+/**
+ * An operation's cost for a caller (operationCost), with the caller's indexed lists counted as
+ * such. Without variables, an operation's cost depends on its document alone, and the document
+ * cache hands out the same document object for the same text: such costs are computed once.
+ * useCostLimit and the hot path (src/hot-path.ts) share one.
+ */
+export class OperationCosts {
+  private readonly fixedCosts = new WeakMap<DocumentNode, Map<string, number>>();
+  readonly maxUpstreamCalls: number;
+  private readonly walletIndexed: ((scope: string, field: string) => boolean) | undefined;
+
+  constructor(maxUpstreamCalls: number, walletIndexed?: (scope: string, field: string) => boolean) {
+    this.maxUpstreamCalls = maxUpstreamCalls;
+    this.walletIndexed = walletIndexed;
+  }
+
+  costOf(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operationName: string | null | undefined,
+    variables: Record<string, unknown> | null | undefined,
+    scope: string | undefined,
+  ): number {
     const indexed = new Set<string>();
-    if (walletIndexed && scope !== undefined) {
-      for (const field of LIST_SCAN_FIELDS) if (walletIndexed(scope, field)) indexed.add(field);
+    if (this.walletIndexed && scope !== undefined) {
+      for (const field of LIST_SCAN_FIELDS) if (this.walletIndexed(scope, field)) indexed.add(field);
     }
     // The cost depends on the document and on which of the caller's lists are indexed.
-    const name = `${args.operationName ?? ''}|${[...indexed].join(',')}`;
-    const known = fixedCosts.get(args.document)?.get(name);
+    const name = `${operationName ?? ''}|${[...indexed].join(',')}`;
+    const known = this.fixedCosts.get(document)?.get(name);
     if (known !== undefined) return known;
-    const cost = operationCost(args.schema, args.document, args.operationName, args.variableValues ?? {}, {
-      maxUpstreamCalls,
+    const cost = operationCost(schema, document, operationName, variables ?? {}, {
+      maxUpstreamCalls: this.maxUpstreamCalls,
       indexed,
     });
-    if (!usesVariables(args.document)) {
-      const byName = fixedCosts.get(args.document) ?? new Map<string, number>();
+    if (!usesVariables(document)) {
+      const byName = this.fixedCosts.get(document) ?? new Map<string, number>();
       byName.set(name, cost);
-      fixedCosts.set(args.document, byName);
+      this.fixedCosts.set(document, byName);
     }
     return cost;
-  };
+  }
+}
+
+export function useCostLimit(maxCost: number, costs: OperationCosts, walksPerKey: number): Plugin {
+  const { maxUpstreamCalls } = costs;
+  const costOf = (args: ExecutionArgs): number =>
+    costs.costOf(
+      args.schema,
+      args.document,
+      args.operationName,
+      args.variableValues as Record<string, unknown> | undefined,
+      (args.contextValue as Partial<GatewayContext> | undefined)?.caller?.scope,
+    );
   const walks = new KeyedSlots(walksPerKey);
   const walkCost = READ_COST * maxUpstreamCalls;
   type Hook = { args: ExecutionArgs; setResultAndStopExecution(result: ExecutionResult): void };

@@ -8,7 +8,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
 import { deepFreeze } from '../deep-freeze.ts';
-import type { KeptResults } from './kept-results.ts';
+import type { KeptResult, KeptResults } from './kept-results.ts';
 
 /** How a query was answered with another's result: joined while it executed, or kept after. */
 export type SharedHow = 'in_flight' | 'kept';
@@ -55,23 +55,12 @@ export function sharedResultOf(context: GatewayContext): SharedHow | null {
 export function useQueryDeduplication(options: {
   /** The caller's generation scope (MerchantWalletClient.generationScope); null: not shared. */
   generationScope: (context: GatewayContext) => string | null;
-  /** Where results are kept after their execution; none: shared in flight only. */
-  kept?: KeptResults;
+  /** What is shared: results in flight and kept; default: in flight only. The hot path (src/hot-path.ts) shares the same. */
+  sharing?: ResultSharing;
   /** Called for each query answered with another's result (metrics; the access log reads sharedResultOf). */
   onShared?: (context: GatewayContext, how: SharedHow) => void;
 }): Plugin<GatewayContext> {
-  const inFlight = new Map<string, Promise<ExecutionResult | null>>();
-  /** A number per parsed document, for keys: documents Yoga's parser cache dropped are forgotten. */
-  const documentIds = new WeakMap<DocumentNode, number>();
-  let nextDocumentId = 0;
-  const documentId = (document: DocumentNode): number => {
-    let id = documentIds.get(document);
-    if (id === undefined) {
-      id = nextDocumentId++;
-      documentIds.set(document, id);
-    }
-    return id;
-  };
+  const sharing = options.sharing ?? new ResultSharing();
   return {
     onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
       const context = args.contextValue;
@@ -79,58 +68,123 @@ export function useQueryDeduplication(options: {
       if (scope === null) return;
       const operation = getOperationAST(args.document, args.operationName);
       if (operation?.operation !== 'query') return;
-      const variables = serialised(operation, args.variableValues);
-      if (variables === null) return;
-      // A digest, so that a key's length does not grow with the variables' (the kept results'
-      // keys take room in the cache); the scope stays in clear, first.
-      const digest = createHash('sha256')
-        .update(`${documentId(args.document)}\n${args.operationName ?? ''}\n${variables}`)
-        .digest('base64url');
-      const key = `${scope}\n${digest}`;
-      const kept = options.kept?.get<ExecutionResult>(key);
+      const key = sharing.keyOf(scope, args.document, args.operationName, operation, args.variableValues);
+      if (key === null) return;
+      const kept = sharing.kept(key);
       if (kept) {
-        sharedResults.set(context, 'kept');
+        markShared(context, 'kept');
         options.onShared?.(context, 'kept');
         setResultAndStopExecution(kept.result);
         return;
       }
-      const pending = inFlight.get(key);
+      const pending = sharing.pending(key);
       if (pending) {
         // Envelop waits for a promise returned from onExecute before it executes.
         return pending.then((result) => {
           if (!result) return;
-          sharedResults.set(context, 'in_flight');
+          markShared(context, 'in_flight');
           options.onShared?.(context, 'in_flight');
           setResultAndStopExecution(result);
         });
       }
       setExecuteFn(async (executionArgs) => {
-        const execution = Promise.resolve(executeFn(executionArgs));
-        const shared = execution.then(
-          (result) => (isShareable(result) ? result : null),
-          () => null,
-        );
-        inFlight.set(key, shared);
-        void shared.then(() => {
-          if (inFlight.get(key) === shared) inFlight.delete(key);
-        });
+        const execution = Promise.resolve(executeFn(executionArgs) as ExecutionResult);
+        sharing.track(key, execution);
         return execution;
       });
-      const keep = options.kept;
-      if (!keep) return;
+      if (!sharing.keeps) return;
       return {
         // After useEagerStringify's: the text it made is the one every request sends.
         onExecuteDone({ result }) {
-          const { reads } = context.caller;
-          if (!isShareable(result) || reads.currentUntil === Number.NEGATIVE_INFINITY) return;
-          const text =
-            typeof result.stringify === 'function' ? result.stringify(result) : JSON.stringify(result);
-          // Frozen once kept (synchronously, before any request can receive it), and only then.
-          if (keep.keep(context.caller.scope, key, { result, text }, reads)) deepFreeze(result.data);
+          if (Symbol.asyncIterator in result) return;
+          const { stringify } = result as { stringify?: (value: ExecutionResult) => string };
+          const text = typeof stringify === 'function' ? stringify(result) : undefined;
+          sharing.keep(context, key, result, text);
         },
       };
     },
   };
+}
+
+/** Records that the request of `context` was answered with another's result (the access log's `sharedResult`). */
+export function markShared(context: GatewayContext, how: SharedHow): void {
+  sharedResults.set(context, how);
+}
+
+/**
+ * Results shared between identical queries of one caller: the ones executing (in flight) and,
+ * with `kept`, the ones kept after (KeptResults' contract). The key of a query is its caller's
+ * generation scope in clear, then a digest of its document, operation name and the values of the
+ * variables it declares (useQueryDeduplication says why each part).
+ */
+export class ResultSharing {
+  private readonly inFlight = new Map<string, Promise<ExecutionResult | null>>();
+  /** A number per parsed document, for keys: documents the document cache dropped are forgotten. */
+  private readonly documentIds = new WeakMap<DocumentNode, number>();
+  private nextDocumentId = 0;
+  private readonly keptResults: KeptResults | undefined;
+
+  constructor(kept?: KeptResults) {
+    this.keptResults = kept;
+  }
+
+  get keeps(): boolean {
+    return this.keptResults !== undefined;
+  }
+
+  /** The sharing key of a query, or null when its variables cannot be told apart as text. */
+  keyOf(
+    scope: string,
+    document: DocumentNode,
+    operationName: string | null | undefined,
+    operation: OperationDefinitionNode,
+    variables: unknown,
+  ): string | null {
+    const values = serialised(operation, variables);
+    if (values === null) return null;
+    let id = this.documentIds.get(document);
+    if (id === undefined) {
+      id = this.nextDocumentId++;
+      this.documentIds.set(document, id);
+    }
+    // A digest, so that a key's length does not grow with the variables' (the kept results'
+    // keys take room in the cache); the scope stays in clear, first.
+    const digest = createHash('sha256')
+      .update(`${id}\n${operationName ?? ''}\n${values}`)
+      .digest('base64url');
+    return `${scope}\n${digest}`;
+  }
+
+  kept(key: string): KeptResult<ExecutionResult> | undefined {
+    return this.keptResults?.get<ExecutionResult>(key);
+  }
+
+  /** The shareable result of the identical query executing now (null when it was not shareable). */
+  pending(key: string): Promise<ExecutionResult | null> | undefined {
+    return this.inFlight.get(key);
+  }
+
+  /** Shares `execution` with the identical queries that arrive while it runs. */
+  track(key: string, execution: Promise<ExecutionResult>): void {
+    const shared = execution.then(
+      (result) => (isShareable(result) ? result : null),
+      () => null,
+    );
+    this.inFlight.set(key, shared);
+    void shared.then(() => {
+      if (this.inFlight.get(key) === shared) this.inFlight.delete(key);
+    });
+  }
+
+  /** Keeps a finished result for the identical queries after it, when it may be (KeptResults). */
+  keep(context: GatewayContext, key: string, result: ExecutionResult, text?: string): void {
+    const keep = this.keptResults;
+    const { reads } = context.caller;
+    if (!keep || !isShareable(result) || reads.currentUntil === Number.NEGATIVE_INFINITY) return;
+    // Frozen once kept (synchronously, before any request can receive it), and only then.
+    if (keep.keep(context.caller.scope, key, { result, text: text ?? JSON.stringify(result) }, reads))
+      deepFreeze(result.data);
+  }
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { QueryLimitSettings } from '../config.ts';
 import { ERROR_CODES, type ErrorCode, requestError } from '../error-codes.ts';
 import { INPUT_LIMITS, isNestedDeeper } from '../input-limits.ts';
-import { DEFAULT_MAX_UPSTREAM_CALLS, useCostLimit } from './operation-cost.ts';
+import { DEFAULT_MAX_UPSTREAM_CALLS, OperationCosts, READ_COST, useCostLimit } from './operation-cost.ts';
 
 /**
  * Hostile documents are refused before any upstream call, with HTTP 400 and
@@ -39,7 +39,19 @@ function tag(error: GraphQLError): void {
   extensions.http = { status: ERROR_CODES[CODE].status };
 }
 
-export function useQueryLimits(limits: QueryLimits): Plugin[] {
+/** The walk cost of a whole-list read: at least this much, an operation waits for one of its key's slots. */
+export function walkCostOf(limits: QueryLimits): number {
+  return READ_COST * (limits.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS);
+}
+
+/** `costs`: the cost of operations, shared with the hot path; default: one of its own. */
+export function useQueryLimits(
+  limits: QueryLimits,
+  costs: OperationCosts = new OperationCosts(
+    limits.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS,
+    limits.walletIndexed,
+  ),
+): Plugin[] {
   const onReject = [(_context: unknown, error: GraphQLError) => tag(error)];
   const armor = new EnvelopArmor({
     maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, onReject },
@@ -53,12 +65,7 @@ export function useQueryLimits(limits: QueryLimits): Plugin[] {
   return [
     useVariableDepthLimit(INPUT_LIMITS.variableDepth),
     ...(armor.protect().plugins as Plugin[]),
-    useCostLimit(
-      limits.maxCost,
-      limits.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS,
-      limits.walksPerKey,
-      limits.walletIndexed,
-    ),
+    useCostLimit(limits.maxCost, costs, limits.walksPerKey),
     useLimitStatus(),
   ];
 }

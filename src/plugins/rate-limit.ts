@@ -52,6 +52,18 @@ export function createRateLimiter(
   };
 }
 
+/** The limiter's verdict for a Node request the hot path (src/hot-path.ts) counted before handing it to Yoga. */
+const consumedBefore = new WeakMap<object, Promise<unknown>>();
+
+/** Counts one request of `scope` for the Node request `req`; Yoga's plugin takes this verdict if `req` reaches it. */
+export function consumeFor(req: object, limiter: RateLimiter, scope: string): Promise<unknown> {
+  const verdict = limiter.consume(scope);
+  // Observed here too, so that a refusal is never an unhandled rejection if nobody else reads it.
+  verdict.catch(() => undefined);
+  consumedBefore.set(req, verdict);
+  return verdict;
+}
+
 /**
  * The per-key inbound rate limit: past it, HTTP 429 with `Retry-After` and RATE_LIMITED, before the
  * request is parsed or any REST call is made. Counted per caller scope (an HMAC of the
@@ -60,10 +72,12 @@ export function createRateLimiter(
  */
 export function useRateLimit(limiter: RateLimiter, scopes: Pick<CallerScopes, 'scopeOf'>): Plugin {
   return {
-    onRequest({ request, endResponse }) {
+    onRequest({ request, endResponse, serverContext }) {
       const authorization = authorizationOf(request);
       if (!authorization) return;
-      return limiter.consume(scopes.scopeOf(authorization)).then(
+      // A request the hot path handed over has been counted once already: its verdict stands.
+      const counted = consumedBefore.get((serverContext as { req?: object } | undefined)?.req ?? request);
+      return (counted ?? limiter.consume(scopes.scopeOf(authorization))).then(
         () => undefined,
         (rejection: unknown) => {
           // Anything but a limiter's verdict (a store failure the insurance limiter could not

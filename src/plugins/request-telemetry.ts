@@ -41,9 +41,8 @@ export function useRequestTelemetry(options: {
    */
   countsName: (context: GatewayContext, name: string) => boolean;
 }): Plugin<GatewayContext> {
-  const { logger, metrics } = options;
   const states = new WeakMap<Request, RequestState>();
-  const nameLabel = nameLabelOf(options.countsName);
+  const report = requestReporter(options);
   return {
     onRequest({ request }) {
       states.set(request, { started: performance.now(), codes: [], hasData: false, graphql: false });
@@ -80,54 +79,99 @@ export function useRequestTelemetry(options: {
     onResponse({ request, response }) {
       const state = states.get(request);
       if (!state) return;
-      const seconds = (performance.now() - state.started) / 1000;
       const refused = refusalCodeOf(request);
       if (refused) state.codes.push(refused);
       const path = pathOf(request.url);
-      const graphql = path === options.graphqlEndpoint && (state.graphql || refused !== undefined);
-      const codes = [...new Set(state.codes)];
-      const outcome: Outcome = codes.length === 0 ? 'success' : state.hasData ? 'partial' : 'error';
-      const executed = state.executed;
-      const caller = executed?.context.caller;
-      if (graphql && metrics) {
-        metrics.request({
-          operationName: executed ? nameLabel(executed) : undefined,
-          operationType: executed?.type,
-          outcome,
-          status: response.status,
-          seconds,
-          errorCodes: state.codes,
-          upstreamCalls: caller?.calls.made ?? 0,
-        });
-      }
-      const probe = PROBES.has(path);
-      if (!logger.isLevelEnabled(probe ? 'debug' : 'info')) return;
       const headers = request.headers;
-      const line = {
+      report({
         requestId: requestIdOf(request),
         method: request.method,
         path,
         status: response.status,
-        durationMs: Math.round(seconds * 10_000) / 10,
-        ...(graphql && {
-          operationName: (executed ?? state.parsed)?.name ?? null,
-          operationType: (executed ?? state.parsed)?.type ?? null,
-          outcome,
-          errorCodes: codes,
-          upstreamCalls: caller?.calls.made ?? 0,
-          cacheHits: caller?.reads.fromCache ?? 0,
-          coalesced: caller?.reads.joined ?? 0,
-          sharedResult: executed ? sharedResultOf(executed.context) : null,
-        }),
-        client: {
-          name: clientHeader(headers, 'graphql-client-name', 'apollographql-client-name'),
-          version: clientHeader(headers, 'graphql-client-version', 'apollographql-client-version'),
-        },
-        ...traceIdOfActiveSpan(),
-      };
-      if (probe) logger.debug(line, 'request');
-      else logger.info(line, 'request');
+        started: state.started,
+        graphql: path === options.graphqlEndpoint && (state.graphql || refused !== undefined),
+        codes: state.codes,
+        hasData: state.hasData,
+        ...(state.parsed && { parsed: state.parsed }),
+        ...(state.executed && { executed: state.executed }),
+        header: (name) => headers.get(name),
+      });
     },
+  };
+}
+
+/** What one HTTP request's access-log line and metrics are made of. */
+export interface RequestReport {
+  requestId: string;
+  method: string;
+  path: string;
+  status: number;
+  /** performance.now() when the request arrived. */
+  started: number;
+  /** A GraphQL result was produced, or the request was refused as a GraphQL request. */
+  graphql: boolean;
+  codes: string[];
+  hasData: boolean;
+  parsed?: { name: string | null; type: string };
+  executed?: { name: string | null; type: string; context: GatewayContext };
+  /** A request header's value, or null. */
+  header: (name: string) => string | null;
+}
+
+/**
+ * The request metrics and the access-log line of one request; useRequestTelemetry's, and the hot
+ * path's (src/hot-path.ts), so that both say the same of the same request.
+ */
+export function requestReporter(options: {
+  logger: Logger;
+  metrics: GatewayMetrics | null;
+  countsName: (context: GatewayContext, name: string) => boolean;
+}): (r: RequestReport) => void {
+  const { logger, metrics } = options;
+  const nameLabel = nameLabelOf(options.countsName);
+  return (r) => {
+    const seconds = (performance.now() - r.started) / 1000;
+    const { graphql, executed } = r;
+    const codes = [...new Set(r.codes)];
+    const outcome: Outcome = codes.length === 0 ? 'success' : r.hasData ? 'partial' : 'error';
+    const caller = executed?.context.caller;
+    if (graphql && metrics) {
+      metrics.request({
+        operationName: executed ? nameLabel(executed) : undefined,
+        operationType: executed?.type,
+        outcome,
+        status: r.status,
+        seconds,
+        errorCodes: r.codes,
+        upstreamCalls: caller?.calls.made ?? 0,
+      });
+    }
+    const probe = PROBES.has(r.path);
+    if (!logger.isLevelEnabled(probe ? 'debug' : 'info')) return;
+    const line = {
+      requestId: r.requestId,
+      method: r.method,
+      path: r.path,
+      status: r.status,
+      durationMs: Math.round(seconds * 10_000) / 10,
+      ...(graphql && {
+        operationName: (executed ?? r.parsed)?.name ?? null,
+        operationType: (executed ?? r.parsed)?.type ?? null,
+        outcome,
+        errorCodes: codes,
+        upstreamCalls: caller?.calls.made ?? 0,
+        cacheHits: caller?.reads.fromCache ?? 0,
+        coalesced: caller?.reads.joined ?? 0,
+        sharedResult: executed ? sharedResultOf(executed.context) : null,
+      }),
+      client: {
+        name: clientHeader(r.header, 'graphql-client-name', 'apollographql-client-name'),
+        version: clientHeader(r.header, 'graphql-client-version', 'apollographql-client-version'),
+      },
+      ...traceIdOfActiveSpan(),
+    };
+    if (probe) logger.debug(line, 'request');
+    else logger.info(line, 'request');
   };
 }
 
@@ -152,8 +196,12 @@ export function pathOf(url: string): string {
 }
 
 /** A client-name header, bounded: it is the caller's text. */
-function clientHeader(headers: Headers, name: string, apolloName: string): string | null {
-  const value = headers.get(name) ?? headers.get(apolloName);
+function clientHeader(
+  header: (name: string) => string | null,
+  name: string,
+  apolloName: string,
+): string | null {
+  const value = header(name) ?? header(apolloName);
   return value === null ? null : value.slice(0, 64).replace(/[^\x20-\x7e]/g, '?');
 }
 

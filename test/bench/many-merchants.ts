@@ -17,7 +17,8 @@
  * gateway's RSS (/proc) and V8 heap (its /metrics): what the keys' state costs in memory.
  *
  * `--profile DIR` starts the gateway with `--cpu-prof` (written to DIR when it stops; summarise it
- * with `node test/bench/profile-summary.ts DIR/*.cpuprofile`).
+ * with `node test/bench/profile-summary.ts DIR/*.cpuprofile`); `--node-options='…'` gives it other
+ * Node options (e.g. `--heapsnapshot-signal=SIGUSR2`, then `kill -USR2` it during a round).
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -389,9 +390,13 @@ export async function manyMerchants(kit: BenchKit): Promise<void> {
     console.log(`many merchants: creating ${keyCount} keys…`);
     const tenants = await buildTenants(sandbox.url, keyCount);
     const mix = drawMix(tenants, DRAWN);
+    const nodeOptions = [
+      ...(profileDir ? [`--cpu-prof --cpu-prof-dir=${profileDir}`] : []),
+      ...(kit.values['node-options'] ? [kit.values['node-options'] as string] : []),
+    ].join(' ');
     const gateway = await kit.startBenchGateway(
       sandbox.url,
-      profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {},
+      nodeOptions ? { NODE_OPTIONS: nodeOptions } : {},
     );
     kit.pinUnderTest(gateway.child.pid);
     const baseline = baselineDir ? await kit.startBenchGateway(sandbox.url, {}, baselineDir) : undefined;

@@ -97,6 +97,8 @@ const { values } = parseArgs({
     keys: { type: 'string' },
     /** With --many-merchants: the gateway runs with --cpu-prof, its profile written to this directory. */
     profile: { type: 'string' },
+    /** With --many-merchants: NODE_OPTIONS for this checkout's gateway, e.g. `--heapsnapshot-signal=SIGUSR2`. */
+    'node-options': { type: 'string' },
   },
 });
 const quick = values.quick ?? false;

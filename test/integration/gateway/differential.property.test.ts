@@ -4,6 +4,7 @@ import { COMPILE_AFTER_USES } from '../../../src/plugins/compiled-execution.ts';
 import { KeptResults } from '../../../src/plugins/kept-results.ts';
 import { SandboxStore } from '../../../src/sandbox/store/store.ts';
 import { schema } from '../../../src/schema/index.ts';
+import type { RunningServer } from '../../../src/server.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import {
   instantiate,
@@ -48,6 +49,7 @@ let now = 1_000_000;
 const unrenderable = { template: {} as Record<string, unknown> };
 let reference: TestGateway;
 let defaults: TestGateway;
+let defaultsServer: RunningServer | undefined;
 const merchants: { key: string; pools: WorldPools; ids: Set<string> }[] = [];
 
 beforeAll(async () => {
@@ -57,6 +59,8 @@ beforeAll(async () => {
     config: { compiledExecution: false, queryDeduplication: false },
   });
   defaults = await startTestGateway({ store, upstream: { cacheTtlMs: TTL_MS }, clock: () => now });
+  // Over a socket, as deployed: what the hot path (src/hot-path.ts) takes up it answers there.
+  defaultsServer = await defaults.runtime.listen({ port: 0, host: '127.0.0.1' });
   // Counts the answers a kept result gave, so the run can show it compared some.
   // Only `defaults` keeps results (`reference` runs without deduplication).
   const keptResult = KeptResults.prototype.get;
@@ -83,6 +87,7 @@ beforeAll(async () => {
   }
 }, 60_000);
 afterAll(async () => {
+  await defaultsServer?.close(1_000);
   await reference?.close();
   await defaults?.close();
 });
@@ -210,15 +215,19 @@ async function send(
   key: string,
   accept: string,
 ): Promise<Answer> {
-  const response = await gateway.gateway.fetch('http://gateway.test/graphql', {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept,
-      authorization: `Bearer ${key}`,
+  const over = gateway === defaults && defaultsServer ? fetch : gateway.gateway.fetch;
+  const response = await over(
+    `${gateway === defaults ? defaultsServer?.url : 'http://gateway.test'}/graphql`,
+    {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept,
+        authorization: `Bearer ${key}`,
+      },
+      body: JSON.stringify(request),
     },
-    body: JSON.stringify(request),
-  });
+  );
   const body = (await response.json()) as { data?: unknown; errors?: { extensions?: { code?: unknown } }[] };
   const { data, errors, ...rest } = body;
   return {
@@ -321,6 +330,8 @@ describe('the gateway with its defaults answers as the reference executor', () =
     expect(seen.withErrors / seen.answers).toBeGreaterThan(0.1);
     expect(compiled / seen.documents).toBeGreaterThan(0.2);
     expect(seen.kept / seen.documents).toBeGreaterThan(0.2);
+    // And many answered by the hot path, held to the reference like every other answer.
+    expect(hotPathServed() / seen.documents).toBeGreaterThan(0.2);
   }, 600_000);
 });
 
@@ -329,3 +340,11 @@ describe('the gateway with its defaults answers as the reference executor', () =
  * and the defaults' answers that came from a kept result.
  */
 const seen = { documents: 0, invalid: 0, answers: 0, withData: 0, withErrors: 0, kept: 0 };
+
+/** Requests the defaults' hot path answered itself (gateway_hot_path_total{outcome="served"}). */
+function hotPathServed(): number {
+  const metric = defaults.metrics.registry.getSingleMetric('gateway_hot_path_total') as unknown as {
+    hashMap: Record<string, { value: number; labels: { outcome: string } }>;
+  };
+  return Object.values(metric.hashMap).find((entry) => entry.labels.outcome === 'served')?.value ?? 0;
+}
