@@ -14,6 +14,7 @@ import {
   type SelectionSetNode,
   type ValueNode,
   valueFromASTUntyped,
+  visit,
 } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
@@ -152,12 +153,15 @@ export function operationCost(
  */
 /**
  * An operation's cost for a caller (operationCost), with the caller's indexed lists counted as
- * such. Without variables, an operation's cost depends on its document alone, and the document
- * cache hands out the same document object for the same text: such costs are computed once.
+ * such. The document cache hands out the same document object for the same text, and a cost
+ * depends on the document, the indexed lists and the values of the few variables operationCost
+ * reads: each such cost is computed once (the many-merchant mix computed it for every wallet
+ * screen, whose $id changes it not at all).
  * useCostLimit and the hot path (src/hot-path.ts) share one.
  */
 export class OperationCosts {
-  private readonly fixedCosts = new WeakMap<DocumentNode, Map<string, number>>();
+  private readonly knownCosts = new WeakMap<DocumentNode, Map<string, number>>();
+  private readonly counted = new WeakMap<DocumentNode, readonly string[]>();
   readonly maxUpstreamCalls: number;
   private readonly walletIndexed: ((scope: string, field: string) => boolean) | undefined;
 
@@ -177,20 +181,73 @@ export class OperationCosts {
     if (this.walletIndexed && scope !== undefined) {
       for (const field of LIST_SCAN_FIELDS) if (this.walletIndexed(scope, field)) indexed.add(field);
     }
-    // The cost depends on the document and on which of the caller's lists are indexed.
-    const name = `${operationName ?? ''}|${[...indexed].join(',')}`;
-    const known = this.fixedCosts.get(document)?.get(name);
+    // The cost depends on the document, on which of the caller's lists are indexed, and on the
+    // values of the variables its counted arguments use (a wallet's $id is not one of them).
+    const values = countedValues(this.countedVariables(document), variables);
+    const name = values === null ? null : `${operationName ?? ''}|${[...indexed].join(',')}|${values}`;
+    const byName = this.knownCosts.get(document);
+    const known = name === null ? undefined : byName?.get(name);
     if (known !== undefined) return known;
     const cost = operationCost(schema, document, operationName, variables ?? {}, {
       maxUpstreamCalls: this.maxUpstreamCalls,
       indexed,
     });
-    if (!usesVariables(document)) {
-      const byName = this.fixedCosts.get(document) ?? new Map<string, number>();
-      byName.set(name, cost);
-      this.fixedCosts.set(document, byName);
+    if (name !== null) {
+      const costs = byName ?? new Map<string, number>();
+      // A document's costs are a handful (its screens' page sizes); values past that are not kept.
+      if (costs.size < COSTS_PER_DOCUMENT) costs.set(name, cost);
+      if (!byName) this.knownCosts.set(document, costs);
     }
     return cost;
+  }
+
+  /** The variables used in a document's counted arguments (COUNTED_ARGUMENTS), once per document. */
+  private countedVariables(document: DocumentNode): readonly string[] {
+    let names = this.counted.get(document);
+    if (!names) {
+      const found = new Set<string>();
+      visit(document, {
+        Argument(node) {
+          if (!COUNTED_ARGUMENTS.has(node.name.value)) return false;
+          visit(node.value, {
+            Variable(variable) {
+              found.add(variable.name.value);
+            },
+          });
+          return false;
+        },
+      });
+      names = [...found];
+      this.counted.set(document, names);
+    }
+    return names;
+  }
+}
+
+/** The arguments whose values operationCost reads: page sizes and the status filter. */
+const COUNTED_ARGUMENTS: ReadonlySet<string> = new Set(['first', 'last', 'status']);
+/** Costs kept per document: one per page size and filter an app uses. */
+const COSTS_PER_DOCUMENT = 64;
+
+/**
+ * The values of `names` as text, or null when they cannot be told apart as text (a number JSON has
+ * no text for would read as null): such a cost is computed every time.
+ */
+function countedValues(
+  names: readonly string[],
+  variables: Record<string, unknown> | null | undefined,
+): string | null {
+  if (names.length === 0) return '';
+  try {
+    return JSON.stringify(
+      names.map((name) => variables?.[name]),
+      (_key, value) => {
+        if (typeof value === 'number' && !Number.isFinite(value)) throw new RangeError('not a JSON number');
+        return value;
+      },
+    );
+  } catch {
+    return null;
   }
 }
 
@@ -325,10 +382,4 @@ class KeyedSlots {
     backstop?.unref();
     return release;
   }
-}
-
-function usesVariables(document: DocumentNode): boolean {
-  return document.definitions.some(
-    (d) => d.kind === Kind.OPERATION_DEFINITION && (d.variableDefinitions?.length ?? 0) > 0,
-  );
 }

@@ -1,0 +1,54 @@
+import fc from 'fast-check';
+import { parse } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { OperationCosts, operationCost } from '../../src/plugins/operation-cost.ts';
+import { schema } from '../../src/schema/index.ts';
+
+/**
+ * OperationCosts keeps each cost it computed, by document, indexed lists and the values of the
+ * variables operationCost reads (first, last, status): a kept cost must be the one operationCost
+ * computes for the request at hand, whatever variables came before it.
+ */
+const documents = [
+  'query W($id: ID!) { wallet(id: $id) { address deposits(first: 10) { nodes { id } } } }',
+  'query D($n: Int, $after: String) { deposits(first: $n, after: $after) { nodes { id } } }',
+  'query L($n: Int) { wallets(first: 3) { nodes { deposits(last: $n) { nodes { id } totalCount } } } }',
+  'query S($s: DepositStatus, $n: Int) { wallets(first: $n) { nodes { deposits(first: 5, status: $s) { totalCount } } } }',
+  'query I($list: [Int]) { wallets(first: 2) { nodes { id } } }',
+].map((text) => parse(text));
+
+const values = fc.oneof(
+  fc.constant(undefined),
+  fc.constant(null),
+  fc.integer({ min: -2, max: 2_000 }),
+  fc.constantFrom(Number.POSITIVE_INFINITY, Number.NaN, 1.5, '10', 'COMPLETED', 'PENDING'),
+);
+const requests = fc.record({
+  document: fc.integer({ min: 0, max: documents.length - 1 }),
+  variables: fc.record(
+    { id: fc.string(), n: values, s: values, after: fc.option(fc.string()), list: fc.array(values) },
+    { requiredKeys: [] },
+  ),
+  indexed: fc.boolean(),
+});
+
+describe('OperationCosts', () => {
+  it('answers what operationCost computes, for any sequence of requests', () => {
+    fc.assert(
+      fc.property(fc.array(requests, { minLength: 1, maxLength: 40 }), (sequence) => {
+        const costs = new OperationCosts(100, (scope) => scope === 'indexed');
+        for (const { document, variables, indexed } of sequence) {
+          const doc = documents[document] as (typeof documents)[number];
+          const expected = operationCost(schema, doc, undefined, variables, {
+            maxUpstreamCalls: 100,
+            indexed: new Set(indexed ? ['Wallet.deposits', 'Wallet.withdrawalIntents'] : []),
+          });
+          expect(costs.costOf(schema, doc, undefined, variables, indexed ? 'indexed' : 'plain')).toBe(
+            expected,
+          );
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
