@@ -21,7 +21,7 @@
  * Node options (e.g. `--heapsnapshot-signal=SIGUSR2`, then `kill -USR2` it during a round).
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import autocannon from 'autocannon';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
@@ -364,6 +364,40 @@ async function memoryOf(started: Started, gateway: boolean) {
   return { rssMB: rss ? Math.round(Number(rss[1]) / 1024) : null, heapMB: heap };
 }
 
+/**
+ * Moves a started process into a new cgroup v1 memory group limited to `mb` MiB (what a
+ * container's memory limit is), and returns the group's directory.
+ */
+async function limitMemory(started: Started, mb: number): Promise<string> {
+  const dir = `/sys/fs/cgroup/memory/mwg-bench-${started.child.pid}`;
+  await mkdir(dir, { recursive: true });
+  await writeFile(`${dir}/memory.limit_in_bytes`, String(mb * 1024 * 1024));
+  // No swap beyond the limit, where the kernel has that knob.
+  await writeFile(`${dir}/memory.memsw.limit_in_bytes`, String(mb * 1024 * 1024)).catch(() => undefined);
+  await writeFile(`${dir}/cgroup.procs`, String(started.child.pid));
+  return dir;
+}
+
+/** The group's peak memory (MiB), how often it hit its limit, whether the kernel killed the process. */
+async function cgroupFigures(dir: string, started: Started) {
+  const read = (name: string) => readFile(`${dir}/${name}`, 'utf8').catch(() => '');
+  const oom = await read('memory.oom_control');
+  return {
+    peakMB: Math.round(Number(await read('memory.max_usage_in_bytes')) / 1024 / 1024),
+    limitHits: Number((await read('memory.failcnt')).trim() || 0),
+    oomKills: Number(/oom_kill (\d+)/.exec(oom)?.[1] ?? 0),
+    alive: started.child.exitCode === null && started.child.signalCode === null,
+  };
+}
+
+interface Memory {
+  keys: number;
+  name: string;
+  rssMB: number | null;
+  heapMB: number | null;
+  limit?: { peakMB: number; limitHits: number; oomKills: number; alive: boolean };
+}
+
 interface Row {
   keys: number;
   latency: number;
@@ -382,8 +416,9 @@ export async function manyMerchants(kit: BenchKit): Promise<void> {
   const connections = Number(kit.values.connections ?? 16);
   const baselineDir = kit.values.baseline as string | undefined;
   const profileDir = kit.values.profile as string | undefined;
+  const memoryLimitMB = kit.values['memory-limit'] ? Number(kit.values['memory-limit']) : undefined;
   const rows: Row[] = [];
-  const memory: { keys: number; name: string; rssMB: number | null; heapMB: number | null }[] = [];
+  const memory: Memory[] = [];
   for (const keyCount of keyCounts) {
     const sandbox = await kit.startBenchSandbox(['--latency', '0', '--wallets', '1']);
     kit.pinElsewhere(sandbox.child.pid);
@@ -401,6 +436,11 @@ export async function manyMerchants(kit: BenchKit): Promise<void> {
     kit.pinUnderTest(gateway.child.pid);
     const baseline = baselineDir ? await kit.startBenchGateway(sandbox.url, {}, baselineDir) : undefined;
     kit.pinUnderTest(baseline?.child.pid);
+    const limited = memoryLimitMB
+      ? await kit.startBenchGateway(sandbox.url, nodeOptions ? { NODE_OPTIONS: nodeOptions } : {})
+      : undefined;
+    kit.pinUnderTest(limited?.child.pid);
+    const cgroup = limited ? await limitMemory(limited, memoryLimitMB as number) : undefined;
     const optimal = await startProcess(
       'test/bench/optimal-server.ts',
       [],
@@ -412,6 +452,9 @@ export async function manyMerchants(kit: BenchKit): Promise<void> {
       { name: 'gateway', started: gateway, request: gatewayRequest },
       { name: 'hand-written client', started: optimal, request: optimalRequest },
       ...(baseline ? [{ name: 'baseline gateway', started: baseline, request: gatewayRequest }] : []),
+      ...(limited
+        ? [{ name: `gateway in ${memoryLimitMB} MiB`, started: limited, request: gatewayRequest }]
+        : []),
     ];
     try {
       for (const latency of latencies) {
@@ -443,8 +486,12 @@ export async function manyMerchants(kit: BenchKit): Promise<void> {
           keys: keyCount,
           name: target.name,
           ...(await memoryOf(target.started, target.name !== 'hand-written client')),
+          ...(target.started === limited && cgroup && { limit: await cgroupFigures(cgroup, limited) }),
         });
     } finally {
+      // A process the kernel killed has exited already.
+      if (limited && limited.child.signalCode === null) await kit.stop(limited.child);
+      if (cgroup) await rmdir(cgroup).catch(() => undefined);
       await kit.stop(optimal.child);
       if (baseline) await kit.stop(baseline.child);
       await kit.stop(gateway.child);
@@ -461,7 +508,7 @@ const times = (r: number | null) => (r === null ? 'n/a' : `×${r.toFixed(2)}`);
 async function report(
   kit: BenchKit,
   rows: Row[],
-  memory: { keys: number; name: string; rssMB: number | null; heapMB: number | null }[],
+  memory: Memory[],
   run: {
     seconds: number;
     warmup: number;

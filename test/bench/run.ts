@@ -97,6 +97,11 @@ const { values } = parseArgs({
     keys: { type: 'string' },
     /** With --many-merchants: the gateway runs with --cpu-prof, its profile written to this directory. */
     profile: { type: 'string' },
+    /**
+     * With --many-merchants: also measure this checkout's gateway in a memory cgroup of this many
+     * MiB (cgroup v1, as a container's limit; root only), beside the same gateway without a limit.
+     */
+    'memory-limit': { type: 'string' },
     /** With --many-merchants: NODE_OPTIONS for this checkout's gateway, e.g. `--heapsnapshot-signal=SIGUSR2`. */
     'node-options': { type: 'string' },
   },
