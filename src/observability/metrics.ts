@@ -187,6 +187,9 @@ export class GatewayMetrics implements UpstreamObserver {
 
   constructor(options: MetricsOptions) {
     this.maxOperationNames = options.maxOperationNames;
+    // Exported at 0 from the start, so that a share of requests can be drawn before the first one.
+    this.hotPathServed.inc(0);
+    this.hotPathHandedOver.inc(0);
     const circuits = () => this.circuits();
     const redisResponsive = () => this.redisResponsive();
     new Gauge({
