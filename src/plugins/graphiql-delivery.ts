@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 
 /**
@@ -33,16 +32,16 @@ interface Page {
 export function useGraphiQLDelivery(
   endpoint: string,
   options: GraphiQLOptions,
-  render: (options: GraphiQLOptions) => string = renderGraphiQL,
+  render: (options: GraphiQLOptions) => string | Promise<string> = renderOnFirstVisit,
 ): Plugin {
-  let page: Page | undefined;
-  const built = (): Page => {
-    if (!page) {
+  let page: Promise<Page> | undefined;
+  const built = (): Promise<Page> => {
+    page ??= Promise.resolve(render(options)).then((rendered) => {
       // The first </head> is the page's own (the inline scripts mention the string later).
-      const html = render(options).replace('</head>', `${TAB_BAR_STYLE}</head>`);
+      const html = rendered.replace('</head>', `${TAB_BAR_STYLE}</head>`);
       const bytes = new TextEncoder().encode(html);
-      page = { bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 32)}"` };
-    }
+      return { bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 32)}"` };
+    });
     return page;
   };
   return {
@@ -55,10 +54,20 @@ export function useGraphiQLDelivery(
         request.method === 'GET' &&
         request.headers.get('accept')?.includes('text/html')
       ) {
-        endResponse(deliver(request, built(), fetchAPI.Response));
+        return built().then((ready) => endResponse(deliver(request, ready, fetchAPI.Response)));
       }
     },
   };
+}
+
+/**
+ * Yoga's GraphiQL renderer, loaded on the first visit: its module holds GraphiQL's assets as
+ * strings (about 30 MB of heap), which a process that never serves the page (GRAPHIQL=false, as in
+ * production) should not carry.
+ */
+async function renderOnFirstVisit(options: GraphiQLOptions): Promise<string> {
+  const { renderGraphiQL } = await import('@graphql-yoga/render-graphiql');
+  return renderGraphiQL(options);
 }
 
 /**

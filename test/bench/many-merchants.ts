@@ -18,10 +18,12 @@
  *
  * `--profile DIR` starts the gateway with `--cpu-prof` (written to DIR when it stops; summarise it
  * with `node test/bench/profile-summary.ts DIR/*.cpuprofile`); `--node-options='…'` gives it other
- * Node options (e.g. `--heapsnapshot-signal=SIGUSR2`, then `kill -USR2` it during a round).
+ * Node options. `--heap-snapshots DIR` writes a heap snapshot of the gateway after each key count's
+ * load (summarise two with `node test/bench/heap-summary.ts A B`). `--memory-limit MiB` also runs
+ * a copy of the gateway in a cgroup v1 memory group of that size (root only).
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rmdir, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import autocannon from 'autocannon';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
@@ -366,6 +368,28 @@ async function memoryOf(started: Started, gateway: boolean) {
   return { rssMB: rss ? Math.round(Number(rss[1]) / 1024) : null, heapMB: heap };
 }
 
+/** A heap snapshot of `started` (run with --heapsnapshot-signal=SIGUSR2), renamed to `<dir>/<name>.heapsnapshot`. */
+async function heapSnapshot(started: Started, dir: string, name: string): Promise<void> {
+  const before = new Set(await readdir(dir).catch(() => []));
+  started.child.kill('SIGUSR2');
+  for (let waited = 0; waited < 120_000; waited += 500) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const written = (await readdir(dir)).find((file) => file.endsWith('.heapsnapshot') && !before.has(file));
+    if (!written) continue;
+    // Written when its size stops changing.
+    const size = async () => (await stat(`${dir}/${written}`)).size;
+    let last = -1;
+    for (let now = await size(); now !== last; now = await size()) {
+      last = now;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    await rename(`${dir}/${written}`, `${dir}/${name}.heapsnapshot`);
+    console.log(`heap snapshot: ${dir}/${name}.heapsnapshot`);
+    return;
+  }
+  console.log('no heap snapshot was written within 2 minutes');
+}
+
 /**
  * Moves a started process into a new cgroup v1 memory group limited to `mb` MiB (what a
  * container's memory limit is), and returns the group's directory.
@@ -418,6 +442,7 @@ export async function manyMerchants(kit: BenchKit): Promise<void> {
   const connections = Number(kit.values.connections ?? 16);
   const baselineDir = kit.values.baseline as string | undefined;
   const profileDir = kit.values.profile as string | undefined;
+  const snapshotDir = kit.values['heap-snapshots'] as string | undefined;
   const memoryLimitMB = kit.values['memory-limit'] ? Number(kit.values['memory-limit']) : undefined;
   const rows: Row[] = [];
   const memory: Memory[] = [];
@@ -429,6 +454,7 @@ export async function manyMerchants(kit: BenchKit): Promise<void> {
     const mix = drawMix(tenants, DRAWN);
     const nodeOptions = [
       ...(profileDir ? [`--cpu-prof --cpu-prof-dir=${profileDir}`] : []),
+      ...(snapshotDir ? [`--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshotDir}`] : []),
       ...(kit.values['node-options'] ? [kit.values['node-options'] as string] : []),
     ].join(' ');
     const gateway = await kit.startBenchGateway(
@@ -484,6 +510,7 @@ export async function manyMerchants(kit: BenchKit): Promise<void> {
         });
       }
       await new Promise((resolve) => setTimeout(resolve, IDLE_BEFORE_MEMORY_MS));
+      if (snapshotDir) await heapSnapshot(gateway, snapshotDir, `${keyCount}-keys`);
       for (const target of targets)
         memory.push({
           keys: keyCount,

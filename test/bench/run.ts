@@ -102,6 +102,8 @@ const { values } = parseArgs({
      * MiB (cgroup v1, as a container's limit; root only), beside the same gateway without a limit.
      */
     'memory-limit': { type: 'string' },
+    /** With --many-merchants: a heap snapshot of this checkout's gateway after each key count's load, into this directory. */
+    'heap-snapshots': { type: 'string' },
     /** With --many-merchants: NODE_OPTIONS for this checkout's gateway, e.g. `--heapsnapshot-signal=SIGUSR2`. */
     'node-options': { type: 'string' },
   },
