@@ -13,7 +13,7 @@ import { markShared, type ResultSharing, type SharedHow } from './plugins/query-
 import { nestingError } from './plugins/query-limits.ts';
 import { consumeFor, type RateLimiter } from './plugins/rate-limit.ts';
 import { SAFE_REQUEST_ID } from './plugins/request-id.ts';
-import type { RequestReport } from './plugins/request-telemetry.ts';
+import { markArrival, type RequestReport } from './plugins/request-telemetry.ts';
 
 /**
  * The hot path: the request most of a fleet's traffic is, served straight from Node's request and
@@ -70,8 +70,10 @@ export interface HotPathParts {
 /** Yoga's handler of a Node request; the hot path hands it what it does not answer. */
 type NodeHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
 
-/** The contexts of requests the hot path handed to Yoga; Yoga's context factory takes them. */
+/** The contexts of requests the hot path built; Yoga's context factory takes them when it hands a request over. */
 const handedOver = new WeakMap<object, GatewayContext>();
+/** Requests handed to Yoga: never twice. */
+const handing = new WeakSet<object>();
 
 /** The context the hot path built for a Node request it handed over, if it did. */
 export function handedOverContext(req: object | undefined): GatewayContext | undefined {
@@ -139,13 +141,19 @@ export function createHotPath(parts: HotPathParts, yoga: NodeHandler): NodeHandl
     body: Buffer,
     context?: GatewayContext,
   ): unknown => {
+    // Once per request, whatever failed on the way here.
+    if (handing.has(req)) return undefined;
+    handing.add(req);
     parts.counted?.('handed_over');
     // @whatwg-node/server takes a request whose body was read from its `body` property.
     (req as IncomingMessage & { body?: Buffer }).body = body;
-    if (context) {
-      handedOver.set(req, context);
+    const built = context ?? handedOver.get(req);
+    if (built) {
+      handedOver.set(req, built);
       // Yoga's X-Request-Id and log line then name the id this context carries.
-      req.headers['x-request-id'] = context.requestId;
+      req.headers['x-request-id'] = built.requestId;
+    } else {
+      handedOver.delete(req);
     }
     return yoga(req, res);
   };
@@ -217,6 +225,8 @@ export function createHotPath(parts: HotPathParts, yoga: NodeHandler): NodeHandl
       if (!admitted) return handOver(req, res, body);
     }
     const context = parts.createContext(authorization, requestId);
+    // Kept from here: a failure below hands the request over with this context, not a new one.
+    handedOver.set(req, context);
     const cost = parts.costs.costOf(
       parts.schema,
       document,
@@ -279,14 +289,27 @@ export function createHotPath(parts: HotPathParts, yoga: NodeHandler): NodeHandl
     )
       return yoga(req, res);
     const started = performance.now();
+    markArrival(req, started);
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.once('end', () => {
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      serve(req, res, body, authorization, answerType, started).catch((error: unknown) => {
-        logger.error({ err: error }, 'hot path failed; the request goes to the usual pipeline');
-        if (!res.headersSent) handOver(req, res, body, handedOver.get(req));
-      });
+      Promise.resolve()
+        .then(() => serve(req, res, body, authorization, answerType, started))
+        .catch((error: unknown) => {
+          if (res.headersSent || handing.has(req)) {
+            logger.error({ err: error }, 'hot path failed after answering');
+            return;
+          }
+          logger.error({ err: error }, 'hot path failed; the request goes to the usual pipeline');
+          return handOver(req, res, body);
+        })
+        // Nothing a request does may end the process: a failure here is logged, and the socket
+        // closed if it was left without an answer.
+        .catch((error: unknown) => {
+          logger.error({ err: error }, 'hot path and pipeline both failed');
+          if (!res.headersSent) res.destroy();
+        });
     });
   };
 }

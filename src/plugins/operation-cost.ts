@@ -11,12 +11,14 @@ import {
   isInterfaceType,
   isObjectType,
   Kind,
+  type OperationDefinitionNode,
   type SelectionSetNode,
   type ValueNode,
   valueFromASTUntyped,
   visit,
 } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
 import type { GatewayContext } from '../context.ts';
 import { type ErrorCode, requestError } from '../error-codes.ts';
 import { LIST_SCAN_FIELDS } from '../schema/connections.ts';
@@ -70,6 +72,7 @@ export function operationCost(
   const indexed = options.indexed ?? new Set<string>();
   const operation = getOperationAST(document, operationName);
   if (!operation) return 0;
+  const values = effectiveVariables(operation, variables);
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
@@ -80,7 +83,7 @@ export function operationCost(
   const scans = new Map<string, boolean>();
 
   const resolved = (value: ValueNode | undefined): unknown =>
-    value === undefined ? undefined : valueFromASTUntyped(value, variables);
+    value === undefined ? undefined : valueFromASTUntyped(value, values);
   const count = (value: ValueNode | undefined): number | undefined => {
     const number = resolved(value);
     return typeof number === 'number' && number >= 0 ? number : undefined;
@@ -160,7 +163,14 @@ export function operationCost(
  * useCostLimit and the hot path (src/hot-path.ts) share one.
  */
 export class OperationCosts {
-  private readonly knownCosts = new WeakMap<DocumentNode, Map<string, number>>();
+  /**
+   * Costs by document (a number per document object), operation, indexed lists and counted
+   * values; one bound for all documents, least recently used first out, and only short values
+   * (a few hundred characters): a caller cannot make it hold more than COSTS_KEPT small entries.
+   */
+  private readonly known = new LRUCache<string, number>({ max: COSTS_KEPT });
+  private readonly documentIds = new WeakMap<DocumentNode, number>();
+  private nextDocumentId = 0;
   private readonly counted = new WeakMap<DocumentNode, readonly string[]>();
   readonly maxUpstreamCalls: number;
   private readonly walletIndexed: ((scope: string, field: string) => boolean) | undefined;
@@ -181,23 +191,24 @@ export class OperationCosts {
     if (this.walletIndexed && scope !== undefined) {
       for (const field of LIST_SCAN_FIELDS) if (this.walletIndexed(scope, field)) indexed.add(field);
     }
+    const operation = getOperationAST(document, operationName);
+    const effective = effectiveVariables(operation, variables);
     // The cost depends on the document, on which of the caller's lists are indexed, and on the
     // values of the variables its counted arguments use (a wallet's $id is not one of them).
-    const values = countedValues(this.countedVariables(document), variables);
-    const name = values === null ? null : `${operationName ?? ''}|${[...indexed].join(',')}|${values}`;
-    const byName = this.knownCosts.get(document);
-    const known = name === null ? undefined : byName?.get(name);
+    const values = countedValues(this.countedVariables(document), effective);
+    let id = this.documentIds.get(document);
+    if (id === undefined) {
+      id = this.nextDocumentId++;
+      this.documentIds.set(document, id);
+    }
+    const name = values === null ? null : `${id}|${operationName ?? ''}|${[...indexed].join(',')}|${values}`;
+    const known = name === null ? undefined : this.known.get(name);
     if (known !== undefined) return known;
-    const cost = operationCost(schema, document, operationName, variables ?? {}, {
+    const cost = operationCost(schema, document, operationName, effective, {
       maxUpstreamCalls: this.maxUpstreamCalls,
       indexed,
     });
-    if (name !== null) {
-      const costs = byName ?? new Map<string, number>();
-      // A document's costs are a handful (its screens' page sizes); values past that are not kept.
-      if (costs.size < COSTS_PER_DOCUMENT) costs.set(name, cost);
-      if (!byName) this.knownCosts.set(document, costs);
-    }
+    if (name !== null) this.known.set(name, cost);
     return cost;
   }
 
@@ -224,14 +235,37 @@ export class OperationCosts {
   }
 }
 
+/** Costs kept, all documents together. */
+const COSTS_KEPT = 10_000;
+/** Counted values longer than this (as JSON) are costed every time, not kept. */
+const COUNTED_VALUES_MAX_CHARS = 256;
+
+/**
+ * The variables as the operation executes with them: the caller's own values (own properties
+ * only: `$constructor` is not Object.prototype's), and each declared default where the caller
+ * gave none (an explicit null stays null). Costing the raw variables let `$n: Int = 1000` run
+ * unbounded: the executors apply the default, the cost did not see it.
+ */
+export function effectiveVariables(
+  operation: OperationDefinitionNode | null | undefined,
+  variables: Record<string, unknown> | null | undefined,
+): Record<string, unknown> {
+  const effective: Record<string, unknown> = Object.create(null);
+  if (variables) for (const name of Object.keys(variables)) effective[name] = variables[name];
+  for (const definition of operation?.variableDefinitions ?? []) {
+    const name = definition.variable.name.value;
+    if (definition.defaultValue && !Object.hasOwn(effective, name))
+      effective[name] = valueFromASTUntyped(definition.defaultValue);
+  }
+  return effective;
+}
+
 /** The arguments whose values operationCost reads: page sizes and the status filter. */
 const COUNTED_ARGUMENTS: ReadonlySet<string> = new Set(['first', 'last', 'status']);
-/** Costs kept per document: one per page size and filter an app uses. */
-const COSTS_PER_DOCUMENT = 64;
 
 /**
  * The values of `names` as text, or null when they cannot be told apart as text (a number JSON has
- * no text for would read as null): such a cost is computed every time.
+ * no text for would read as null) or are too long to keep: such a cost is computed every time.
  */
 function countedValues(
   names: readonly string[],
@@ -239,13 +273,14 @@ function countedValues(
 ): string | null {
   if (names.length === 0) return '';
   try {
-    return JSON.stringify(
-      names.map((name) => variables?.[name]),
+    const text = JSON.stringify(
+      names.map((name) => (variables && Object.hasOwn(variables, name) ? variables[name] : undefined)),
       (_key, value) => {
         if (typeof value === 'number' && !Number.isFinite(value)) throw new RangeError('not a JSON number');
         return value;
       },
     );
+    return text.length <= COUNTED_VALUES_MAX_CHARS ? text : null;
   } catch {
     return null;
   }

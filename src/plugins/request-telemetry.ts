@@ -44,8 +44,14 @@ export function useRequestTelemetry(options: {
   const states = new WeakMap<Request, RequestState>();
   const report = requestReporter(options);
   return {
-    onRequest({ request }) {
-      states.set(request, { started: performance.now(), codes: [], hasData: false, graphql: false });
+    onRequest({ request, serverContext }) {
+      const arrived = arrivals.get((serverContext as { req?: object } | undefined)?.req ?? request);
+      states.set(request, {
+        started: arrived ?? performance.now(),
+        codes: [],
+        hasData: false,
+        graphql: false,
+      });
     },
     onParse({ context }) {
       const state = states.get(context.request);
@@ -98,6 +104,14 @@ export function useRequestTelemetry(options: {
       });
     },
   };
+}
+
+/** When the hot path (src/hot-path.ts) took up a Node request it may hand to Yoga: its duration counts from then. */
+const arrivals = new WeakMap<object, number>();
+
+/** Notes when the Node request `req` arrived (performance.now()), for the request it becomes in Yoga. */
+export function markArrival(req: object, at: number): void {
+  arrivals.set(req, at);
 }
 
 /** What one HTTP request's access-log line and metrics are made of. */

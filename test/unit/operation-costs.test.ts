@@ -15,6 +15,8 @@ const documents = [
   'query L($n: Int) { wallets(first: 3) { nodes { deposits(last: $n) { nodes { id } totalCount } } } }',
   'query S($s: DepositStatus, $n: Int) { wallets(first: $n) { nodes { deposits(first: 5, status: $s) { totalCount } } } }',
   'query I($list: [Int]) { wallets(first: 2) { nodes { id } } }',
+  'query F($n: Int = 1000, $s: DepositStatus = COMPLETED) { wallets(first: $n) { nodes { deposits(first: $n, status: $s) { nodes { id } } } } }',
+  'query P($constructor: DepositStatus, $toString: Int) { wallets(first: $toString) { nodes { deposits(first: 5, status: $constructor) { totalCount } } } }',
 ].map((text) => parse(text));
 
 const values = fc.oneof(
@@ -26,7 +28,15 @@ const values = fc.oneof(
 const requests = fc.record({
   document: fc.integer({ min: 0, max: documents.length - 1 }),
   variables: fc.record(
-    { id: fc.string(), n: values, s: values, after: fc.option(fc.string()), list: fc.array(values) },
+    {
+      id: fc.string(),
+      n: values,
+      s: values,
+      after: fc.option(fc.string()),
+      list: fc.array(values),
+      constructor: values,
+      toString: values,
+    },
     { requiredKeys: [] },
   ),
   indexed: fc.boolean(),
@@ -50,5 +60,40 @@ describe('OperationCosts', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('operationCost', () => {
+  it('counts a variable’s default when the request gives no value, as the executors do', () => {
+    const document = parse(
+      'query Q($n: Int = 1000) { wallets(first: $n) { nodes { deposits(first: $n) { nodes { id amount } } } } }',
+    );
+    const explicit = operationCost(schema, document, undefined, { n: 1000 });
+    expect(operationCost(schema, document, undefined, {})).toBe(explicit);
+    expect(new OperationCosts(100).costOf(schema, document, undefined, {}, undefined)).toBe(explicit);
+    // An explicit null is the caller's value, not the default's.
+    expect(operationCost(schema, document, undefined, { n: null })).toBeLessThan(explicit);
+  });
+
+  it('reads only the variables the caller sent, not Object.prototype’s', () => {
+    const document = parse(
+      'query P($constructor: DepositStatus) { wallets(first: 2) { nodes { deposits(first: 5, status: $constructor) { totalCount } deposits2: deposits(first: 5, status: null) { totalCount } } } }',
+    );
+    const costs = new OperationCosts(100);
+    const sent = costs.costOf(schema, document, undefined, { constructor: null }, undefined);
+    expect(costs.costOf(schema, document, undefined, {}, undefined)).toBe(
+      operationCost(schema, document, undefined, {}),
+    );
+    expect(operationCost(schema, document, undefined, {})).toBe(sent);
+  });
+
+  it('keeps no cost for long values, and at most its bound in all', () => {
+    const document = parse('query S($s: DepositStatus) { deposits(first: 5, status: $s) { totalCount } }');
+    const costs = new OperationCosts(100);
+    const known = (costs as unknown as { known: { size: number } }).known;
+    costs.costOf(schema, document, undefined, { s: 'x'.repeat(90_000) }, undefined);
+    expect(known.size).toBe(0);
+    for (let n = 0; n < 12_000; n++) costs.costOf(schema, document, undefined, { s: `S${n}` }, undefined);
+    expect(known.size).toBe(10_000);
   });
 });

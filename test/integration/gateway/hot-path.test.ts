@@ -203,6 +203,11 @@ describe('the hot path answers as the pipeline does', () => {
     expect(JSON.parse(refused.hot.body).errors[0].extensions.code).toBe('QUERY_LIMIT_EXCEEDED');
     expect(refused.served).toBe(0);
     expect(refused.handedOver).toBe(1);
+    // A default is costed as the executors run it: `$n: Int = 100` without variables is refused too.
+    const defaulted = await both({ query: nested.replace('$n: Int!', '$n: Int = 100') });
+    expect(defaulted.hot).toEqual(defaulted.pipeline);
+    expect(defaulted.hot.status).toBe(400);
+    expect(JSON.parse(defaulted.hot.body).errors[0].extensions.code).toBe('QUERY_LIMIT_EXCEEDED');
   });
 
   it('echoes the caller’s request id and logs the request once, with it', async () => {
