@@ -627,7 +627,7 @@ async function report(
   }
   lines.push(
     '',
-    `Memory after the load, then ${IDLE_BEFORE_MEMORY_MS / 1000} s idle (V8's memory reducer collects once allocation stops, so the heap is mostly what is live):`,
+    `Memory after the load and ${IDLE_BEFORE_MEMORY_MS / 1000} s idle; the heap in use is garbage included, except with --heap-snapshots, whose snapshot collects it first:`,
     '',
     '| keys | process | RSS MB | V8 heap used MB | in a memory group: peak MiB, times at its limit, OOM kills, alive at the end |',
     '|---|---|---|---|---|',

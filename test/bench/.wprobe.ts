@@ -1,0 +1,10 @@
+import autocannon from 'autocannon';
+import { readFileSync } from 'node:fs';
+const [url, pid, wallet, secs = '8'] = process.argv.slice(2);
+const cpu = () => { const f = readFileSync(`/proc/${pid}/stat`, 'utf8'); const x = f.slice(f.lastIndexOf(')') + 2).split(' '); return (Number(x[11]) + Number(x[12])) * 10; };
+let n = 0;
+const body = () => JSON.stringify({ query: 'mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { __typename } }', variables: { input: { walletId: wallet, serviceFeeMode: 'EXCLUSIVE', currencyCode: 'USDT', amount: '0.01', destination: { type: 'crypto', rail: 'tron', identifier: 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7' }, idempotencyKey: `p-${process.pid}-${n++}` } } });
+const opts = { url, connections: 8, duration: Number(secs), requests: [{ method: 'POST', headers: { authorization: 'Bearer mw_sandbox_demo_acme_read_write', 'content-type': 'application/json' }, setupRequest: (r: object) => ({ ...r, method: 'POST', body: body() }) }] } as unknown as autocannon.Options;
+await autocannon({ ...opts, duration: 3 });
+const c0 = cpu(); const r = await autocannon(opts); const c1 = cpu();
+console.log(JSON.stringify({ rps: Math.round(r.requests.average), cpuMsPerReq: ((c1 - c0) / r.requests.total).toFixed(3), non2xx: r.non2xx }));
