@@ -357,6 +357,7 @@ async function memoryOf(started: Started, gateway: boolean) {
   const status = await readFile(`/proc/${started.child.pid}/status`, 'utf8').catch(() => '');
   const rss = /VmRSS:\s+(\d+) kB/.exec(status);
   let heap: number | null = null;
+  let hotPathShare: number | null = null;
   if (gateway) {
     const text = await fetch(`${started.url}/metrics`).then(
       (r) => r.text(),
@@ -364,8 +365,17 @@ async function memoryOf(started: Started, gateway: boolean) {
     );
     const used = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(text);
     heap = used ? Math.round(Number(used[1]) / 1e6) : null;
+    const served = Number(/^gateway_hot_path_total\{outcome="served"\} (\S+)$/m.exec(text)?.[1] ?? 0);
+    let requests = 0;
+    for (const match of text.matchAll(/^gateway_graphql_requests_total\{[^}]*\} (\S+)$/gm))
+      requests += Number(match[1]);
+    if (requests > 0) hotPathShare = Number((served / requests).toFixed(3));
   }
-  return { rssMB: rss ? Math.round(Number(rss[1]) / 1024) : null, heapMB: heap };
+  return {
+    rssMB: rss ? Math.round(Number(rss[1]) / 1024) : null,
+    heapMB: heap,
+    ...(hotPathShare !== null && { hotPathShare }),
+  };
 }
 
 /** A heap snapshot of `started` (run with --heapsnapshot-signal=SIGUSR2), renamed to `<dir>/<name>.heapsnapshot`. */
@@ -421,6 +431,8 @@ interface Memory {
   name: string;
   rssMB: number | null;
   heapMB: number | null;
+  /** Of the gateway's GraphQL requests since it started, the share the hot path answered. */
+  hotPathShare?: number;
   limit?: { peakMB: number; limitHits: number; oomKills: number; alive: boolean };
 }
 
@@ -629,12 +641,12 @@ async function report(
     '',
     `Memory after the load and ${IDLE_BEFORE_MEMORY_MS / 1000} s idle; the heap in use is garbage included, except with --heap-snapshots, whose snapshot collects it first:`,
     '',
-    '| keys | process | RSS MB | V8 heap used MB | in a memory group: peak MiB, times at its limit, OOM kills, alive at the end |',
-    '|---|---|---|---|---|',
+    '| keys | process | RSS MB | V8 heap used MB | hot path share | in a memory group: peak MiB, times at its limit, OOM kills, alive at the end |',
+    '|---|---|---|---|---|---|',
   );
   for (const m of memory)
     lines.push(
-      `| ${m.keys.toLocaleString('en')} | ${m.name} | ${m.rssMB ?? 'n/a'} | ${m.heapMB ?? 'n/a'} | ${m.limit ? `${m.limit.peakMB}, ${m.limit.limitHits}, ${m.limit.oomKills}, ${m.limit.alive ? 'yes' : '**no**'}` : ''} |`,
+      `| ${m.keys.toLocaleString('en')} | ${m.name} | ${m.rssMB ?? 'n/a'} | ${m.heapMB ?? 'n/a'} | ${m.hotPathShare ?? ''} | ${m.limit ? `${m.limit.peakMB}, ${m.limit.limitHits}, ${m.limit.oomKills}, ${m.limit.alive ? 'yes' : '**no**'}` : ''} |`,
     );
   for (const row of rows) {
     const limitedName = Object.keys(row.figures).find((name) => name.startsWith('gateway in '));
