@@ -84,11 +84,9 @@ async function ask(
   };
 }
 
-function hotPathCount(outcome: 'served' | 'handed_over'): number {
-  const metric = hot.metrics.registry.getSingleMetric('gateway_hot_path_total') as unknown as {
-    hashMap: Record<string, { value: number; labels: { outcome: string } }>;
-  };
-  return Object.values(metric.hashMap).find((entry) => entry.labels.outcome === outcome)?.value ?? 0;
+async function hotPathCount(outcome: 'served' | 'handed_over'): Promise<number> {
+  const counted = await hot.metrics.registry.getSingleMetric('gateway_hot_path_total')?.get();
+  return counted?.values.find((sample) => sample.labels.outcome === outcome)?.value ?? 0;
 }
 
 /** Both gateways' answers to `body`, once each has run it past compiling (the hot path serves compiled queries). */
@@ -97,13 +95,13 @@ async function both(body: unknown, headers: Record<string, string> = {}) {
     await ask(hot, body, headers);
     await ask(pipeline, body, headers);
   }
-  const served = hotPathCount('served');
-  const handedOver = hotPathCount('handed_over');
+  const served = await hotPathCount('served');
+  const handedOver = await hotPathCount('handed_over');
   const answers = { hot: await ask(hot, body, headers), pipeline: await ask(pipeline, body, headers) };
   return {
     ...answers,
-    served: hotPathCount('served') - served,
-    handedOver: hotPathCount('handed_over') - handedOver,
+    served: (await hotPathCount('served')) - served,
+    handedOver: (await hotPathCount('handed_over')) - handedOver,
   };
 }
 
