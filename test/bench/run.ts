@@ -104,6 +104,8 @@ const { values } = parseArgs({
     'memory-limit': { type: 'string' },
     /** With --many-merchants: a heap snapshot of this checkout's gateway after each key count's load, into this directory. */
     'heap-snapshots': { type: 'string' },
+    /** With --many-merchants: LOG_LEVEL of this checkout's gateway (default warn: no access log), e.g. `info` as production. */
+    'log-level': { type: 'string' },
     /** With --many-merchants: NODE_OPTIONS for this checkout's gateway, e.g. `--heapsnapshot-signal=SIGUSR2`. */
     'node-options': { type: 'string' },
   },
