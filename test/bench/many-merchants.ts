@@ -18,7 +18,7 @@
  *
  * `--profile DIR` starts the gateway with `--cpu-prof` (written to DIR when it stops; summarise it
  * with `node test/bench/profile-summary.ts DIR/*.cpuprofile`); `--node-options='…'` gives it other
- * Node options, `--log-level info` its LOG_LEVEL (warn by default: no access log). `--heap-snapshots DIR` writes a heap snapshot of the gateway after each key count's
+ * Node options, `--log-level info` its LOG_LEVEL and the baseline's (warn by default: no access log). `--heap-snapshots DIR` writes a heap snapshot of the gateway after each key count's
  * load (summarise two with `node test/bench/heap-summary.ts A B`). `--memory-limit MiB` also runs
  * a copy of the gateway in a cgroup v1 memory group of that size (root only).
  */
@@ -475,7 +475,9 @@ export async function manyMerchants(kit: BenchKit): Promise<void> {
       ...(logLevel && { LOG_LEVEL: logLevel }),
     });
     kit.pinUnderTest(gateway.child.pid);
-    const baseline = baselineDir ? await kit.startBenchGateway(sandbox.url, {}, baselineDir) : undefined;
+    const baseline = baselineDir
+      ? await kit.startBenchGateway(sandbox.url, logLevel ? { LOG_LEVEL: logLevel } : {}, baselineDir)
+      : undefined;
     kit.pinUnderTest(baseline?.child.pid);
     const limited = memoryLimitMB
       ? await kit.startBenchGateway(sandbox.url, nodeOptions ? { NODE_OPTIONS: nodeOptions } : {})
