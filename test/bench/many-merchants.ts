@@ -449,7 +449,7 @@ export async function manyMerchants(kit: BenchKit): Promise<void> {
     .map((k) => Number(k.trim().replace(/k$/i, '000')));
   const latencies = (kit.values.latency as string[] | undefined)?.map(Number) ?? [0, 5];
   const seconds = kit.values.seconds ? Number(kit.values.seconds) : kit.quick ? 2 : 10;
-  const warmup = kit.quick ? 2 : 10;
+  const warmup = kit.values.warmup ? Number(kit.values.warmup) : kit.quick ? 2 : 10;
   const rounds = Math.max(1, Number(kit.values.rounds ?? (kit.quick ? 1 : 3)));
   const connections = Number(kit.values.connections ?? 16);
   const baselineDir = kit.values.baseline as string | undefined;

@@ -60,6 +60,8 @@ const { values } = parseArgs({
     rounds: { type: 'string' },
     /** Seconds of load per measurement (10, or 1 with --quick): many short rounds follow drift more closely. */
     seconds: { type: 'string' },
+    /** --many-merchants: seconds of warm-up per process before the rounds (10; 2 with --quick). */
+    warmup: { type: 'string' },
     /** The fleet runs instead: S1 and S4 with in-process stores, Redis (without and with WAIT), Cluster, and WORKERS=2. */
     fleet: { type: 'boolean', default: false },
     /** Only the store's part of the fleet run: what the WAIT costs a withdrawal's Redis writes. */
