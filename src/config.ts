@@ -121,6 +121,8 @@ export interface Config {
   workers: number;
   /** Requests per key and window; undefined: no inbound limit. */
   rateLimitPerKey: { points: number; durationSeconds: number } | undefined;
+  /** RATE_LIMIT_PER_MERCHANT: one limit for all of a merchant's keys (merchants.ts); a key of no known merchant is its own. */
+  rateLimitPerMerchant: { points: number; durationSeconds: number } | undefined;
   /** The fleet's shared Redis (idempotency, leases, notices, limits); undefined: in-process stores. */
   redis: RedisSettings | undefined;
   /** The persisted-documents manifest (hash → text; empty without PERSISTED_DOCUMENTS), and what documents outside it may do. */
@@ -262,6 +264,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     redis: redisOf(c),
     workers: workersOf(c),
     rateLimitPerKey: c.RATE_LIMIT_PER_KEY ? parseRate(c.RATE_LIMIT_PER_KEY) : undefined,
+    rateLimitPerMerchant: c.RATE_LIMIT_PER_MERCHANT ? parseRate(c.RATE_LIMIT_PER_MERCHANT) : undefined,
     metrics:
       c.METRICS === false
         ? undefined

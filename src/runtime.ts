@@ -11,7 +11,7 @@ import { listenMetrics } from './observability/metrics-server.ts';
 import { startTracing } from './observability/tracing.ts';
 import { type Compression, useCompression } from './plugins/compression.ts';
 import type { DocumentCache } from './plugins/document-cache.ts';
-import { createRateLimiter, type RateLimiter } from './plugins/rate-limit.ts';
+import { combinedRateLimiter, createRateLimiter, type RateLimiter } from './plugins/rate-limit.ts';
 import type { PersistedQueryRegistry } from './plugins/trusted-documents.ts';
 import {
   duplicateClient,
@@ -21,6 +21,7 @@ import {
 } from './redis/connection.ts';
 import { fleetEvents, fleetInvalidation, fleetScopeSecret, keepFleetScopeSecret } from './redis/fleet.ts';
 import { RedisHealth } from './redis/health.ts';
+import { redisMerchantRecords } from './redis/merchant-records.ts';
 import { redisIndexChunks } from './redis/wallet-index-chunks.ts';
 import { RELEASE } from './release.ts';
 import { listen, type RunningServer } from './server.ts';
@@ -169,6 +170,7 @@ export async function createGatewayRuntime(
           ...(!config.queryDeduplication && { keptResultsShare: 0 }),
           baseURL: infrastructure.upstreamURL,
           scopes,
+          ...(redis && { merchantRecords: redisMerchantRecords(redis, logger) }),
           ...(invalidation && { onWithdrawal: invalidation.publish }),
           telemetry: { ...(metrics && { observer: metrics }), ...(tracer && { tracer }) },
         },
@@ -204,6 +206,7 @@ export async function createGatewayRuntime(
       new MemoryIdempotencyStore({
         maxKeys: config.idempotencyMaxKeys,
         maxKeysPerCaller: config.idempotencyMaxKeysPerCaller,
+        groupOf: (scope) => client.merchants.of(scope),
         ...(metrics && { onEvicted: () => metrics.idempotency('evicted_refusal') }),
       });
     // Should Redis lose the scope secret, every replica ends up on one secret again.
@@ -272,7 +275,13 @@ export async function createGatewayRuntime(
       idempotencyStore,
       rateLimiter:
         infrastructure.rateLimiter ??
-        (config.rateLimitPerKey ? createRateLimiter(config.rateLimitPerKey, redis, redisHealth) : null),
+        combinedRateLimiter(
+          config.rateLimitPerKey ? createRateLimiter(config.rateLimitPerKey, redis, redisHealth) : null,
+          config.rateLimitPerMerchant
+            ? createRateLimiter(config.rateLimitPerMerchant, redis, redisHealth, 'mwg:rate-merchant')
+            : null,
+          (scope) => client.merchants.of(scope),
+        ),
       compression:
         infrastructure.compression ?? (config.compression ? useCompression(config.compression) : undefined),
       ...(infrastructure.documentCache && { documentCache: infrastructure.documentCache }),

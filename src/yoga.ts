@@ -129,9 +129,13 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
     ...config.queryLimits,
     blockFieldSuggestions: !introspection,
     maxUpstreamCalls: config.maxUpstreamCallsPerRequest,
+    groupOf: (scope: string) => deps.client.merchants.of(scope),
     ...(walletIndexing && {
       walletIndexed: (scope: string, field: string) =>
-        walletIndexing.indexes.ready(scope, field === 'Wallet.deposits' ? 'deposits' : 'withdrawalIntents'),
+        walletIndexing.indexes.ready(
+          deps.client.merchants.of(scope),
+          field === 'Wallet.deposits' ? 'deposits' : 'withdrawalIntents',
+        ),
     }),
   };
   // What an outsider sends is not kept (parsed documents, APQ registrations): only what comes with

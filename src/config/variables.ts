@@ -119,6 +119,10 @@ export const schema = z.object({
     .string()
     .regex(/^[1-9]\d{0,6}\/(s|m|h)$/, { error: 'must be <requests>/<s|m|h>, e.g. 100/s' })
     .optional(),
+  RATE_LIMIT_PER_MERCHANT: z
+    .string()
+    .regex(/^[1-9]\d{0,6}\/(s|m|h)$/, { error: 'must be <requests>/<s|m|h>, e.g. 300/s' })
+    .optional(),
   PERSISTED_DOCUMENTS: z.string().min(1).optional(),
   PERSISTED_DOCUMENTS_MODE: z
     .enum(['off', 'audit', 'enforce'], { error: 'must be off, audit or enforce' })

@@ -131,7 +131,7 @@ export function createLoaders(
             : client.listWithdrawalIntents(caller, params, { fresh: true });
         reader = new MerchantListReader<DepositDTO | WithdrawalIntentDTO>({
           list: resource,
-          scope: caller.scope,
+          owner: () => client.merchants.of(caller.scope),
           authorization: caller.authorization,
           // The newest page through the request's page loader (deduplicated, primes the by-id
           // loaders, may come from the micro-cache); every other page fresh, straight to the

@@ -46,8 +46,12 @@ export interface Aged<T> {
 
 export interface ListReaderOptions<T> {
   list: IndexedList;
-  /** The caller's scope (the index is per scope). */
-  scope: string;
+  /**
+   * Whose index the list has: the caller's merchant (merchants.ts), or its scope while its
+   * merchant is not known. Asked once per reader, after the head was read (which names the
+   * merchant's wallets, so a new key of a known merchant finds its merchant's index at once).
+   */
+  owner: () => string;
   authorization: string;
   /** A page of the merchant list (unfiltered, or with the reader's status filter). */
   fetchPage: (request: PageRequest) => Promise<Page<T>>;
@@ -66,6 +70,14 @@ export class MerchantListReader<T extends ListItem> {
 
   constructor(options: ListReaderOptions<T>) {
     this.options = options;
+  }
+
+  private ownerMemo: string | undefined;
+
+  /** The index's owner (see ListReaderOptions.owner), fixed for the rest of the request. */
+  private get scope(): string {
+    this.ownerMemo ??= this.options.owner();
+    return this.ownerMemo;
   }
 
   get list(): IndexedList {
@@ -90,7 +102,7 @@ export class MerchantListReader<T extends ListItem> {
 
   /** Whether a background job is building this list's index (for the advice of a refused request). */
   get indexing(): boolean {
-    return this.options.builds?.pending(this.options.scope, this.options.list) ?? false;
+    return this.options.builds?.pending(this.scope, this.options.list) ?? false;
   }
 
   /** The wallet index, up to date with this request's head, or null. Memoised per request. */
@@ -100,8 +112,9 @@ export class MerchantListReader<T extends ListItem> {
   }
 
   private async syncIndex(): Promise<ListIndex | null> {
-    const { indexes, builds, scope, list, authorization } = this.options;
+    const { indexes, builds, list, authorization } = this.options;
     const head = await this.head();
+    const scope = this.scope;
     const index = indexes?.of(scope, list);
     if (!indexes || !index || index.discarded) return null;
     // A list longer than the head with no index yet: the request walks, and a walk past the head
@@ -139,7 +152,8 @@ export class MerchantListReader<T extends ListItem> {
    * its wallet index pays, so a background job is asked to build it (or catch it up).
    */
   walkedPastHead(): void {
-    const { builds, indexes, scope, list, authorization } = this.options;
+    const { builds, indexes, list, authorization } = this.options;
+    const scope = this.scope;
     if (!builds || !indexes?.enabled || this.askedForIndex) return;
     this.askedForIndex = true;
     builds.request(scope, list, authorization, this.total);
@@ -178,7 +192,8 @@ export class MerchantListReader<T extends ListItem> {
     for (const [age, item] of found) {
       if (item.wallet.id !== walletId || !index.matches(age, item)) {
         index.discard('moved');
-        const { builds, indexes, scope, list, authorization } = this.options;
+        const { builds, indexes, list, authorization } = this.options;
+        const scope = this.scope;
         if (builds) builds.contradicted(scope, list, authorization, this.total);
         else indexes?.forget(scope, list);
         return null;

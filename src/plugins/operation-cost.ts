@@ -151,8 +151,8 @@ export function operationCost(
 /**
  * Rejects an operation whose cost exceeds `maxCost` before it executes (variables are known only
  * then); operationCost says how it is counted. An operation that walks a whole list (costs at
- * least READ_COST × `maxUpstreamCalls`) then waits until fewer than `walksPerKey` of its key's
- * walks execute, FIFO, at most until its request's deadline (then RATE_LIMITED, nothing run).
+ * least READ_COST × `maxUpstreamCalls`) then waits until fewer than `walksPerKey` of its merchant's
+ * walks execute (its key's, while its merchant is not known: `groupOf`, merchants.ts), FIFO, at most until its request's deadline (then RATE_LIMITED, nothing run).
  */
 /**
  * An operation's cost for a caller (operationCost), with the caller's indexed lists counted as
@@ -286,7 +286,12 @@ function countedValues(
   }
 }
 
-export function useCostLimit(maxCost: number, costs: OperationCosts, walksPerKey: number): Plugin {
+export function useCostLimit(
+  maxCost: number,
+  costs: OperationCosts,
+  walksPerKey: number,
+  groupOf: (scope: string) => string = (scope) => scope,
+): Plugin {
   const { maxUpstreamCalls } = costs;
   const costOf = (args: ExecutionArgs): number =>
     costs.costOf(
@@ -321,12 +326,12 @@ export function useCostLimit(maxCost: number, costs: OperationCosts, walksPerKey
     const context = hook.args.contextValue as Partial<GatewayContext> | undefined;
     if (cost === null || cost < walkCost || walksPerKey <= 0) return;
     if (!context?.authorization || !context.caller) return;
-    const entered = walks.enter(context.caller.scope, context.caller.deadline);
+    const entered = walks.enter(groupOf(context.caller.scope), context.caller.deadline);
     const settle = (release: (() => void) | null) => {
       if (!release) {
         const error = requestError(
           'RATE_LIMITED',
-          `This key had ${walksPerKey} operations reading a merchant's whole list running until this request's deadline; retry when they are done, or select totalCount less often.`,
+          `This merchant's keys had ${walksPerKey} operations reading its whole list running until this request's deadline; retry when they are done, or select totalCount less often.`,
           { extensions: { retryAfterSeconds: 1, walksPerKey } },
         );
         hook.setResultAndStopExecution({ data: null, errors: [error] });

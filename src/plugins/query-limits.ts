@@ -27,6 +27,8 @@ export interface QueryLimits extends QueryLimitSettings {
    * without `before`) then count one read, not the call budget. Default: none has.
    */
   walletIndexed?: (scope: string, field: string) => boolean;
+  /** Whose walk slots a caller scope takes: its merchant's (merchants.ts); default, its own. */
+  groupOf?: (scope: string) => string;
 }
 
 const CODE = 'QUERY_LIMIT_EXCEEDED' satisfies ErrorCode;
@@ -65,7 +67,7 @@ export function useQueryLimits(
   return [
     useVariableDepthLimit(INPUT_LIMITS.variableDepth),
     ...(armor.protect().plugins as Plugin[]),
-    useCostLimit(limits.maxCost, costs, limits.walksPerKey),
+    useCostLimit(limits.maxCost, costs, limits.walksPerKey, limits.groupOf),
     useLimitStatus(),
   ];
 }

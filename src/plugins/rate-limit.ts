@@ -31,8 +31,9 @@ export function createRateLimiter(
   limit: RateLimit,
   redis: RedisClient | undefined,
   health?: RedisHealth,
+  keyPrefix = 'mwg:rate',
 ): RateLimiter {
-  const options = { points: limit.points, duration: limit.durationSeconds, keyPrefix: 'mwg:rate' };
+  const options = { points: limit.points, duration: limit.durationSeconds, keyPrefix };
   const local = new RateLimiterMemory(options);
   if (!redis) return local;
   const shared = new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true });
@@ -49,6 +50,40 @@ export function createRateLimiter(
         return local.consume(key);
       }
     },
+  };
+}
+
+/** The refusal of a merchant's limit (RATE_LIMIT_PER_MERCHANT), worded as such. */
+export class MerchantRateLimited extends RateLimiterRes {
+  readonly points: number;
+  readonly duration: number;
+
+  constructor(refused: RateLimiterRes, limiter: RateLimiter) {
+    super(refused.remainingPoints, refused.msBeforeNext, refused.consumedPoints, refused.isFirstInDuration);
+    this.points = limiter.points;
+    this.duration = limiter.duration;
+  }
+}
+
+/**
+ * RATE_LIMIT_PER_KEY and RATE_LIMIT_PER_MERCHANT as one limiter of caller scopes: a request is
+ * counted against its key's limit, then, if admitted, against its merchant's (`groupOf`:
+ * merchants.ts; a key of no known merchant is a merchant of its own). Null when neither is set.
+ */
+export function combinedRateLimiter(
+  perKey: RateLimiter | null,
+  perMerchant: RateLimiter | null,
+  groupOf: (scope: string) => string,
+): RateLimiter | null {
+  if (!perMerchant) return perKey;
+  const merchant = (scope: string) =>
+    perMerchant.consume(groupOf(scope)).catch((rejection: unknown) => {
+      throw rejection instanceof RateLimiterRes ? new MerchantRateLimited(rejection, perMerchant) : rejection;
+    });
+  return {
+    points: perKey?.points ?? perMerchant.points,
+    duration: perKey?.duration ?? perMerchant.duration,
+    consume: (scope) => (perKey ? perKey.consume(scope).then(() => merchant(scope)) : merchant(scope)),
   };
 }
 
@@ -85,7 +120,10 @@ export function useRateLimit(limiter: RateLimiter, scopes: Pick<CallerScopes, 's
           if (!(rejection instanceof RateLimiterRes)) return;
           const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
           const error = {
-            message: `Too many requests for this API key: at most ${limiter.points} every ${limiter.duration} s. Retry after ${seconds} s.`,
+            message:
+              rejection instanceof MerchantRateLimited
+                ? `Too many requests for this merchant's API keys together: at most ${rejection.points} every ${rejection.duration} s. Retry after ${seconds} s.`
+                : `Too many requests for this API key: at most ${limiter.points} every ${limiter.duration} s. Retry after ${seconds} s.`,
             extensions: { code: 'RATE_LIMITED' satisfies ErrorCode, retryAfterSeconds: seconds },
           };
           endResponse(

@@ -8,8 +8,8 @@ import type { RedisClient } from './connection.ts';
  *
  * An index is stored in chunks of INDEX_CHUNK ages, each written once it is full: what an age
  * holds never changes (its item's wallet and id), so a chunk is immutable and any replica's copy
- * of it is the same. Keys, under the caller scope's hash tag (the same slot as its idempotency
- * records in a Cluster):
+ * of it is the same. Keys, under the index owner's hash tag (its merchant's tag, merchants.ts, or
+ * the caller scope while its merchant is not known):
  *
  *   mwg:{scope}:windex:{list}:gen         the generation (a number; absent: 0)
  *   mwg:{scope}:windex:{list}:{gen}:{n}   chunk n of that generation: JSON {v, w, d}, where `w`

@@ -41,6 +41,15 @@ export class CallerScopes {
   }
 
   /**
+   * The tag of a wallet id, for grouping keys by merchant (merchants.ts): an HMAC under the same
+   * secret, so every replica of a fleet agrees on it, over a prefix no Authorization value has
+   * (a scope is of a whole Authorization value, `Bearer …`), so a tag never equals a scope.
+   */
+  tagOf(walletId: string): string {
+    return createHmac('sha256', this.secret).update(`wallet\n${walletId}`).digest('base64url');
+  }
+
+  /**
    * From now on, scopes are HMACs under this secret (the fleet's, when Redis lost it and another
    * was agreed: keepFleetScopeSecret), for every key at once: the scopes kept are forgotten.
    * Micro-cache entries under the old scopes become unreachable and age out.
@@ -48,5 +57,9 @@ export class CallerScopes {
   useSecret(secret: Buffer): void {
     this.secret = createSecretKey(secret);
     this.scopes.clear();
+    for (const listener of this.onSecret) listener();
   }
+
+  /** Called after `useSecret`: whatever was derived from the old secret is to be dropped. */
+  readonly onSecret = new Set<() => void>();
 }

@@ -7,6 +7,7 @@ import { CallerScopes } from './caller-scope.ts';
 import { type Decoder, decodeOne, decodePage, decodeResponse, envelopeCode } from './envelope.ts';
 import { fromUpstreamStatus } from './error-mapping.ts';
 import { KeyEvidence } from './key-evidence.ts';
+import { type MerchantRecords, Merchants, walletIdsOf } from './merchants.ts';
 import { type CachedReads, KEPT_RESULTS_SHARE, RequestReads } from './reads.ts';
 import { Transport, type TransportOptions } from './transport.ts';
 import type {
@@ -55,6 +56,8 @@ export interface UpstreamClientOptions extends TransportOptions {
    * 0 remembers none. Default REFUSED_KEY_TTL_MS.
    */
   refusedKeyTtlMs?: number;
+  /** The fleet's record of which merchant each wallet is (redis/merchant-records.ts); none: this process's own. */
+  merchantRecords?: MerchantRecords;
 }
 
 /** What bounds a Caller's REST calls (MerchantWalletClient.caller). */
@@ -111,6 +114,12 @@ export class MerchantWalletClient {
   readonly cachedReads: CachedReads;
   /** Callers' scopes: the ones the runtime hands the server and the rate limiter too. */
   readonly scopes: CallerScopes;
+  /**
+   * Which keys are one merchant's, learnt from the wallets their answers name (merchants.ts):
+   * what a merchant's keys share (wallet index, fair share, walk slots, bounds) is keyed by
+   * `merchants.of(scope)`.
+   */
+  readonly merchants: Merchants;
   private readonly onWithdrawal: ((scope: string) => Promise<void>) | undefined;
   /** What the REST API said of each caller scope lately: accepted, refused, or not known yet. */
   private readonly evidence: KeyEvidence;
@@ -124,7 +133,16 @@ export class MerchantWalletClient {
   >();
 
   constructor(options: UpstreamClientOptions, clock?: () => number) {
-    this.transport = new Transport(options, options.telemetry);
+    this.scopes = options.scopes ?? new CallerScopes();
+    this.merchants = new Merchants(this.scopes, {
+      ...(options.merchantRecords && { records: options.merchantRecords }),
+    });
+    this.scopes.onSecret.add(() => this.merchants.clear());
+    // A merchant's keys take one fair share between them (fair-share.ts).
+    this.transport = new Transport(
+      { ...options, fairShare: { shareOf: (scope) => this.merchants.of(scope), ...options.fairShare } },
+      options.telemetry,
+    );
     this.onWithdrawal = options.onWithdrawal;
     const keptMaxBytes = Math.floor(options.cacheMaxBytes * (options.keptResultsShare ?? KEPT_RESULTS_SHARE));
     this.cache = new ResponseCache({
@@ -140,8 +158,9 @@ export class MerchantWalletClient {
       now,
       isCurrent: (reads) => this.cache.isCurrent(reads),
     };
-    this.scopes = options.scopes ?? new CallerScopes();
-    this.evidence = new KeyEvidence(options.refusedKeyTtlMs ?? REFUSED_KEY_TTL_MS);
+    this.evidence = new KeyEvidence(options.refusedKeyTtlMs ?? REFUSED_KEY_TTL_MS, undefined, (scope) =>
+      this.merchants.forget(scope),
+    );
   }
 
   /**
@@ -400,7 +419,27 @@ export class MerchantWalletClient {
     const read = () => this.evidence.send(caller.scope, () => this.transport.get(caller, route, path));
     if (fresh) caller.reads.read(null);
     const response = fresh ? await read() : await this.cache.get(caller.scope, path, read, caller.reads);
-    return decodeResponse(response, decode);
+    const value = decodeResponse(response, decode);
+    if (!this.merchants.fresh(caller.scope)) this.merchants.learn(caller.scope, walletIdsIn(route, value));
+    return value;
+  }
+}
+
+/** The wallet ids a decoded 2xx answer names: each is a wallet of the caller's merchant (merchants.ts). */
+function walletIdsIn(route: string, value: unknown): string[] {
+  switch (route) {
+    case 'GET /wallets':
+      return (value as Page<WalletDTO>).items.map((wallet) => wallet.id);
+    case 'GET /wallets/{id}':
+      return [(value as WalletDTO).id];
+    case 'GET /deposits':
+    case 'GET /withdrawal-intents':
+      return walletIdsOf((value as Page<DepositDTO | WithdrawalIntentDTO>).items);
+    case 'GET /deposits/{id}':
+    case 'GET /withdrawal-intents/{id}':
+      return walletIdsOf([value as DepositDTO | WithdrawalIntentDTO]);
+    default:
+      return [];
   }
 }
 

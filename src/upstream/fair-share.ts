@@ -30,9 +30,9 @@ import { deadlinePassed } from './wire.ts';
  *   keep both busy; the pace bounds the share of their time one key takes. A call that could not go before
  *   its deadline fails at once, unsent, as a queued one does.
  *
- * A merchant with several keys gets a share per key: the gateway only knows keys (the REST API,
- * not the gateway, knows whose a key is). What bounds that is the keys a merchant creates, each of
- * which it must hold, and UPSTREAM_CONNECTIONS for all keys together. Requests that stay within
+ * A merchant with several keys gets one share for all of them once the gateway has learnt they
+ * are one merchant's (`shareOf`: merchants.ts, from the wallets their answers name); until then,
+ * and for a key that shows no wallet, a share per key. Requests that stay within
  * their first calls are not bounded here (RATE_LIMIT_PER_KEY bounds those). Memory: one entry per
  * key with expensive calls in flight or queued, removed when its last one ends.
  */
@@ -47,7 +47,12 @@ export interface FairShareOptions {
   callsPerSecond?: number;
   /** A request's calls that go at once and take no slot; default FREE_CALLS_PER_REQUEST. */
   freeCallsPerRequest?: number;
-  /** Called each time a call has to wait for its scope's share (metrics, tests). */
+  /**
+   * Whose share a caller scope's calls take: its merchant's (merchants.ts, Merchants.of), so a
+   * merchant's keys share one; default, the scope's own.
+   */
+  shareOf?: (scope: string) => string;
+  /** Called with the caller's scope each time one of its calls has to wait for its share (metrics, tests). */
   onQueued?: (scope: string) => void;
 }
 
@@ -106,7 +111,8 @@ export class FairShare {
     if (this.options.callsPerKey <= 0) return next;
     return async (call, attempt) => {
       if (this.isFree(call)) return next(call, attempt);
-      const scope = call.caller.scope;
+      // Taken once: the slot goes back to the share it came from, whatever is learnt meanwhile.
+      const scope = this.options.shareOf?.(call.caller.scope) ?? call.caller.scope;
       await this.pace(scope, call, activity);
       await this.acquire(scope, call, activity);
       try {
@@ -150,7 +156,7 @@ export class FairShare {
     const next = Math.max(due, now) + interval;
     this.paced.set(scope, next, { ttl: Math.ceil(next - now) });
     if (delay === 0) return;
-    this.options.onQueued?.(scope);
+    this.options.onQueued?.(call.caller.scope);
     this.queuedCalls++;
     activity.timers++;
     return new Promise((resolve) =>
@@ -181,7 +187,7 @@ export class FairShare {
     const { deadline } = call.caller;
     const remaining = deadline === undefined ? undefined : deadline - Date.now();
     if (remaining !== undefined && remaining <= 0) return Promise.reject(deadlinePassed());
-    this.options.onQueued?.(scope);
+    this.options.onQueued?.(call.caller.scope);
     this.queuedCalls++;
     return new Promise<void>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;

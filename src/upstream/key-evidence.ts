@@ -36,8 +36,12 @@ export class KeyEvidence {
   /**
    * `refusedTtlMs`: how long a 401 is remembered; 0 remembers none (calls still wait for a first
    * one). `now`: the clock of both TTLs (a test's); default the LRU's own (performance.now).
+   * `onRefused`: told of each 401 (the key no longer counts as its merchant's: merchants.ts).
    */
-  constructor(refusedTtlMs: number, now?: () => number) {
+  private readonly onRefused: ((scope: string) => void) | undefined;
+
+  constructor(refusedTtlMs: number, now?: () => number, onRefused?: (scope: string) => void) {
+    this.onRefused = onRefused;
     // A test clock must be read on every access, not memoised between timer ticks.
     const clock = now && { perf: { now }, ttlResolution: 0 };
     this.knownGood = new LRUCache({ max: SCOPES_KEPT, ttl: KNOWN_GOOD_TTL_MS, ...clock });
@@ -103,6 +107,7 @@ export class KeyEvidence {
       // The code as the client is shown it (a machine word, or null), not whatever the body held.
       const code = fromUpstreamStatus(401, envelopeCode(response.json), null).upstream?.code ?? null;
       this.refused?.set(scope, { code });
+      this.onRefused?.(scope);
     }
     return response;
   }

@@ -7,8 +7,8 @@ import type { WithdrawalIntentDTO } from '../upstream/types.ts';
  *
  * - **Key records**, per (caller scope, idempotency key), for 24 h: what the key's first request
  *   did. A request holds its key with a lease while its POST may be in flight, so no other
- *   request, in this process or another, sends meanwhile. Records are bounded per caller scope and
- *   in all. At a bound, the oldest refused record is forgotten to make room (the caller's own at
+ *   request, in this process or another, sends meanwhile. Records are bounded per caller scope
+ *   (in this process's store: per merchant, all its keys together, StoreBounds.groupOf) and in all. At a bound, the oldest refused record is forgotten to make room (the caller's own at
  *   its bound): a refusal holds no money, since its key created nothing, so a retry that then finds
  *   the key free sends at most one POST, as after a definite failure. Pending and succeeded records
  *   are never forgotten: when they fill a bound a new key is refused unsent (StoreFullError), so
@@ -77,7 +77,7 @@ export class StoreFullError extends Error {
   constructor(scope: 'caller' | 'store') {
     super(
       scope === 'caller'
-        ? 'this API key holds the most idempotency keys allowed'
+        ? "this API key (or its merchant's keys together) holds the most idempotency keys allowed"
         : 'the idempotency store is full',
     );
     this.name = 'StoreFullError';
@@ -194,6 +194,12 @@ export interface StoreBounds {
   maxKeys: number;
   /** Told of each refused record forgotten to make room (the `evicted_refusal` metric). */
   onEvicted?: () => void;
+  /**
+   * Whose bound a caller scope's keys count against: its merchant's (merchants.ts), so one
+   * merchant's many keys hold at most `maxKeysPerCaller` between them; default, the scope's own.
+   * Only the bound is shared: a key's records stay its own (idempotency keys are per API key).
+   */
+  groupOf?: (scope: string) => string;
 }
 
 interface Expiring<T> {
@@ -205,6 +211,8 @@ interface Expiring<T> {
 interface KeyEntry extends Expiring<IdempotencyRecord> {
   scope: string;
   key: string;
+  /** The bound it counts against (StoreBounds.groupOf), as when it was claimed. */
+  group: string;
 }
 
 /**
@@ -217,9 +225,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly records = new Map<string, Map<string, KeyEntry>>();
   /** Every key record, oldest first: the order they expire in. */
   private readonly byAge = new Set<KeyEntry>();
-  /** The refused records, oldest refusal first: all of them, and each scope's. */
+  /** The refused records, oldest refusal first: all of them, and each group's (StoreBounds.groupOf). */
   private readonly refusals = new Set<KeyEntry>();
-  private readonly scopeRefusals = new Map<string, Set<KeyEntry>>();
+  private readonly groupRefusals = new Map<string, Set<KeyEntry>>();
+  /** Records held per group. */
+  private readonly groupSizes = new Map<string, number>();
   /** id(scope, key) → the lease: until when, and whose. */
   private readonly leases = new Map<string, { until: number; holder: string }>();
   private readonly payouts = new Map<string, Map<string, Expiring<Submission>>>();
@@ -248,8 +258,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   /**
    * Synchronous from the read to the write, so two claims of one key cannot both find it free.
-   * At the caller's bound, the caller's own oldest refusal is forgotten to make room; at the
-   * store's, the oldest refusal of any caller. Pending and succeeded records are never forgotten:
+   * At the caller's bound (its merchant's, with `groupOf`), the oldest refusal of its merchant's
+   * keys is forgotten to make room; at the store's, the oldest refusal of any caller. Pending and succeeded records are never forgotten:
    * when they alone fill the bound, the claim is refused (StoreFullError).
    */
   async claim(
@@ -265,8 +275,9 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const expired = this.records.get(scope)?.get(key);
     if (expired) this.remove(expired);
     this.expire();
-    while ((this.records.get(scope)?.size ?? 0) >= this.bounds.maxKeysPerCaller) {
-      if (!this.evictRefusal(this.scopeRefusals.get(scope))) throw new StoreFullError('caller');
+    const group = this.bounds.groupOf?.(scope) ?? scope;
+    while ((this.groupSizes.get(group) ?? 0) >= this.bounds.maxKeysPerCaller) {
+      if (!this.evictRefusal(this.groupRefusals.get(group))) throw new StoreFullError('caller');
     }
     while (this.keyCount >= this.bounds.maxKeys) {
       if (!this.evictRefusal(this.refusals)) throw new StoreFullError('store');
@@ -276,10 +287,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       keys = new Map();
       this.records.set(scope, keys);
     }
-    const entry: KeyEntry = { scope, key, value: record, expiresAt: this.now() + IDEMPOTENCY_TTL_MS };
+    const entry: KeyEntry = { scope, key, group, value: record, expiresAt: this.now() + IDEMPOTENCY_TTL_MS };
     keys.set(key, entry);
     this.byAge.add(entry);
     this.keyCount++;
+    this.groupSizes.set(group, (this.groupSizes.get(group) ?? 0) + 1);
     this.leases.set(id(scope, key), { until: this.now() + leaseMs, holder });
     this.wrote();
     return null;
@@ -328,10 +340,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       entry.value = record;
       if (record.state === 'refused') {
         this.refusals.add(entry);
-        let mine = this.scopeRefusals.get(scope);
+        let mine = this.groupRefusals.get(entry.group);
         if (!mine) {
           mine = new Set();
-          this.scopeRefusals.set(scope, mine);
+          this.groupRefusals.set(entry.group, mine);
         }
         mine.add(entry);
       }
@@ -431,13 +443,16 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     this.byAge.delete(entry);
     this.unrefuse(entry);
     this.keyCount--;
+    const left = (this.groupSizes.get(entry.group) ?? 1) - 1;
+    if (left > 0) this.groupSizes.set(entry.group, left);
+    else this.groupSizes.delete(entry.group);
   }
 
   private unrefuse(entry: KeyEntry): void {
     if (!this.refusals.delete(entry)) return;
-    const mine = this.scopeRefusals.get(entry.scope);
+    const mine = this.groupRefusals.get(entry.group);
     mine?.delete(entry);
-    if (mine?.size === 0) this.scopeRefusals.delete(entry.scope);
+    if (mine?.size === 0) this.groupRefusals.delete(entry.group);
   }
 
   /** Drops the key records that expired: the oldest first, stopping at the first one still live. */

@@ -1,0 +1,155 @@
+import { LRUCache } from 'lru-cache';
+import type { CallerScopes } from './caller-scope.ts';
+
+/**
+ * Which caller scopes (API keys) are keys of one merchant, learnt from what the REST API already
+ * says: every answer is scoped to the key's merchant, and a wallet belongs to exactly one merchant,
+ * so two keys whose 2xx answers name the same wallet id are keys of one merchant. What shows a
+ * key's wallets: the wallet list and a wallet by id, and the `wallet.id` of the deposits and
+ * withdrawal intents in its lists (the receiving or source wallet, always the merchant's own).
+ *
+ * A merchant is named by a tag, `m.` and an HMAC of one of its wallet ids under the callers'
+ * scope secret (the fleet's, with Redis): never a wallet id, never a key. The tag of a group of
+ * wallets is the least tag of its wallets, so replicas that saw the same wallets agree on it
+ * without asking one another; a key whose answers join two groups (its merchant's newer wallet
+ * and an older one) merges them under the lesser tag. With a store (the fleet's Redis), each
+ * wallet's tag is recorded there too, so a replica that saw fewer of a merchant's wallets adopts
+ * the tag the others use (`MerchantRecords`).
+ *
+ * A key that shows no wallet (a merchant without wallets, or a key whose reads all failed) stays a
+ * merchant of its own: its scope is its group. The group only decides what may be shared across a
+ * merchant's keys: its wallet index (where its items lie, never the items: every item shown is
+ * read with the caller's own key and checked), its fair share of the REST API, its walk slots, its
+ * idempotency records' bound and, if set, its rate limit. A wrong group could therefore share a
+ * bound or discard an index, never show one merchant another's data.
+ *
+ * Learning is refreshed at most every REFRESH_MS per key (a lookup otherwise), so a screen pays
+ * one map lookup for it; a new wallet joins its merchant within that time. A key the REST API
+ * refused (401: revoked, rotated out) is forgotten; its merchant's index stays for the other keys.
+ */
+
+/** Keys whose merchant is kept (as many as caller scopes). */
+const MEMBERS_KEPT = 10_000;
+/** Wallets whose merchant is kept (about 150 bytes each). */
+const WALLETS_KEPT = 100_000;
+/** How often one key's answers are read for its wallets again. */
+export const REFRESH_MS = 60_000;
+/** A merchant tag's prefix: a scope (base64url) never contains a dot, so the two never collide. */
+const TAG_PREFIX = 'm.';
+
+/** The fleet's copy of which merchant tag each wallet tag has (redis/merchant-records.ts). */
+export interface MerchantRecords {
+  /** The recorded tags of these wallet tags (null where none), recording `tag` where none was. */
+  claim(walletTags: readonly string[], tag: string): Promise<readonly (string | null)[]>;
+}
+
+interface Member {
+  tag: string;
+  learnt: number;
+}
+
+export class Merchants {
+  private readonly scopes: Pick<CallerScopes, 'tagOf'>;
+  private readonly members = new LRUCache<string, Member>({ max: MEMBERS_KEPT });
+  /** Wallet tag → merchant tag. */
+  private readonly wallets = new LRUCache<string, string>({ max: WALLETS_KEPT });
+  private readonly records: MerchantRecords | undefined;
+  private readonly now: () => number;
+  /** Wallet tags whose record was asked for already by this process. */
+  private readonly claimed = new LRUCache<string, true>({ max: WALLETS_KEPT });
+
+  constructor(
+    scopes: Pick<CallerScopes, 'tagOf'>,
+    options: { records?: MerchantRecords; now?: () => number } = {},
+  ) {
+    this.scopes = scopes;
+    this.records = options.records;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The group of a caller scope: its merchant's tag once learnt, else the scope itself. */
+  of(scope: string): string {
+    return this.members.get(scope)?.tag ?? scope;
+  }
+
+  /** Whether a scope's wallets were read within REFRESH_MS: `learn` would do nothing. */
+  fresh(scope: string): boolean {
+    const member = this.members.get(scope);
+    return member !== undefined && this.now() - member.learnt < REFRESH_MS;
+  }
+
+  /**
+   * Wallet ids a 2xx answer for this scope named (see the module's comment). Returns the scope's
+   * group after it. Cheap when the scope learnt lately: callers may hand every answer in.
+   */
+  learn(scope: string, walletIds: Iterable<string>): string {
+    const member = this.members.get(scope);
+    if (member && this.now() - member.learnt < REFRESH_MS) return member.tag;
+    const tags = new Set<string>();
+    for (const id of walletIds) if (typeof id === 'string' && id !== '') tags.add(this.scopes.tagOf(id));
+    if (tags.size === 0) return member?.tag ?? scope;
+    let tag = member?.tag.startsWith(TAG_PREFIX) ? member.tag : undefined;
+    for (const wallet of tags) {
+      const known = this.wallets.get(wallet) ?? `${TAG_PREFIX}${wallet}`;
+      if (tag === undefined || known < tag) tag = known;
+    }
+    const merchant = tag as string;
+    this.join(tags, merchant);
+    this.members.set(scope, { tag: merchant, learnt: this.now() });
+    if (this.records) this.record(scope, tags, merchant);
+    return merchant;
+  }
+
+  /** The key was refused (a 401): it is no longer counted as its merchant's. */
+  forget(scope: string): void {
+    this.members.delete(scope);
+  }
+
+  /** Everything learnt, for a new scope secret (tags under the old one mean nothing any more). */
+  clear(): void {
+    this.members.clear();
+    this.wallets.clear();
+    this.claimed.clear();
+  }
+
+  private join(wallets: Iterable<string>, tag: string): void {
+    for (const wallet of wallets) {
+      const known = this.wallets.get(wallet);
+      if (known === undefined || tag < known) this.wallets.set(wallet, tag);
+    }
+  }
+
+  /**
+   * The fleet's records of these wallets: the lesser of theirs and ours wins, here and for the
+   * scope. In the background: a request never waits for Redis, and Redis failing only means this
+   * replica groups by what it saw itself.
+   */
+  private record(scope: string, wallets: Set<string>, tag: string): void {
+    const asked = [...wallets].filter((wallet) => !this.claimed.has(wallet));
+    if (asked.length === 0) return;
+    for (const wallet of asked) this.claimed.set(wallet, true);
+    (this.records as MerchantRecords).claim(asked, tag).then(
+      (recorded) => {
+        let least = tag;
+        for (const other of recorded) if (other?.startsWith(TAG_PREFIX) && other < least) least = other;
+        if (least === tag) return;
+        this.join(wallets, least);
+        const member = this.members.get(scope);
+        if (member && member.tag === tag) this.members.set(scope, { tag: least, learnt: member.learnt });
+      },
+      () => {
+        for (const wallet of asked) this.claimed.delete(wallet);
+      },
+    );
+  }
+}
+
+/** The wallet ids of REST items (deposits, withdrawal intents): their `wallet.id`. */
+export function walletIdsOf(items: readonly { wallet?: { id?: unknown } | null }[]): string[] {
+  const ids: string[] = [];
+  for (const item of items) {
+    const id = item.wallet?.id;
+    if (typeof id === 'string' && !ids.includes(id)) ids.push(id);
+  }
+  return ids;
+}
