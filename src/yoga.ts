@@ -44,6 +44,7 @@ import {
 } from './plugins/trusted-documents.ts';
 import { schema } from './schema/index.ts';
 import type { LivePolling } from './subscriptions/live.ts';
+import type { Caller } from './upstream/caller.ts';
 import type { CallerScopes } from './upstream/caller-scope.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
 import type { IdempotencyStore } from './withdrawals/idempotency-store.ts';
@@ -129,7 +130,15 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
     ...config.queryLimits,
     blockFieldSuggestions: !introspection,
     maxUpstreamCalls: config.maxUpstreamCallsPerRequest,
-    groupOf: (scope: string) => deps.client.merchants.of(scope),
+    merchants: {
+      groupOf: (scope: string) => deps.client.merchants.of(scope),
+      ...(walletIndexing && {
+        learn: {
+          known: (scope: string) => deps.client.merchants.known(scope),
+          merchantOf: (caller: Caller) => deps.client.learnMerchant(caller),
+        },
+      }),
+    },
     ...(walletIndexing && {
       walletIndexed: (scope: string, field: string) =>
         walletIndexing.indexes.ready(

@@ -23,6 +23,7 @@ import type { GatewayContext } from '../context.ts';
 import { type ErrorCode, requestError } from '../error-codes.ts';
 import { LIST_SCAN_FIELDS } from '../schema/connections.ts';
 import { DEFAULT_WINDOW } from '../schema/pagination.ts';
+import type { Caller } from '../upstream/caller.ts';
 
 /**
  * What one REST read counts in a document's cost: 100, so that a request that may spend the
@@ -286,12 +287,22 @@ function countedValues(
   }
 }
 
+/** Whose walk slots a caller takes, and how its merchant is learnt before its cost counts (merchants.ts). */
+export interface CostMerchants {
+  groupOf: (scope: string) => string;
+  learn?: {
+    known: (scope: string) => boolean;
+    merchantOf: (caller: Caller) => Promise<void>;
+  };
+}
+
 export function useCostLimit(
   maxCost: number,
   costs: OperationCosts,
   walksPerKey: number,
-  groupOf: (scope: string) => string = (scope) => scope,
+  merchants: CostMerchants = { groupOf: (scope) => scope },
 ): Plugin {
+  const { groupOf, learn } = merchants;
   const { maxUpstreamCalls } = costs;
   const costOf = (args: ExecutionArgs): number =>
     costs.costOf(
@@ -322,6 +333,17 @@ export function useCostLimit(
    * query deduplication joins identical requests only when they reach it in the same tick.
    */
   const waitForWalk = (hook: Hook) => {
+    const context = hook.args.contextValue as Partial<GatewayContext> | undefined;
+    // A new key's cost is counted with its merchant's indexes once the merchant is known: one
+    // read of its wallets first, only when the cost counted without them would refuse or queue it.
+    const caller = context?.caller;
+    if (learn && caller && context.authorization && !learn.known(caller.scope)) {
+      const cost = costOf(hook.args);
+      if (cost > maxCost || cost >= walkCost) return learn.merchantOf(caller).then(() => admit(hook));
+    }
+    return admit(hook);
+  };
+  const admit = (hook: Hook) => {
     const cost = check(hook);
     const context = hook.args.contextValue as Partial<GatewayContext> | undefined;
     if (cost === null || cost < walkCost || walksPerKey <= 0) return;

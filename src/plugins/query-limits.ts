@@ -4,7 +4,13 @@ import type { Plugin } from 'graphql-yoga';
 import type { QueryLimitSettings } from '../config.ts';
 import { ERROR_CODES, type ErrorCode, requestError } from '../error-codes.ts';
 import { INPUT_LIMITS, isNestedDeeper } from '../input-limits.ts';
-import { DEFAULT_MAX_UPSTREAM_CALLS, OperationCosts, READ_COST, useCostLimit } from './operation-cost.ts';
+import {
+  type CostMerchants,
+  DEFAULT_MAX_UPSTREAM_CALLS,
+  OperationCosts,
+  READ_COST,
+  useCostLimit,
+} from './operation-cost.ts';
 
 /**
  * Hostile documents are refused before any upstream call, with HTTP 400 and
@@ -27,8 +33,8 @@ export interface QueryLimits extends QueryLimitSettings {
    * without `before`) then count one read, not the call budget. Default: none has.
    */
   walletIndexed?: (scope: string, field: string) => boolean;
-  /** Whose walk slots a caller scope takes: its merchant's (merchants.ts); default, its own. */
-  groupOf?: (scope: string) => string;
+  /** Whose walk slots a caller scope takes, and how a new key's merchant is learnt (merchants.ts); default, its own. */
+  merchants?: CostMerchants;
 }
 
 const CODE = 'QUERY_LIMIT_EXCEEDED' satisfies ErrorCode;
@@ -67,7 +73,7 @@ export function useQueryLimits(
   return [
     useVariableDepthLimit(INPUT_LIMITS.variableDepth),
     ...(armor.protect().plugins as Plugin[]),
-    useCostLimit(limits.maxCost, costs, limits.walksPerKey, limits.groupOf),
+    useCostLimit(limits.maxCost, costs, limits.walksPerKey, limits.merchants),
     useLimitStatus(),
   ];
 }

@@ -266,6 +266,17 @@ export class MerchantWalletClient {
     return this.cache.generationScope(caller.scope);
   }
 
+  /**
+   * Learns the caller's merchant (merchants.ts) when nothing is known of it yet, with one read of
+   * its wallets (the micro-cache's, if any): for a decision that depends on it before the request
+   * has read anything, such as a cost counted with its merchant's wallet index. A failure only
+   * leaves the merchant unknown.
+   */
+  async learnMerchant(caller: Caller): Promise<void> {
+    if (this.merchants.known(caller.scope)) return;
+    await this.listWallets(caller, { page: 1, size: MERCHANT_WALLETS_READ }).catch(() => undefined);
+  }
+
   listWallets(caller: Caller, params: ListParams): Promise<Page<WalletDTO>> {
     return this.get(caller, 'GET /wallets', `/wallets${query(params)}`, decodePage<WalletDTO>);
   }
@@ -424,6 +435,9 @@ export class MerchantWalletClient {
     return value;
   }
 }
+
+/** Wallets read to learn a key's merchant: merchants have few, and one shared wallet is enough. */
+const MERCHANT_WALLETS_READ = 100;
 
 /** The wallet ids a decoded 2xx answer names: each is a wallet of the caller's merchant (merchants.ts). */
 function walletIdsIn(route: string, value: unknown): string[] {

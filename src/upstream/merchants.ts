@@ -72,6 +72,11 @@ export class Merchants {
     return this.members.get(scope)?.tag ?? scope;
   }
 
+  /** Whether anything was learnt of this scope yet (a group, or that its answers named no wallet). */
+  known(scope: string): boolean {
+    return this.members.has(scope);
+  }
+
   /** Whether a scope's wallets were read within REFRESH_MS: `learn` would do nothing. */
   fresh(scope: string): boolean {
     const member = this.members.get(scope);
@@ -87,7 +92,11 @@ export class Merchants {
     if (member && this.now() - member.learnt < REFRESH_MS) return member.tag;
     const tags = new Set<string>();
     for (const id of walletIds) if (typeof id === 'string' && id !== '') tags.add(this.scopes.tagOf(id));
-    if (tags.size === 0) return member?.tag ?? scope;
+    if (tags.size === 0) {
+      // Known as a merchant of its own until its answers name a wallet.
+      if (!member) this.members.set(scope, { tag: scope, learnt: this.now() });
+      return member?.tag ?? scope;
+    }
     let tag = member?.tag.startsWith(TAG_PREFIX) ? member.tag : undefined;
     for (const wallet of tags) {
       const known = this.wallets.get(wallet) ?? `${TAG_PREFIX}${wallet}`;

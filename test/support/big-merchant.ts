@@ -38,5 +38,5 @@ export function bigMerchant(options: {
     return id;
   };
   for (let i = 0; i < options.deposits; i++) deposit(options.walletOf(i));
-  return { store, wallets, truth, deposit };
+  return { store, merchantId: merchant.id, wallets, truth, deposit };
 }
