@@ -187,9 +187,11 @@ export class OperationCosts {
     operationName: string | null | undefined,
     variables: Record<string, unknown> | null | undefined,
     scope: string | undefined,
+    allIndexed = false,
   ): number {
     const indexed = new Set<string>();
-    if (this.walletIndexed && scope !== undefined) {
+    if (allIndexed) for (const field of LIST_SCAN_FIELDS) indexed.add(field);
+    else if (this.walletIndexed && scope !== undefined) {
       for (const field of LIST_SCAN_FIELDS) if (this.walletIndexed(scope, field)) indexed.add(field);
     }
     const operation = getOperationAST(document, operationName);
@@ -304,13 +306,14 @@ export function useCostLimit(
 ): Plugin {
   const { groupOf, learn } = merchants;
   const { maxUpstreamCalls } = costs;
-  const costOf = (args: ExecutionArgs): number =>
+  const costOf = (args: ExecutionArgs, allIndexed = false): number =>
     costs.costOf(
       args.schema,
       args.document,
       args.operationName,
       args.variableValues as Record<string, unknown> | undefined,
       (args.contextValue as Partial<GatewayContext> | undefined)?.caller?.scope,
+      allIndexed,
     );
   const walks = new KeyedSlots(walksPerKey);
   const walkCost = READ_COST * maxUpstreamCalls;
@@ -335,11 +338,15 @@ export function useCostLimit(
   const waitForWalk = (hook: Hook) => {
     const context = hook.args.contextValue as Partial<GatewayContext> | undefined;
     // A new key's cost is counted with its merchant's indexes once the merchant is known: one
-    // read of its wallets first, only when the cost counted without them would refuse or queue it.
+    // read of its wallets first, only when the cost counted without them would refuse or queue
+    // it and the cost counted with every list indexed would not. A document refused either way
+    // is refused before any REST call.
     const caller = context?.caller;
     if (learn && caller && context.authorization && !learn.known(caller.scope)) {
       const cost = costOf(hook.args);
-      if (cost > maxCost || cost >= walkCost) return learn.merchantOf(caller).then(() => admit(hook));
+      const indexedCost = costOf(hook.args, true);
+      if ((cost > maxCost && indexedCost <= maxCost) || (cost >= walkCost && indexedCost < walkCost))
+        return learn.merchantOf(caller).then(() => admit(hook));
     }
     return admit(hook);
   };
