@@ -13,8 +13,9 @@ import type { CallerScopes } from './caller-scope.ts';
  * wallets is the least tag of its wallets, so replicas that saw the same wallets agree on it
  * without asking one another; a key whose answers join two groups (its merchant's newer wallet
  * and an older one) merges them under the lesser tag. With a store (the fleet's Redis), each
- * wallet's tag is recorded there too, so a replica that saw fewer of a merchant's wallets adopts
- * the tag the others use (`MerchantRecords`).
+ * wallet's record keeps the least tag proposed for it, so a replica that saw fewer of a
+ * merchant's wallets adopts the tag the others use (`MerchantRecords`). Until then it may group a
+ * merchant's keys under another tag: less sharing, never a wrong one.
  *
  * A key that shows no wallet (a merchant without wallets, or a key whose reads all failed) stays a
  * merchant of its own: its scope is its group. The group only decides what may be shared across a
@@ -39,8 +40,11 @@ const TAG_PREFIX = 'm.';
 
 /** The fleet's copy of which merchant tag each wallet tag has (redis/merchant-records.ts). */
 export interface MerchantRecords {
-  /** The recorded tags of these wallet tags (null where none), recording `tag` where none was. */
-  claim(walletTags: readonly string[], tag: string): Promise<readonly (string | null)[]>;
+  /**
+   * Proposes `tag` for each of these wallet tags: each record keeps the least tag ever proposed
+   * for its wallet. Resolves to the records after, in order.
+   */
+  propose(walletTags: readonly string[], tag: string): Promise<readonly string[]>;
 }
 
 interface Member {
@@ -50,19 +54,30 @@ interface Member {
 
 export class Merchants {
   private readonly scopes: Pick<CallerScopes, 'tagOf'>;
-  private readonly members = new LRUCache<string, Member>({ max: MEMBERS_KEPT });
+  private readonly members: LRUCache<string, Member>;
   /** Wallet tag → merchant tag. */
-  private readonly wallets = new LRUCache<string, string>({ max: WALLETS_KEPT });
+  private readonly wallets: LRUCache<string, string>;
   private readonly records: MerchantRecords | undefined;
   private readonly now: () => number;
-  /** Wallet tags whose record was asked for already by this process. */
-  private readonly claimed = new LRUCache<string, true>({ max: WALLETS_KEPT });
+  /**
+   * The tag this process last proposed for each wallet tag, and when: proposed again when a lesser
+   * one is learnt, or once REFRESH_MS passed (which reads back what other replicas proposed).
+   */
+  private readonly proposed: LRUCache<string, { tag: string; at: number }>;
 
   constructor(
     scopes: Pick<CallerScopes, 'tagOf'>,
-    options: { records?: MerchantRecords; now?: () => number } = {},
+    options: {
+      records?: MerchantRecords;
+      now?: () => number;
+      /** Keys and wallets kept (least recently used go first); default MEMBERS_KEPT and WALLETS_KEPT. */
+      kept?: { keys: number; wallets: number };
+    } = {},
   ) {
     this.scopes = scopes;
+    this.members = new LRUCache({ max: options.kept?.keys ?? MEMBERS_KEPT });
+    this.wallets = new LRUCache({ max: options.kept?.wallets ?? WALLETS_KEPT });
+    this.proposed = new LRUCache({ max: options.kept?.wallets ?? WALLETS_KEPT });
     this.records = options.records;
     this.now = options.now ?? Date.now;
   }
@@ -118,7 +133,7 @@ export class Merchants {
   clear(): void {
     this.members.clear();
     this.wallets.clear();
-    this.claimed.clear();
+    this.proposed.clear();
   }
 
   private join(wallets: Iterable<string>, tag: string): void {
@@ -129,25 +144,30 @@ export class Merchants {
   }
 
   /**
-   * The fleet's records of these wallets: the lesser of theirs and ours wins, here and for the
-   * scope. In the background: a request never waits for Redis, and Redis failing only means this
-   * replica groups by what it saw itself.
+   * The fleet's records of these wallets: each keeps the least tag proposed for it, and the least
+   * of theirs and ours wins, here and for the scope, so every replica ends on a merchant's least
+   * tag as its keys' answers come in. In the background: a request never waits for Redis, and
+   * Redis failing only means this replica groups by what it saw itself.
    */
   private record(scope: string, wallets: Set<string>, tag: string): void {
-    const asked = [...wallets].filter((wallet) => !this.claimed.has(wallet));
+    const now = this.now();
+    const asked = [...wallets].filter((wallet) => {
+      const before = this.proposed.get(wallet);
+      return before === undefined || tag < before.tag || now - before.at >= REFRESH_MS;
+    });
     if (asked.length === 0) return;
-    for (const wallet of asked) this.claimed.set(wallet, true);
-    (this.records as MerchantRecords).claim(asked, tag).then(
+    for (const wallet of asked) this.proposed.set(wallet, { tag, at: now });
+    (this.records as MerchantRecords).propose(asked, tag).then(
       (recorded) => {
         let least = tag;
-        for (const other of recorded) if (other?.startsWith(TAG_PREFIX) && other < least) least = other;
+        for (const other of recorded) if (other.startsWith(TAG_PREFIX) && other < least) least = other;
         if (least === tag) return;
         this.join(wallets, least);
         const member = this.members.get(scope);
         if (member && member.tag === tag) this.members.set(scope, { tag: least, learnt: member.learnt });
       },
       () => {
-        for (const wallet of asked) this.claimed.delete(wallet);
+        for (const wallet of asked) if (this.proposed.get(wallet)?.tag === tag) this.proposed.delete(wallet);
       },
     );
   }

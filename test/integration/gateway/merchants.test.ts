@@ -151,7 +151,7 @@ describe("a merchant's keys share its wallet index", () => {
     expect(indexing()?.indexes.ready(merchantOf(FIRST_KEY), 'deposits')).toBe(true);
   });
 
-  it("a key that sees no wallet stays a merchant of its own, and its refusal costs one read of its wallets", async () => {
+  it('a key that sees no wallet stays a merchant of its own, and its refusal costs one read of its wallets', async () => {
     const screen = await quietScreen(EMPTY_KEY);
     expect(screen.data?.wallet ?? null).toBeNull();
     expect(merchantOf(EMPTY_KEY)).toBe(scopeOf(EMPTY_KEY));

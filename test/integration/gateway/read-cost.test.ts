@@ -37,7 +37,11 @@ describe('the cost of REST reads over a wallet’s lists', () => {
       expect(response.body.errors).toEqual([
         {
           message: expect.stringMatching(/^The operation's cost 10061 exceeds the limit of 5000/),
-          extensions: { code: 'QUERY_LIMIT_EXCEEDED', cost: WALK_FIELDS + READ_COST * BUDGET, maxCost: 5_000 },
+          extensions: {
+            code: 'QUERY_LIMIT_EXCEEDED',
+            cost: WALK_FIELDS + READ_COST * BUDGET,
+            maxCost: 5_000,
+          },
         },
       ]);
       // Indexed, the walk would be cheap: the first time, the key's wallets are read to learn
