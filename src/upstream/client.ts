@@ -431,7 +431,7 @@ export class MerchantWalletClient {
     if (fresh) caller.reads.read(null);
     const response = fresh ? await read() : await this.cache.get(caller.scope, path, read, caller.reads);
     const value = decodeResponse(response, decode);
-    if (!this.merchants.fresh(caller.scope)) this.merchants.learn(caller.scope, walletIdsIn(route, value));
+    this.merchants.learn(caller.scope, walletIdsIn(route, value));
     return value;
   }
 }

@@ -24,8 +24,9 @@ import type { CallerScopes } from './caller-scope.ts';
  * idempotency records' bound and, if set, its rate limit. A wrong group could therefore share a
  * bound or discard an index, never show one merchant another's data.
  *
- * Learning is refreshed at most every REFRESH_MS per key (a lookup otherwise), so a screen pays
- * one map lookup for it; a new wallet joins its merchant within that time. A key the REST API
+ * Every answer is handed in; a wallet the key named before costs a set lookup, a new one an HMAC,
+ * so a screen pays a few lookups for it and a new wallet joins its merchant with the answer that
+ * first names it. A key the REST API
  * refused (401: revoked, rotated out) is forgotten; its merchant's index stays for the other keys.
  */
 
@@ -33,8 +34,10 @@ import type { CallerScopes } from './caller-scope.ts';
 const MEMBERS_KEPT = 10_000;
 /** Wallets whose merchant is kept (about 150 bytes each). */
 const WALLETS_KEPT = 100_000;
-/** How often one key's answers are read for its wallets again. */
+/** How often a key's wallets are proposed to the fleet's records again (which reads back theirs). */
 export const REFRESH_MS = 60_000;
+/** Wallets kept per key: merchants have few, and one shared wallet is all a group needs. */
+const WALLETS_PER_KEY = 64;
 /** A merchant tag's prefix: a scope (base64url) never contains a dot, so the two never collide. */
 const TAG_PREFIX = 'm.';
 
@@ -49,7 +52,10 @@ export interface MerchantRecords {
 
 interface Member {
   tag: string;
+  /** When the fleet's records were last asked about its wallets (or when it was first seen). */
   learnt: number;
+  /** The wallet ids its answers named, with their tags (at most WALLETS_PER_KEY). */
+  wallets: Map<string, string>;
 }
 
 export class Merchants {
@@ -92,36 +98,43 @@ export class Merchants {
     return this.members.has(scope);
   }
 
-  /** Whether a scope's wallets were read within REFRESH_MS: `learn` would do nothing. */
-  fresh(scope: string): boolean {
-    const member = this.members.get(scope);
-    return member !== undefined && this.now() - member.learnt < REFRESH_MS;
-  }
-
   /**
    * Wallet ids a 2xx answer for this scope named (see the module's comment). Returns the scope's
-   * group after it. Cheap when the scope learnt lately: callers may hand every answer in.
+   * group after it. Cheap for wallets the scope named before (a set lookup each): callers hand in
+   * every answer, so a wallet first named by a later answer joins at once.
    */
   learn(scope: string, walletIds: Iterable<string>): string {
-    const member = this.members.get(scope);
-    if (member && this.now() - member.learnt < REFRESH_MS) return member.tag;
-    const tags = new Set<string>();
-    for (const id of walletIds) if (typeof id === 'string' && id !== '') tags.add(this.scopes.tagOf(id));
-    if (tags.size === 0) {
-      // Known as a merchant of its own until its answers name a wallet.
-      if (!member) this.members.set(scope, { tag: scope, learnt: this.now() });
-      return member?.tag ?? scope;
+    const now = this.now();
+    let member = this.members.get(scope);
+    let named: string[] | undefined;
+    for (const id of walletIds) {
+      if (typeof id !== 'string' || id === '' || member?.wallets.has(id)) continue;
+      named ??= [];
+      named.push(id);
     }
-    let tag = member?.tag.startsWith(TAG_PREFIX) ? member.tag : undefined;
+    const stale = member === undefined || now - member.learnt >= REFRESH_MS;
+    if (named === undefined && !stale) return (member as Member).tag;
+    if (!member) {
+      member = { tag: scope, learnt: now, wallets: new Map() };
+      this.members.set(scope, member);
+    }
+    for (const id of named ?? []) {
+      if (member.wallets.size >= WALLETS_PER_KEY) break;
+      member.wallets.set(id, this.scopes.tagOf(id));
+    }
+    // Known as a merchant of its own until its answers name a wallet.
+    if (member.wallets.size === 0) return member.tag;
+    const tags = new Set(member.wallets.values());
+    let tag = member.tag.startsWith(TAG_PREFIX) ? member.tag : undefined;
     for (const wallet of tags) {
       const known = this.wallets.get(wallet) ?? `${TAG_PREFIX}${wallet}`;
       if (tag === undefined || known < tag) tag = known;
     }
-    const merchant = tag as string;
-    this.join(tags, merchant);
-    this.members.set(scope, { tag: merchant, learnt: this.now() });
-    if (this.records) this.record(scope, tags, merchant);
-    return merchant;
+    member.tag = tag as string;
+    this.join(tags, member.tag);
+    if (stale) member.learnt = now;
+    if (this.records && (stale || named !== undefined)) this.record(scope, tags, member.tag);
+    return member.tag;
   }
 
   /** The key was refused (a 401): it is no longer counted as its merchant's. */
@@ -164,7 +177,7 @@ export class Merchants {
         if (least === tag) return;
         this.join(wallets, least);
         const member = this.members.get(scope);
-        if (member && member.tag === tag) this.members.set(scope, { tag: least, learnt: member.learnt });
+        if (member && member.tag === tag) member.tag = least;
       },
       () => {
         for (const wallet of asked) if (this.proposed.get(wallet)?.tag === tag) this.proposed.delete(wallet);
