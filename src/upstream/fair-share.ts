@@ -179,11 +179,11 @@ export class FairShare {
       share.inFlight++;
       return;
     }
-    return this.wait(scope, share, call, activity);
+    return this.wait(share, call, activity);
   }
 
   /** Queues the call until a slot is handed to it, or its deadline passes (then it is dropped, unsent). */
-  private wait(scope: string, share: Share, call: UpstreamCall, activity: Activity): Promise<void> {
+  private wait(share: Share, call: UpstreamCall, activity: Activity): Promise<void> {
     const { deadline } = call.caller;
     const remaining = deadline === undefined ? undefined : deadline - Date.now();
     if (remaining !== undefined && remaining <= 0) return Promise.reject(deadlinePassed());

@@ -52,7 +52,8 @@ afterAll(async () => {
 
 const screen = (gw: TestGateway, key: string) =>
   gw.request(`{ wallet(id: "${quiet}") { deposits(first: 10) { nodes { restId } } } }`, {}, { key });
-const merchantOf = (gw: TestGateway, key: string) => gw.client.merchants.of(gw.client.scopeOf(`Bearer ${key}`));
+const merchantOf = (gw: TestGateway, key: string) =>
+  gw.client.merchants.of(gw.client.scopeOf(`Bearer ${key}`));
 
 describe("a merchant's keys across a fleet", () => {
   it('one replica builds the index with one key; the other loads it for another key, and both name the merchant alike', async () => {
@@ -72,8 +73,8 @@ describe("a merchant's keys across a fleet", () => {
 
     const second = await screen(b, SECOND_KEY);
     expect(second.body.errors).toBeUndefined();
-    const ids = (second.body.data as { wallet: { deposits: { nodes: { restId: string }[] } } }).wallet.deposits
-      .nodes;
+    const ids = (second.body.data as { wallet: { deposits: { nodes: { restId: string }[] } } }).wallet
+      .deposits.nodes;
     expect(ids.map((n) => n.restId)).toEqual(world.truth.get(quiet));
     await b.runtime.walletIndexing?.builds.idle();
     expect(merchantOf(b, SECOND_KEY)).toBe(tag);
