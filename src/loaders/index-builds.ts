@@ -30,6 +30,8 @@ const QUEUE_MAX = 1_000;
 const STEPS_PER_TURN = 5;
 /** Failed steps in a row after which a job gives up. */
 const FAILURES_MAX = 3;
+/** How often a request waiting for a build looks whether it is done. */
+const SETTLED_POLL_MS = 25;
 /** Positions left for items that arrive between two steps beyond those the last step saw. */
 const MARGIN = 5;
 
@@ -127,6 +129,30 @@ export class IndexBuilds {
   pending(scope: string, list: IndexedList): boolean {
     const key = `${scope}|${list}`;
     return this.running.has(key) || this.waiting.has(key);
+  }
+
+  /**
+   * About how long until the list's job is done, in ms, or undefined when none is pending: its
+   * steps left at its pace, stretched by the turns it takes with the other jobs.
+   */
+  eta(scope: string, list: IndexedList): number | undefined {
+    const key = `${scope}|${list}`;
+    const job = this.running.get(key) ?? this.waiting.get(key);
+    if (!job) return undefined;
+    const covered = this.indexes.of(scope, list)?.covered ?? 0;
+    const steps = Math.ceil(Math.max(0, job.total - covered) / 1000) + 1;
+    const sharing = Math.max(1, (this.running.size + this.waiting.size) / BUILDS_AT_ONCE);
+    return steps * this.intervalMs * sharing;
+  }
+
+  /** Resolves once the list's job has ended (done, given up, closed), or after `withinMs`. */
+  async settled(scope: string, list: IndexedList, withinMs: number): Promise<void> {
+    const until = Date.now() + withinMs;
+    while (!this.closed && this.pending(scope, list) && Date.now() < until) {
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(SETTLED_POLL_MS, until - Date.now())).unref(),
+      );
+    }
   }
 
   /** Resolves once no job is queued or running (for tests and benchmarks that wait for the index). */

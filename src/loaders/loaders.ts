@@ -132,6 +132,10 @@ export function createLoaders(
         reader = new MerchantListReader<DepositDTO | WithdrawalIntentDTO>({
           list: resource,
           owner: () => client.merchants.of(caller.scope),
+          limits: {
+            deadline: caller.deadline,
+            callsLeft: () => caller.calls.max - caller.calls.made,
+          },
           authorization: caller.authorization,
           // The newest page through the request's page loader (deduplicated, primes the by-id
           // loaders, may come from the micro-cache); every other page fresh, straight to the

@@ -1,3 +1,4 @@
+import { GatewayError } from '../errors.ts';
 import type { PageRequest } from '../schema/pagination.ts';
 import type { Page } from '../upstream/types.ts';
 import type { IndexBuilds } from './index-builds.ts';
@@ -57,7 +58,36 @@ export interface ListReaderOptions<T> {
   fetchPage: (request: PageRequest) => Promise<Page<T>>;
   /** Off for filtered lists and when WALLET_INDEX_MAX_BYTES is 0. */
   indexes?: WalletIndexes | undefined;
+  /**
+   * The request's deadline (epoch ms) and the REST calls it has left: a walk that could not reach
+   * the list's end within them waits for the index's build instead, or answers at once (coldWalk).
+   */
+  limits?: { deadline: number | undefined; callsLeft: () => number };
   builds?: IndexBuilds | undefined;
+}
+
+/** A walk page's size: what the calls left are counted in. */
+const WALK_PAGE = 1000;
+/** Time kept, after waiting for a build, to read the window from the index. */
+const READ_AFTER_BUILD_MS = 2_000;
+
+/** A walk stopped because the index it waited for is ready: the request reads from it instead. */
+export class IndexReady extends Error {
+  constructor() {
+    super('the wallet index is ready');
+    this.name = 'IndexReady';
+  }
+}
+
+/** The answer of a wallet list that could not be walked within its request while its index is built. */
+function coldIndexError(list: IndexedList, total: number, etaMs: number): GatewayError {
+  const retryAfterSeconds = Math.max(1, Math.ceil(etaMs / 1000));
+  const items = list === 'deposits' ? 'deposits' : 'withdrawal intents';
+  return new GatewayError(
+    'QUERY_LIMIT_EXCEEDED',
+    `This wallet's ${items} lie in a merchant list of ${total} items, more than one request may read, and the gateway is indexing it in the background: retry in ${retryAfterSeconds} s, when the same page costs a few calls.`,
+    { extensions: { retryAfterSeconds, indexing: true } },
+  );
 }
 
 export class MerchantListReader<T extends ListItem> {
@@ -149,14 +179,44 @@ export class MerchantListReader<T extends ListItem> {
 
   /**
    * A walk of this request reads past the newest page: the merchant's list is long enough that
-   * its wallet index pays, so a background job is asked to build it (or catch it up).
+   * its wallet index pays, so a background job is asked to build it (or catch it up). Then, when
+   * what is left of the list (`left` items) could not be walked within the request's calls, the
+   * walk does not start spending them for an error (coldWalk).
    */
-  walkedPastHead(): void {
-    const { builds, indexes, list, authorization } = this.options;
+  async walkedPastHead(left: number): Promise<void> {
+    const { builds, indexes, list, authorization, limits } = this.options;
     const scope = this.scope;
-    if (!builds || !indexes?.enabled || this.askedForIndex) return;
-    this.askedForIndex = true;
-    builds.request(scope, list, authorization, this.total);
+    if (!builds || !indexes?.enabled) return;
+    if (!this.askedForIndex) {
+      this.askedForIndex = true;
+      builds.request(scope, list, authorization, this.total);
+    }
+    if (!limits || Math.ceil(left / WALK_PAGE) <= limits.callsLeft()) return;
+    await this.coldWalk(builds, scope, limits.deadline);
+  }
+
+  /**
+   * A walk that could not reach the list's end within the request's calls, while the index is
+   * being built: waits for the build when it should be done within the request's deadline (then
+   * IndexReady: the request reads from the index), else fails at once with
+   * QUERY_LIMIT_EXCEEDED and `retryAfterSeconds` from the build's progress, having made no call
+   * past the newest page. docs/wallet-index.md#a-cold-index.
+   */
+  private async coldWalk(builds: IndexBuilds, scope: string, deadline: number | undefined): Promise<void> {
+    const { list } = this.options;
+    let eta = builds.eta(scope, list);
+    if (eta === undefined) return;
+    const remaining = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - Date.now();
+    if (eta + READ_AFTER_BUILD_MS <= remaining) {
+      // However slower than its estimate the build runs: waiting costs no call, only time the
+      // request has anyway.
+      await builds.settled(scope, list, remaining - READ_AFTER_BUILD_MS);
+      this.indexState = undefined;
+      if (await this.index()) throw new IndexReady();
+      eta = builds.eta(scope, list);
+      if (eta === undefined) return;
+    }
+    throw coldIndexError(list, this.total, eta);
   }
 
   private askedForIndex = false;
@@ -329,8 +389,10 @@ export class Walk<T extends ListItem> {
     const counting = this.consumers.some((c) => !Number.isFinite(c.want) && c.seen < c.want);
     const requests = this.plan(counting ? READ_AHEAD : this.steps >= 2 ? 2 : 1);
     this.steps++;
-    if (requests.some((request) => request.page !== 1 || request.size !== HEAD_SIZE))
-      this.reader.walkedPastHead();
+    if (requests.some((request) => request.page !== 1 || request.size !== HEAD_SIZE)) {
+      const next = this.next as number;
+      await this.reader.walkedPastHead(this.direction === 'older' ? next + 1 : this.reader.total - next);
+    }
     const pages = await Promise.all(
       requests.map((request) =>
         request.page === 1 && request.size === HEAD_SIZE ? this.reader.head() : this.reader.read(request),

@@ -1,7 +1,13 @@
 import type { ObjectRef } from '@pothos/core';
 import { GatewayError } from '../errors.ts';
 import type { ListIndex, ListItem } from '../loaders/wallet-index.ts';
-import type { Aged, Consumer, Direction, MerchantListReader } from '../loaders/wallet-lists.ts';
+import {
+  type Aged,
+  type Consumer,
+  type Direction,
+  IndexReady,
+  type MerchantListReader,
+} from '../loaders/wallet-lists.ts';
 import type { Page } from '../upstream/types.ts';
 import { builder } from './builder.ts';
 import {
@@ -238,7 +244,14 @@ export async function resolveWalletConnection<T extends ListItem>(
   try {
     const index = await reader.index();
     if (index) result = await fromIndex(reader, index, walletId, window, filter);
-    result ??= await fromWalk(reader, walletId, window, filter);
+    result ??= await fromWalk(reader, walletId, window, filter).catch(async (error: unknown) => {
+      // The walk waited for the index's build (wallet-lists.ts, coldWalk): read from it instead.
+      if (!(error instanceof IndexReady)) throw error;
+      const built = await reader.index();
+      const read = built && (await fromIndex(reader, built, walletId, window, filter));
+      if (!read) throw error;
+      return read;
+    });
   } catch (error) {
     throw withAdvice(error, reader);
   }
@@ -404,13 +417,28 @@ async function countWalk<T extends ListItem>(
   if (index) return index.agesOf(walletId).length;
   const walk = reader.walk('older', null);
   const consumer = walk.join({ walletId, want: Number.POSITIVE_INFINITY, keep: false, items: [], seen: 0 });
-  await walk.fill(consumer);
+  try {
+    await walk.fill(consumer);
+  } catch (error) {
+    // The walk waited for the index's build: count from it.
+    const built = error instanceof IndexReady && (await reader.index());
+    if (!built) throw error;
+    return built.agesOf(walletId).length;
+  }
   return consumer.seen;
 }
 
 /** A call budget spent on a wallet list: the advice says what helps (the index, or a smaller window). */
 function withAdvice(error: unknown, reader: { list: string; indexing: boolean; total: number }): unknown {
+  if (error instanceof IndexReady)
+    return new GatewayError(
+      'QUERY_LIMIT_EXCEEDED',
+      "The gateway has just indexed this merchant's lists; retry now, when the same page costs a few calls.",
+      { extensions: { retryAfterSeconds: 1, indexing: true } },
+    );
   if (!(error instanceof GatewayError) || error.code !== 'QUERY_LIMIT_EXCEEDED') return error;
+  // A cold index's answer (wallet-lists.ts) says what it is already.
+  if (error.extensions.indexing === true) return error;
   const list = reader.list === 'deposits' ? 'deposits' : 'withdrawal intents';
   const advice = reader.indexing
     ? "The gateway is indexing this merchant's lists in the background; retry in a minute, when the same page costs a few calls."
