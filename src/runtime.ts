@@ -263,6 +263,8 @@ export async function createGatewayRuntime(
       chunks: redis && redisIndexChunks(redis, logger),
     });
     if (walletIndexing) stack.defer(() => walletIndexing.builds.close());
+    // A key's group named anew (learnt, or merged under a lesser tag): its index goes with it.
+    if (walletIndexing) client.merchants.retagged.add((from, to) => walletIndexing.indexes.move(from, to));
 
     const gateway = createGateway(config, {
       walletIndexing,

@@ -108,6 +108,9 @@ export class IndexBuilds {
     const known = this.running.get(key) ?? this.waiting.get(key);
     if (known) {
       known.total = Math.max(known.total, total);
+      // The newest asker's key: one of the merchant's keys (merchants.ts) still in use, where the
+      // first asker's may have been revoked since.
+      known.authorization = authorization;
       return;
     }
     if (this.waiting.size >= QUEUE_MAX) return;

@@ -276,6 +276,26 @@ export class WalletIndexes {
     );
   }
 
+  /**
+   * The indexes of owner `from` become `to`'s, where `to` has none (or an empty one): a key's
+   * group was learnt, or two groups of one merchant merged (merchants.ts), and what was built for
+   * the old name is not built again.
+   */
+  move(from: string, to: string): void {
+    for (const list of ['deposits', 'withdrawalIntents'] as const) {
+      const index = this.indexes.peek(`${from}|${list}`);
+      const there = this.indexes.peek(`${to}|${list}`);
+      if (!index || index.discarded || (there && !there.discarded && there.covered > 0)) continue;
+      const key = `${to}|${list}`;
+      // Its bytes leave with the delete (dispose) and are counted again by resize.
+      this.indexes.delete(`${from}|${list}`);
+      this.indexes.set(key, index);
+      this.keys.set(index, key);
+      this.sized.set(index, 0);
+      this.resize(index);
+    }
+  }
+
   /** Forgets the list's index (it contradicted the REST API); the next use starts a new one. */
   forget(scope: string, list: IndexedList): void {
     this.indexes.delete(`${scope}|${list}`);

@@ -275,6 +275,8 @@ export class MerchantWalletClient {
   async learnMerchant(caller: Caller): Promise<void> {
     if (this.merchants.known(caller.scope)) return;
     await this.listWallets(caller, { page: 1, size: MERCHANT_WALLETS_READ }).catch(() => undefined);
+    // Whatever the answer, not read again for this key: a later answer naming a wallet still counts.
+    this.merchants.tried(caller.scope);
   }
 
   listWallets(caller: Caller, params: ListParams): Promise<Page<WalletDTO>> {
@@ -431,7 +433,8 @@ export class MerchantWalletClient {
     if (fresh) caller.reads.read(null);
     const response = fresh ? await read() : await this.cache.get(caller.scope, path, read, caller.reads);
     const value = decodeResponse(response, decode);
-    this.merchants.learn(caller.scope, walletIdsIn(route, value));
+    // Not for a key refused meanwhile (a 401 while this answer was on its way): it stays forgotten.
+    if (!this.evidence.isRefused(caller.scope)) this.merchants.learn(caller.scope, walletIdsIn(route, value));
     return value;
   }
 }

@@ -53,6 +53,11 @@ export class KeyEvidence {
     return this.knownGood.has(scope);
   }
 
+  /** Whether the REST API refused this scope's key within the TTL. */
+  isRefused(scope: string): boolean {
+    return this.refused?.has(scope) ?? false;
+  }
+
   /** The UNAUTHENTICATED error of a key the REST API refused within the TTL, else undefined. */
   refusal(scope: string): GatewayError | undefined {
     const refused = this.refused?.get(scope);

@@ -36,8 +36,8 @@ const MEMBERS_KEPT = 10_000;
 const WALLETS_KEPT = 100_000;
 /** How often a key's wallets are proposed to the fleet's records again (which reads back theirs). */
 export const REFRESH_MS = 60_000;
-/** Wallets kept per key: merchants have few, and one shared wallet is all a group needs. */
-const WALLETS_PER_KEY = 64;
+/** Wallet ids kept per key (for the fast path): merchants have few, and one shared wallet is all a group needs. */
+const WALLETS_PER_KEY = 8;
 /** A merchant tag's prefix: a scope (base64url) never contains a dot, so the two never collide. */
 const TAG_PREFIX = 'm.';
 
@@ -54,8 +54,10 @@ interface Member {
   tag: string;
   /** When the fleet's records were last asked about its wallets (or when it was first seen). */
   learnt: number;
-  /** The wallet ids its answers named, with their tags (at most WALLETS_PER_KEY). */
-  wallets: Map<string, string>;
+  /** The wallet ids its answers named (at most WALLETS_PER_KEY; a merchant's others go the slow path). */
+  wallets: Set<string>;
+  /** The tags of all the wallets its answers named (at most WALLETS_PER_KEY × 4). */
+  tags: Set<string>;
 }
 
 export class Merchants {
@@ -70,6 +72,8 @@ export class Merchants {
    * one is learnt, or once REFRESH_MS passed (which reads back what other replicas proposed).
    */
   private readonly proposed: LRUCache<string, { tag: string; at: number }>;
+  /** Wallet id → its tag: an HMAC once per wallet per process. */
+  private readonly tagsOfIds: LRUCache<string, string>;
 
   constructor(
     scopes: Pick<CallerScopes, 'tagOf'>,
@@ -84,6 +88,7 @@ export class Merchants {
     this.members = new LRUCache({ max: options.kept?.keys ?? MEMBERS_KEPT });
     this.wallets = new LRUCache({ max: options.kept?.wallets ?? WALLETS_KEPT });
     this.proposed = new LRUCache({ max: options.kept?.wallets ?? WALLETS_KEPT });
+    this.tagsOfIds = new LRUCache({ max: options.kept?.wallets ?? WALLETS_KEPT });
     this.records = options.records;
     this.now = options.now ?? Date.now;
   }
@@ -115,26 +120,51 @@ export class Merchants {
     const stale = member === undefined || now - member.learnt >= REFRESH_MS;
     if (named === undefined && !stale) return (member as Member).tag;
     if (!member) {
-      member = { tag: scope, learnt: now, wallets: new Map() };
+      member = { tag: scope, learnt: now, wallets: new Set(), tags: new Set() };
       this.members.set(scope, member);
     }
     for (const id of named ?? []) {
-      if (member.wallets.size >= WALLETS_PER_KEY) break;
-      member.wallets.set(id, this.scopes.tagOf(id));
+      let tag = this.tagsOfIds.get(id);
+      if (tag === undefined) {
+        tag = this.scopes.tagOf(id);
+        this.tagsOfIds.set(id, tag);
+      }
+      if (member.wallets.size < WALLETS_PER_KEY) member.wallets.add(id);
+      if (member.tags.size < WALLETS_PER_KEY * 4) member.tags.add(tag);
     }
     // Known as a merchant of its own until its answers name a wallet.
-    if (member.wallets.size === 0) return member.tag;
-    const tags = new Set(member.wallets.values());
-    let tag = member.tag.startsWith(TAG_PREFIX) ? member.tag : undefined;
-    for (const wallet of tags) {
+    if (member.tags.size === 0) return member.tag;
+    const before = member.tag;
+    let tag = before.startsWith(TAG_PREFIX) ? before : undefined;
+    for (const wallet of member.tags) {
       const known = this.wallets.get(wallet) ?? `${TAG_PREFIX}${wallet}`;
       if (tag === undefined || known < tag) tag = known;
     }
     member.tag = tag as string;
-    this.join(tags, member.tag);
+    this.join(member.tags, member.tag);
     if (stale) member.learnt = now;
-    if (this.records && (stale || named !== undefined)) this.record(scope, tags, member.tag);
+    if (member.tag !== before) this.retag(before, member.tag);
+    if (this.records && (stale || named !== undefined)) this.record(scope, member.tags, member.tag);
     return member.tag;
+  }
+
+  /**
+   * Told when a key's group changes name (`from`: its scope, or a merchant's tag a lesser one
+   * replaced): what was kept under the old name (its wallet index) may move to the new one.
+   */
+  readonly retagged = new Set<(from: string, to: string) => void>();
+
+  private retag(from: string, to: string): void {
+    for (const listener of this.retagged) listener(from, to);
+  }
+
+  /**
+   * A key the gateway tried to learn and could not (its wallets' read failed or was refused): a
+   * merchant of its own until one of its answers names a wallet, so it is not read again.
+   */
+  tried(scope: string): void {
+    if (!this.members.has(scope))
+      this.members.set(scope, { tag: scope, learnt: this.now(), wallets: new Set(), tags: new Set() });
   }
 
   /** The key was refused (a 401): it is no longer counted as its merchant's. */
@@ -147,6 +177,7 @@ export class Merchants {
     this.members.clear();
     this.wallets.clear();
     this.proposed.clear();
+    this.tagsOfIds.clear();
   }
 
   private join(wallets: Iterable<string>, tag: string): void {
@@ -177,7 +208,10 @@ export class Merchants {
         if (least === tag) return;
         this.join(wallets, least);
         const member = this.members.get(scope);
-        if (member && member.tag === tag) member.tag = least;
+        if (member && member.tag === tag) {
+          member.tag = least;
+          this.retag(tag, least);
+        }
       },
       () => {
         for (const wallet of asked) if (this.proposed.get(wallet)?.tag === tag) this.proposed.delete(wallet);
@@ -186,11 +220,19 @@ export class Merchants {
   }
 }
 
-/** The wallet ids of REST items (deposits, withdrawal intents): their `wallet.id`. */
-export function walletIdsOf(items: readonly { wallet?: { id?: unknown } | null }[]): string[] {
+/**
+ * The merchant wallet ids of REST items (deposits, withdrawal intents): their `wallet.id` where
+ * the reference's `type` is `merchant_wallet`. The spec shows no other type; one it may add (a
+ * platform's or a shared wallet) would name a wallet that is not the merchant's own.
+ */
+export function walletIdsOf(
+  items: readonly { wallet?: { id?: unknown; type?: unknown } | null }[],
+): string[] {
   const ids: string[] = [];
   for (const item of items) {
-    const id = item.wallet?.id;
+    const wallet = item.wallet;
+    if (wallet?.type !== 'merchant_wallet') continue;
+    const id = wallet.id;
     if (typeof id === 'string' && !ids.includes(id)) ids.push(id);
   }
   return ids;

@@ -8,7 +8,7 @@ import type { WithdrawalIntentDTO } from '../upstream/types.ts';
  * - **Key records**, per (caller scope, idempotency key), for 24 h: what the key's first request
  *   did. A request holds its key with a lease while its POST may be in flight, so no other
  *   request, in this process or another, sends meanwhile. Records are bounded per caller scope
- *   (in this process's store: per merchant, all its keys together, StoreBounds.groupOf) and in all. At a bound, the oldest refused record is forgotten to make room (the caller's own at
+ *   (in this process's store also per merchant, its keys together: StoreBounds.groupOf) and in all. At a bound, the oldest refused record is forgotten to make room (the caller's own at
  *   its bound): a refusal holds no money, since its key created nothing, so a retry that then finds
  *   the key free sends at most one POST, as after a definite failure. Pending and succeeded records
  *   are never forgotten: when they fill a bound a new key is refused unsent (StoreFullError), so
@@ -187,6 +187,9 @@ export function ownerOfUnkeyed(submissionId: string): string {
   return `unkeyed:${submissionId}`;
 }
 
+/** A merchant's keys together hold at most this many times one key's bound (StoreBounds.groupOf). */
+export const MERCHANT_KEYS_FACTOR = 4;
+
 export interface StoreBounds {
   /** Keys one caller scope (one API key) may hold at once (IDEMPOTENCY_MAX_KEYS_PER_CALLER). */
   maxKeysPerCaller: number;
@@ -195,9 +198,11 @@ export interface StoreBounds {
   /** Told of each refused record forgotten to make room (the `evicted_refusal` metric). */
   onEvicted?: () => void;
   /**
-   * Whose bound a caller scope's keys count against: its merchant's (merchants.ts), so one
-   * merchant's many keys hold at most `maxKeysPerCaller` between them; default, the scope's own.
+   * The merchant of a caller scope (merchants.ts): one merchant's keys together hold at most
+   * MERCHANT_KEYS_FACTOR × `maxKeysPerCaller`, so its many keys cannot fill the whole store, while
+   * each key keeps its own bound (one integration's records never use up its siblings' room).
    * Only the bound is shared: a key's records stay its own (idempotency keys are per API key).
+   * Default: each scope its own merchant.
    */
   groupOf?: (scope: string) => string;
 }
@@ -227,6 +232,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly byAge = new Set<KeyEntry>();
   /** The refused records, oldest refusal first: all of them, and each group's (StoreBounds.groupOf). */
   private readonly refusals = new Set<KeyEntry>();
+  private readonly scopeRefusals = new Map<string, Set<KeyEntry>>();
   private readonly groupRefusals = new Map<string, Set<KeyEntry>>();
   /** Records held per group. */
   private readonly groupSizes = new Map<string, number>();
@@ -258,8 +264,9 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   /**
    * Synchronous from the read to the write, so two claims of one key cannot both find it free.
-   * At the caller's bound (its merchant's, with `groupOf`), the oldest refusal of its merchant's
-   * keys is forgotten to make room; at the store's, the oldest refusal of any caller. Pending and succeeded records are never forgotten:
+   * At the caller's bound, the caller's own oldest refusal is forgotten to make room; at its
+   * merchant's (`groupOf`), the oldest of the merchant's keys'; at the store's, the oldest of any
+   * caller's. Pending and succeeded records are never forgotten:
    * when they alone fill the bound, the claim is refused (StoreFullError).
    */
   async claim(
@@ -275,8 +282,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const expired = this.records.get(scope)?.get(key);
     if (expired) this.remove(expired);
     this.expire();
+    while ((this.records.get(scope)?.size ?? 0) >= this.bounds.maxKeysPerCaller) {
+      if (!this.evictRefusal(this.scopeRefusals.get(scope))) throw new StoreFullError('caller');
+    }
     const group = this.bounds.groupOf?.(scope) ?? scope;
-    while ((this.groupSizes.get(group) ?? 0) >= this.bounds.maxKeysPerCaller) {
+    while ((this.groupSizes.get(group) ?? 0) >= this.bounds.maxKeysPerCaller * MERCHANT_KEYS_FACTOR) {
       if (!this.evictRefusal(this.groupRefusals.get(group))) throw new StoreFullError('caller');
     }
     while (this.keyCount >= this.bounds.maxKeys) {
@@ -340,12 +350,17 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       entry.value = record;
       if (record.state === 'refused') {
         this.refusals.add(entry);
-        let mine = this.groupRefusals.get(entry.group);
-        if (!mine) {
-          mine = new Set();
-          this.groupRefusals.set(entry.group, mine);
+        for (const [map, name] of [
+          [this.scopeRefusals, entry.scope],
+          [this.groupRefusals, entry.group],
+        ] as const) {
+          let mine = map.get(name);
+          if (!mine) {
+            mine = new Set();
+            map.set(name, mine);
+          }
+          mine.add(entry);
         }
-        mine.add(entry);
       }
     }
     return true;
@@ -450,9 +465,14 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   private unrefuse(entry: KeyEntry): void {
     if (!this.refusals.delete(entry)) return;
-    const mine = this.groupRefusals.get(entry.group);
-    mine?.delete(entry);
-    if (mine?.size === 0) this.groupRefusals.delete(entry.group);
+    for (const [map, name] of [
+      [this.scopeRefusals, entry.scope],
+      [this.groupRefusals, entry.group],
+    ] as const) {
+      const mine = map.get(name);
+      mine?.delete(entry);
+      if (mine?.size === 0) map.delete(name);
+    }
   }
 
   /** Drops the key records that expired: the oldest first, stopping at the first one still live. */

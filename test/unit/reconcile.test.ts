@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { CreateWithdrawalIntentBody, WithdrawalIntentDTO } from '../../src/upstream/types.ts';
 import type { Submission } from '../../src/withdrawals/idempotency-store.ts';
-import { MemoryIdempotencyStore, StoreFullError } from '../../src/withdrawals/idempotency-store.ts';
+import {
+  MERCHANT_KEYS_FACTOR,
+  MemoryIdempotencyStore,
+  StoreFullError,
+} from '../../src/withdrawals/idempotency-store.ts';
 import {
   decide,
   payoutOf,
@@ -170,6 +174,36 @@ describe('MemoryIdempotencyStore bounds', () => {
     now += 24 * 60 * 60 * 1000 + 1;
     expect(store.size).toBe(0);
     expect(await store.claim('a', 'k3', pending, 1_000, 'h')).toBeNull();
+  });
+
+  it("bounds a merchant's keys together at MERCHANT_KEYS_FACTOR times one key's bound, each key still at its own", async () => {
+    const store = new MemoryIdempotencyStore({
+      maxKeys: 100,
+      maxKeysPerCaller: 2,
+      // Keys a1…a9 are one merchant's; b1 another's.
+      groupOf: (scope) => (scope.startsWith('a') ? 'm.A' : scope),
+    });
+    const full = 2 * MERCHANT_KEYS_FACTOR;
+    for (let n = 0; n < full; n++)
+      expect(await store.claim(`a${1 + (n >> 1)}`, `k${n}`, pending, 1_000, 'h')).toBeNull();
+    // Each key at its own bound, and the merchant at its: a sibling key is refused, another merchant is not.
+    await expect(store.claim('a1', 'k-next', pending, 1_000, 'h')).rejects.toEqual(
+      new StoreFullError('caller'),
+    );
+    await expect(store.claim('a9', 'k0', pending, 1_000, 'h')).rejects.toEqual(new StoreFullError('caller'));
+    expect(await store.claim('b1', 'k0', pending, 1_000, 'h')).toBeNull();
+    // A refusal of the merchant's makes room for any of its keys.
+    expect(
+      await store.settle('a1', 'k0', 'h', pending, {
+        state: 'refused',
+        fingerprint: 'f',
+        startedAt: 0,
+        code: 'withdrawal_intent.balance_insufficient',
+        message: 'no',
+      }),
+    ).toBe(true);
+    expect(await store.claim('a9', 'k0', pending, 1_000, 'h')).toBeNull();
+    expect(await store.read('a1', 'k0')).toBeNull();
   });
 
   it('claims an intent for one owner only', async () => {

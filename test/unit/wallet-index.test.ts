@@ -114,3 +114,29 @@ describe('IndexBuilds', () => {
     expect(indexes.heldBytes).toBeLessThanOrEqual(64 * 1024);
   });
 });
+
+describe('WalletIndexes.move', () => {
+  it("hands a key's index to its merchant's name, bytes and all, and never over a built one", async () => {
+    const merchant = list(['w1', 'w2'], 3_000);
+    const indexes = new WalletIndexes(64 * 1024 * 1024);
+    const builds = new IndexBuilds({
+      indexes,
+      callsPerSecond: 10_000,
+      read: async (_a, _l, r) => merchant.page(r),
+    });
+    builds.request('scope-key', 'deposits', 'Bearer k', 3_000);
+    await builds.idle();
+    expect(indexes.ready('scope-key', 'deposits')).toBe(true);
+    const ages = Array.from(indexes.of('scope-key', 'deposits')?.agesOf('w1') ?? []);
+    indexes.move('scope-key', 'm.merchant');
+    expect(indexes.ready('m.merchant', 'deposits')).toBe(true);
+    expect(Array.from(indexes.of('m.merchant', 'deposits')?.agesOf('w1') ?? [])).toEqual(ages);
+    expect(indexes.ready('scope-key', 'deposits')).toBe(false);
+    // A second key's index does not replace the merchant's.
+    builds.request('scope-other', 'deposits', 'Bearer k2', 3_000);
+    await builds.idle();
+    const theirs = indexes.of('m.merchant', 'deposits');
+    indexes.move('scope-other', 'm.merchant');
+    expect(indexes.of('m.merchant', 'deposits')).toBe(theirs);
+  });
+});
