@@ -310,11 +310,16 @@ describe(`upgrade: ${PREVIOUS_RELEASE.version} beside this release on one Redis`
       { name: /^mwg:poll:.+$/, type: 'string', required: false },
       // Wallet index chunks (0.3.0): a copy of what replicas read from the REST API, which the
       // previous release neither reads nor needs (redis/wallet-index-chunks.ts).
+      // Under the index owner's tag: a merchant's (`m.` and an HMAC) or a caller scope's.
       {
-        name: /^mwg:\{[A-Za-z0-9_-]+\}:windex:(deposits|withdrawalIntents):(gen|\d+:\d+)$/,
+        name: /^mwg:\{(m\.)?[A-Za-z0-9_-]+\}:windex:(deposits|withdrawalIntents):(gen|\d+:\d+)$/,
         type: 'string',
         required: false,
       },
+      // Which merchant each wallet is (0.3.0; redis/merchant-records.ts): HMAC tags only, which
+      // the previous release neither reads nor needs.
+      { name: /^mwg:mwallet:\{[A-Za-z0-9_-]+\}$/, type: 'string', required: false },
+      { name: /^mwg:rate-merchant:(m\.)?[A-Za-z0-9_-]+$/, type: 'string', required: false },
     ];
     const fields = (value: Record<string, unknown>, allowed: string[]) => {
       const names = new Set(allowed.map((name) => name.replace('?', '')));
@@ -340,6 +345,11 @@ describe(`upgrade: ${PREVIOUS_RELEASE.version} beside this release on one Redis`
         const odd = fields(record, RECORD[record.state] ?? []);
         if (record.attempt) odd.push(...fields(record.attempt, ATTEMPT).map((field) => `attempt.${field}`));
         if (odd.length || ![undefined, 1].includes(record.v)) problems.push(`${name}: ${odd} v=${record.v}`);
+      }
+      // A wallet's merchant: a tag (`m.` and an HMAC), never a wallet id or a key.
+      if (name.startsWith('mwg:mwallet:')) {
+        const tag = await inspect.get(name);
+        if (!/^m\.[A-Za-z0-9_-]{43}$/.test(tag ?? '')) problems.push(`${name}: ${tag}`);
       }
       if (name.endsWith(':attempts')) {
         for (const json of await inspect.hvals(name)) {
