@@ -1,22 +1,33 @@
 /**
- * Prints the schema's SDL to schema/schema.graphql; with --check, fails when the file differs,
- * so a schema change cannot land without its reviewed SDL.
+ * Prints the schema's SDL to schema/schema.graphql, and its Federation subgraph SDL (what
+ * `_service { sdl }` answers with FEDERATION=true; docs/supergraph.md) to schema/subgraph.graphql;
+ * with --check, fails when a file differs, so a schema change cannot land without its reviewed SDL.
  */
 import { readFile, writeFile } from 'node:fs/promises';
+import { printSubgraphSchema } from '@apollo/subgraph';
 import { printSchema } from 'graphql';
-import { schema } from '../src/schema/index.ts';
+import { schema, subgraphSchema } from '../src/schema/index.ts';
 
-const target = new URL('../schema/schema.graphql', import.meta.url);
-const sdl = `${printSchema(schema)}\n`;
+const files = [
+  { target: new URL('../schema/schema.graphql', import.meta.url), sdl: `${printSchema(schema)}\n` },
+  {
+    target: new URL('../schema/subgraph.graphql', import.meta.url),
+    sdl: `${printSubgraphSchema(subgraphSchema)}\n`,
+  },
+];
 
-if (process.argv.includes('--check')) {
-  const current = await readFile(target, 'utf8').catch(() => '');
-  if (current !== sdl) {
-    console.error('schema/schema.graphql is out of date: run `npm run schema:print` and commit the result.');
-    process.exit(1);
+let stale = false;
+for (const { target, sdl } of files) {
+  const name = `schema/${target.pathname.split('/').at(-1)}`;
+  if (process.argv.includes('--check')) {
+    const current = await readFile(target, 'utf8').catch(() => '');
+    if (current !== sdl) {
+      console.error(`${name} is out of date: run \`npm run schema:print\` and commit the result.`);
+      stale = true;
+    } else console.log(`${name} is up to date.`);
+  } else {
+    await writeFile(target, sdl);
+    console.log(`Wrote ${name}`);
   }
-  console.log('schema/schema.graphql is up to date.');
-} else {
-  await writeFile(target, sdl);
-  console.log('Wrote schema/schema.graphql');
 }
+if (stale) process.exit(1);

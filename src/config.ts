@@ -105,6 +105,11 @@ export interface Config {
    * straight from Node's request (src/hot-path.ts); anything else goes through Yoga's pipeline.
    */
   hotPath: boolean;
+  /**
+   * FEDERATION: the gateway serves its schema as a Federation v2 subgraph (docs/supergraph.md):
+   * entities with @key, `_service { sdl }` and `_entities`. Off: the plain schema, without them.
+   */
+  federation: boolean;
   /** COMPRESSION, COMPRESSION_MIN_BYTES, COMPRESSION_MAX_STREAMS: brotli/gzip answers (plugins/compression.ts); null: none. */
   compression: { minBytes: number; maxStreams: number } | null;
   /** Bound on the idempotency keys the in-process store holds; a new key past it is refused unsent. */
@@ -244,6 +249,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     queryDeduplication: c.QUERY_DEDUPLICATION ?? true,
     compiledExecution: c.COMPILED_EXECUTION ?? true,
     hotPath: c.HOT_PATH ?? true,
+    federation: c.FEDERATION ?? false,
     compression:
       (c.COMPRESSION ?? true)
         ? { minBytes: c.COMPRESSION_MIN_BYTES, maxStreams: c.COMPRESSION_MAX_STREAMS }

@@ -18,6 +18,7 @@ import { useCSRFHeaderRequired } from './plugins/csrf.ts';
 import { useIncrementalDelivery } from './plugins/defer-stream.ts';
 import { createDocumentCache, type DocumentCache, useDocumentCache } from './plugins/document-cache.ts';
 import { useEagerStringify } from './plugins/eager-stringify.ts';
+import { useEntitiesBound } from './plugins/entities-bound.ts';
 import { maskUncodedError, useErrorContract } from './plugins/error-contract.ts';
 import { useErrorLogging } from './plugins/error-logging.ts';
 import { useGraphiQLDelivery } from './plugins/graphiql-delivery.ts';
@@ -42,7 +43,7 @@ import {
   type PersistedQueryRegistry,
   useTrustedDocuments,
 } from './plugins/trusted-documents.ts';
-import { schema } from './schema/index.ts';
+import { schema as plainSchema, subgraphSchema } from './schema/index.ts';
 import type { LivePolling } from './subscriptions/live.ts';
 import type { Caller } from './upstream/caller.ts';
 import type { CallerScopes } from './upstream/caller-scope.ts';
@@ -126,6 +127,8 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
   const { metrics, tracer, graphiql, walletIndexing, compression } = deps;
   const createContext = createContextFactory(deps);
   const { introspection } = config;
+  // As a Federation subgraph (FEDERATION=true), or the plain schema.
+  const schema = config.federation ? subgraphSchema : plainSchema;
   const limits: QueryLimits = {
     ...config.queryLimits,
     blockFieldSuggestions: !introspection,
@@ -247,6 +250,7 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
       }),
       ...(introspection ? [] : [useDisableIntrospection()]),
       ...useQueryLimits(limits, costs),
+      ...(config.federation ? [useEntitiesBound()] : []),
       useReservedResponseKeys(),
       useAuthentication(),
       useOperationStatus(),

@@ -15,6 +15,7 @@ export const OWNED_PREFIXES: readonly string[] = [
   'COMPILED_EXECUTION',
   'COMPRESSION',
   'DOCUMENT_CACHE',
+  'FEDERATION',
   'GRAPHIQL',
   'HEADERS_TIMEOUT',
   'HOT_PATH',

@@ -98,6 +98,7 @@ export const schema = z.object({
   QUERY_DEDUPLICATION: flag,
   COMPILED_EXECUTION: flag,
   HOT_PATH: flag,
+  FEDERATION: flag,
   COMPRESSION: flag,
   COMPRESSION_MIN_BYTES: integer(1_024, 0, 1024 * 1024),
   COMPRESSION_MAX_STREAMS: integer(1_000, 0, 1_000_000),

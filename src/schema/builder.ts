@@ -1,5 +1,7 @@
 import SchemaBuilder from '@pothos/core';
+import DirectivesPlugin from '@pothos/plugin-directives';
 import ErrorsPlugin from '@pothos/plugin-errors';
+import FederationPlugin from '@pothos/plugin-federation';
 import RelayPlugin from '@pothos/plugin-relay';
 import type { GatewayContext } from '../context.ts';
 import { quoted } from '../echoes.ts';
@@ -19,7 +21,8 @@ export const builder = new SchemaBuilder<{
 }>({
   // Fields are non-null unless they say otherwise: a nullable field is a decision, made per field.
   defaultFieldNullability: false,
-  plugins: [ErrorsPlugin, RelayPlugin],
+  // Federation last: it wraps what the others built (schema/federation.ts).
+  plugins: [ErrorsPlugin, RelayPlugin, DirectivesPlugin, FederationPlugin],
   relay: {
     nodesOnConnection: {
       description:
