@@ -47,6 +47,12 @@ describe('configuration', () => {
       depositEveryMs: 25_000,
     });
     expect(() => parseConfig({ WORKERS: '2' })).toThrow(/WORKERS: 2 processes need a Redis/);
+    // A subgraph serves a router's query plans: trusted documents are the router's to enforce.
+    expect(parseConfig({ FEDERATION: 'true' }).federation).toBe(true);
+    expect(parseConfig({}).federation).toBe(false);
+    expect(() =>
+      parseConfig({ FEDERATION: 'true', PERSISTED_DOCUMENTS: 'x.json', PERSISTED_DOCUMENTS_MODE: 'enforce' }),
+    ).toThrow(/FEDERATION: a subgraph cannot enforce the apps' trusted documents/);
     expect(parseConfig({ WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:6379' }).workers).toBe(2);
     expect(() => parseConfig({ IDEMPOTENCY_LEASE_MS: '1000' })).toThrow(
       /IDEMPOTENCY_LEASE_MS: must be longer than REQUEST_DEADLINE_MS/,

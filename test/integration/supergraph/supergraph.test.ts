@@ -42,7 +42,9 @@ const ask = async (query: string, variables: Record<string, unknown> = {}, apiKe
 };
 
 beforeAll(async () => {
-  gw = await startTestGateway({ config: { federation: true } });
+  gw = await startTestGateway({
+    config: { federation: true, subscriptions: { pollMs: 50, maxPollMs: 200 } },
+  });
   served = await gw.runtime.listen({ port: 0, host: '127.0.0.1' });
   const merchant = await gw.sandbox.world.merchant();
   key = merchant.key;
@@ -144,6 +146,22 @@ describe('the gateway in a supergraph, behind Hive Gateway', () => {
     });
   });
 
+  it("a partial result reaches the router's client: the failing field null, its error with its code and path", async () => {
+    await gw.sandbox.admin('POST', '/faults', { method: 'GET', path: '/external/v1/deposits', status: 503 });
+    try {
+      const { body } = await ask(
+        '{ wallets(first: 10) { nodes { id label } } deposits(first: 2) { nodes { id } } }',
+      );
+      const data = body.data as { wallets: { nodes: { id: string }[] } | null; deposits: unknown };
+      expect(data.wallets?.nodes.map((n) => n.id)).toEqual(walletIds);
+      expect(data.deposits).toBeNull();
+      expect(body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_UNAVAILABLE');
+      expect(body.errors?.[0]?.path).toEqual(['deposits']);
+    } finally {
+      await gw.sandbox.admin('DELETE', '/faults');
+    }
+  });
+
   it('without a key, the router client gets UNAUTHENTICATED with its code, and no REST data', async () => {
     const { body } = await ask('{ wallets(first: 1) { nodes { id label } } }', {}, null);
     expect(body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
@@ -202,5 +220,55 @@ describe('the gateway in a supergraph, behind Hive Gateway', () => {
     } finally {
       labels.favouriteWallets = before;
     }
+  });
+  it('carries a subscription (last: its poll goes on a little after it ends): the router subscribes to ours over SSE and relays each status', async () => {
+    const restWallet = (
+      await gw.request(`{ node(id: "${walletIds[1]}") { ... on Wallet { restId } } }`, {}, { key })
+    ).body.data as { node: { restId: string } };
+    const created = await gw.request(
+      'mutation($input: CreateWithdrawalIntentInput!) { createWithdrawalIntent(input: $input) { ... on CreateWithdrawalIntentSuccess { withdrawalIntent { id restId status } } } }',
+      { input: withdrawalInput(restWallet.node.restId) },
+      { key },
+    );
+    const intent = (
+      created.body.data as { createWithdrawalIntent: { withdrawalIntent: { id: string; restId: string } } }
+    ).createWithdrawalIntent.withdrawalIntent;
+    const abort = new AbortController();
+    const response = await fetch(router.url, {
+      method: 'POST',
+      signal: abort.signal,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        authorization: `Bearer ${key}`,
+      },
+      body: JSON.stringify({
+        query: 'subscription($id: ID!) { withdrawalIntentUpdated(id: $id) { id status } }',
+        variables: { id: intent.id },
+      }),
+    });
+    expect(response.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    const statuses: string[] = [];
+    let text = '';
+    let moved = false;
+    try {
+      while (!statuses.includes('REVIEWING')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+        for (const match of text.matchAll(/"status":"([A-Z_]+)"/g)) statuses.push(match[1] as string);
+        text = text.slice(text.lastIndexOf('\n'));
+        if (!moved && statuses.length > 0) {
+          moved = true;
+          await gw.sandbox.world.transitionWithdrawal(intent.restId, 'reviewing');
+        }
+      }
+    } finally {
+      abort.abort();
+    }
+    expect(statuses[0]).toBe('PREPARING');
+    expect(statuses).toContain('REVIEWING');
   });
 });
