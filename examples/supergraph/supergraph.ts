@@ -98,7 +98,10 @@ export function compose(wallets: { sdl: string; url: string }, labelsURL: string
  * Hive Gateway serving `supergraph` on a free port of 127.0.0.1, forwarding the client's
  * `Authorization` (and `X-Request-Id`) to every subgraph: the gateway has no key of its own.
  */
-export async function startRouter(supergraph: string): Promise<{ url: string; close(): Promise<void> }> {
+export async function startRouter(
+  supergraph: string,
+  port = 0,
+): Promise<{ url: string; close(): Promise<void> }> {
   const router = createGatewayRuntime({
     supergraph,
     logging: false,
@@ -110,7 +113,7 @@ export async function startRouter(supergraph: string): Promise<{ url: string; cl
     },
   });
   const server = createServer(router);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`,
     async close() {

@@ -183,6 +183,25 @@ describe('the gateway in a supergraph, behind Hive Gateway', () => {
     expect(gw.upstreamCalls().filter((c) => c.startsWith('POST'))).toHaveLength(1);
   });
 
+  it('counts _entities against the cost limit, depth and aliases as it counts nodes: refused before any REST call', async () => {
+    const heavy = await gw.request(
+      'query($r: [_Any!]!) { _entities(representations: $r) { ... on Wallet { deposits(first: 1000) { nodes { wallet { deposits(first: 1000) { nodes { id } } } } } } } }',
+      { r: [{ __typename: 'Wallet', id: walletIds[0] }] },
+      { key },
+    );
+    expect(heavy.body.errors?.[0]?.extensions?.code).toBe('QUERY_LIMIT_EXCEEDED');
+    expect(heavy.body.errors?.[0]?.extensions?.cost).toBeGreaterThan(
+      heavy.body.errors?.[0]?.extensions?.maxCost as number,
+    );
+    const deep = await gw.request(
+      `query($r: [_Any!]!) { _entities(representations: $r) { ... on Deposit { ${'wallet { deposits(first: 1) { nodes { '.repeat(6)}id${' } } }'.repeat(6)} } } }`,
+      { r: [{ __typename: 'Deposit', id: depositIds[0] }] },
+      { key },
+    );
+    expect(deep.body.errors?.[0]?.extensions?.code).toBe('QUERY_LIMIT_EXCEEDED');
+    expect(gw.upstreamCalls()).toEqual([]);
+  });
+
   it('bounds the representations of one request: past 1000 refused before any REST call; 10,000 do not even fit in a request', async () => {
     // The shortest representations: 1001 fit in MAX_REQUEST_BYTES (100 kB), and are too many.
     const short = Array.from({ length: 1001 }, () => ({ __typename: 'Wallet', id: 'x' }));
