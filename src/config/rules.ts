@@ -57,7 +57,9 @@ export const RULES: readonly Rule[] = [
     when: (c) =>
       c.FEDERATION === true &&
       (c.PERSISTED_DOCUMENTS_MODE === 'enforce' ||
-        (c.PERSISTED_DOCUMENTS_MODE === undefined && Boolean(c.PERSISTED_DOCUMENTS) && c.NODE_ENV === 'production')),
+        (c.PERSISTED_DOCUMENTS_MODE === undefined &&
+          Boolean(c.PERSISTED_DOCUMENTS) &&
+          c.NODE_ENV === 'production')),
     problem: () =>
       "FEDERATION: a subgraph cannot enforce the apps' trusted documents: a router sends its query plans, not the apps' documents. Enforce them at the router (Hive Gateway's persisted documents), and set PERSISTED_DOCUMENTS_MODE=audit or off here (docs/supergraph.md)",
   },
