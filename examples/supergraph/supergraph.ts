@@ -11,7 +11,7 @@ import { createYoga } from 'graphql-yoga';
  * a second subgraph, "labels", that adds `label` to our `Wallet` and hands out `Wallet` and
  * `Deposit` references, composed with the gateway's subgraph SDL (`_service { sdl }`) by
  * @theguild/federation-composition, and served by Hive Gateway, which forwards the client's
- * `Authorization` header to every subgraph. Used by `npm run example:supergraph` and by
+ * `Authorization` header to the gateway's subgraph, and to no other. Used by `npm run example:supergraph` and by
  * test/integration/supergraph/supergraph.test.ts.
  */
 
@@ -20,6 +20,8 @@ export interface Labels {
   labels: Map<string, string>;
   favouriteWallets: string[];
   recentDeposits: string[];
+  /** Requests it got that carried an Authorization header: a merchant's key must never reach it. */
+  sawAuthorization?: number;
 }
 
 const LABELS_SDL = /* GraphQL */ `
@@ -60,7 +62,16 @@ export async function startLabelsSubgraph(labels: Labels): Promise<{ url: string
       },
     },
   ]);
-  const yoga = createYoga({ schema, graphqlEndpoint: '/graphql', landingPage: false, logging: false });
+  const yoga = createYoga({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    logging: false,
+    context: ({ request }) => {
+      if (request.headers.has('authorization')) labels.sawAuthorization = (labels.sawAuthorization ?? 0) + 1;
+      return {};
+    },
+  });
   const server = createServer(yoga);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`, server };
@@ -96,7 +107,8 @@ export function compose(wallets: { sdl: string; url: string }, labelsURL: string
 
 /**
  * Hive Gateway serving `supergraph` on a free port of 127.0.0.1, forwarding the client's
- * `Authorization` (and `X-Request-Id`) to every subgraph: the gateway has no key of its own.
+ * `Authorization` (with `X-Request-Id` and `traceparent`) to the wallets subgraph only: the
+ * gateway has no key of its own, and no other subgraph may ever see a merchant's API key.
  */
 export async function startRouter(
   supergraph: string,
@@ -106,10 +118,14 @@ export async function startRouter(
     supergraph,
     logging: false,
     propagateHeaders: {
-      fromClientToSubgraphs: ({ request }) => ({
-        authorization: request.headers.get('authorization'),
-        'x-request-id': request.headers.get('x-request-id'),
-      }),
+      fromClientToSubgraphs: ({ request, subgraphName }) =>
+        subgraphName === 'wallets'
+          ? {
+              authorization: request.headers.get('authorization'),
+              'x-request-id': request.headers.get('x-request-id'),
+              traceparent: request.headers.get('traceparent'),
+            }
+          : {},
     },
   });
   const server = createServer(router);

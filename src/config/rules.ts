@@ -53,7 +53,7 @@ export const RULES: readonly Rule[] = [
       `PERSISTED_DOCUMENTS_MODE: ${c.PERSISTED_DOCUMENTS_MODE} needs PERSISTED_DOCUMENTS, the manifest of the apps' documents`,
   },
   {
-    reads: ['FEDERATION', 'PERSISTED_DOCUMENTS_MODE'],
+    reads: ['FEDERATION', 'PERSISTED_DOCUMENTS_MODE', 'PERSISTED_DOCUMENTS', 'NODE_ENV'],
     when: (c) =>
       c.FEDERATION === true &&
       (c.PERSISTED_DOCUMENTS_MODE === 'enforce' ||
@@ -61,7 +61,7 @@ export const RULES: readonly Rule[] = [
           Boolean(c.PERSISTED_DOCUMENTS) &&
           c.NODE_ENV === 'production')),
     problem: () =>
-      "FEDERATION: a subgraph cannot enforce the apps' trusted documents: a router sends its query plans, not the apps' documents. Enforce them at the router (Hive Gateway's persisted documents), and set PERSISTED_DOCUMENTS_MODE=audit or off here (docs/supergraph.md)",
+      "FEDERATION: a subgraph cannot enforce the apps' trusted documents: a router sends its query plans, not the apps' documents. Enforce them at the router (Hive Gateway's persisted documents), and set PERSISTED_DOCUMENTS_MODE=off here (docs/supergraph.md)",
   },
   {
     reads: ['NODE_ENV', 'UPSTREAM_URL'],

@@ -1,6 +1,7 @@
-import { Kind, valueFromASTUntyped, visit } from 'graphql';
+import { getOperationAST, Kind, valueFromASTUntyped, visit } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { requestError } from '../error-codes.ts';
+import { effectiveVariables } from './operation-cost.ts';
 
 /**
  * The most entity representations one request may ask `_entities` for (FEDERATION=true;
@@ -16,6 +17,11 @@ export function useEntitiesBound(max = MAX_REPRESENTATIONS): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       let count = 0;
+      // As sent, with the operation's defaults for what was not.
+      const variables = effectiveVariables(
+        getOperationAST(args.document, args.operationName),
+        args.variableValues as Record<string, unknown> | undefined,
+      );
       visit(args.document, {
         Field(node) {
           if (node.name.value !== '_entities') return;
@@ -23,8 +29,8 @@ export function useEntitiesBound(max = MAX_REPRESENTATIONS): Plugin {
           if (!argument) return;
           const value =
             argument.value.kind === Kind.VARIABLE
-              ? (args.variableValues as Record<string, unknown> | undefined)?.[argument.value.name.value]
-              : valueFromASTUntyped(argument.value);
+              ? variables[argument.value.name.value]
+              : valueFromASTUntyped(argument.value, variables);
           count += Array.isArray(value) ? value.length : 1;
         },
       });

@@ -51,7 +51,9 @@ const CODE = 'QUERY_LIMIT_EXCEEDED' satisfies ErrorCode;
  *
  * - its fields: every field costs 1; the subtree of a field returning a *Connection type counts
  *   `first`/`last` (or the default window) times, so `deposits(first: 1000) { nodes { wallet {
- *   deposits(first: 1000) … } } }` is refused while real screens pass;
+ *   deposits(first: 1000) … } } }` is refused while real screens pass; the subtree of
+ *   `nodes(ids:)` and of a router's `_entities(representations:)` counts once per id or
+ *   representation;
  * - plus READ_COST for each REST read it may make over a wallet's list (LIST_SCAN_FIELDS): the
  *   REST API has no wallet filter, so such a connection scans the merchant's list, once per list
  *   and status filter per request whatever the number of wallets. A scan for a window counts one
@@ -85,6 +87,10 @@ export function operationCost(
 
   const resolved = (value: ValueNode | undefined): unknown =>
     value === undefined ? undefined : valueFromASTUntyped(value, values);
+  const lengthOf = (value: ValueNode | undefined): number => {
+    const list = resolved(value);
+    return Array.isArray(list) ? Math.max(1, list.length) : 1;
+  };
   const count = (value: ValueNode | undefined): number | undefined => {
     const number = resolved(value);
     return typeof number === 'number' && number >= 0 ? number : undefined;
@@ -122,9 +128,13 @@ export function operationCost(
         let cost = 1;
         if (selection.selectionSet && fieldType && isCompositeType(fieldType)) {
           const children = costOf(selection.selectionSet, fieldType);
+          // A connection's window, the ids of nodes(ids:), a router's representations: each item
+          // costs what it selects.
           const times = fieldType.name.endsWith('Connection')
             ? (count(argument('first')) ?? count(argument('last')) ?? DEFAULT_WINDOW)
-            : 1;
+            : name === 'nodes' || name === '_entities'
+              ? lengthOf(argument(name === 'nodes' ? 'ids' : 'representations'))
+              : 1;
           cost += times * children;
         }
         total += cost;
@@ -263,8 +273,8 @@ export function effectiveVariables(
   return effective;
 }
 
-/** The arguments whose values operationCost reads: page sizes and the status filter. */
-const COUNTED_ARGUMENTS: ReadonlySet<string> = new Set(['first', 'last', 'status']);
+/** The arguments whose values operationCost reads: page sizes, the status filter, and the lists of ids and representations. */
+const COUNTED_ARGUMENTS: ReadonlySet<string> = new Set(['first', 'last', 'status', 'ids', 'representations']);
 
 /**
  * The values of `names` as text, or null when they cannot be told apart as text (a number JSON has

@@ -42,7 +42,11 @@ export const builder = new SchemaBuilder<{
       description:
         'An object with a global id: Wallet, Deposit or WithdrawalIntent. Fetch any of them again with `node(id:)`.',
     },
-    pageInfoTypeOptions: { description: 'Where a page sits in its list (Relay cursor connections).' },
+    pageInfoTypeOptions: {
+      description: 'Where a page sits in its list (Relay cursor connections).',
+      // In a supergraph, other Relay subgraphs define the same PageInfo (schema/federation.ts).
+      directives: { shareable: {} },
+    },
     hasNextPageFieldOptions: { description: 'Whether items follow this page.' },
     hasPreviousPageFieldOptions: { description: 'Whether items precede this page.' },
     startCursorFieldOptions: { description: "The first item's cursor; null on an empty page." },

@@ -1,6 +1,9 @@
+import { printSubgraphSchema } from '@apollo/subgraph';
 import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import { type GraphQLObjectType, GraphQLSchema, lexicographicSortSchema } from 'graphql';
+import { quoted } from '../echoes.ts';
+import { badUserInput } from '../errors.ts';
 import { NODE_TYPES } from '../global-ids.ts';
 import { builder } from './builder.ts';
 import './scalars.ts';
@@ -16,18 +19,85 @@ import './federation.ts';
  * @defer and @stream directives that useIncrementalDelivery (plugins/defer-stream.ts) executes, so that the SDL clients generate
  * their types from declares them too.
  */
-export const schema = finished(builder.toSchema());
+export const schema = withoutDirectives(finished(builder.toSchema()));
 
 /**
  * The same schema as a Federation v2 subgraph (FEDERATION=true; docs/supergraph.md): its types'
  * @key directives, `_service { sdl }` and `_entities(representations:)` (schema/federation.ts).
  */
-export const subgraphSchema = finished(
-  builder.toSubGraphSchema({
-    linkUrl: 'https://specs.apollo.dev/federation/v2.6',
-    federationDirectives: ['@key', '@shareable'],
-  }),
+export const subgraphSchema = asSubgraph(
+  finished(
+    builder.toSubGraphSchema({
+      linkUrl: 'https://specs.apollo.dev/federation/v2.6',
+      federationDirectives: ['@key', '@shareable'],
+    }),
+  ),
 );
+
+/**
+ * The plain schema without the federation directives the builder recorded on its types (@key,
+ * @shareable): printed with directives (graphql-tools' printSchemaWithDirectives), it is the
+ * schema of schema/schema.graphql and nothing more.
+ */
+function withoutDirectives(schema: GraphQLSchema): GraphQLSchema {
+  for (const type of Object.values(schema.getTypeMap())) {
+    const extensions = type.extensions as Record<string, unknown>;
+    if (!extensions.directives && !type.astNode?.directives?.length) continue;
+    const { directives: _dropped, ...rest } = extensions;
+    Object.assign(type, {
+      extensions: rest,
+      ...(type.astNode && { astNode: { ...type.astNode, directives: [] } }),
+    });
+  }
+  return schema;
+}
+
+/**
+ * The subgraph's last touches: `_service { sdl }` answers the SDL of this schema as served (with
+ * @defer and @stream, as schema/subgraph.graphql holds it), and `_entities` answers a
+ * representation that is not an object naming one of this subgraph's entity types with null and
+ * BAD_USER_INPUT for that item alone, its echo shortened, where the plugin's resolver failed the
+ * whole batch with an internal error.
+ */
+function asSubgraph(schema: GraphQLSchema): GraphQLSchema {
+  const fields = (schema.getQueryType() as GraphQLObjectType).getFields();
+  const service = fields._service;
+  const entities = fields._entities;
+  if (!service || !entities?.resolve) throw new Error('the subgraph schema has no _service or _entities');
+  const sdl = printSubgraphSchema(schema);
+  service.resolve = () => ({ sdl });
+  const resolveEntities = entities.resolve;
+  entities.resolve = async (source, args, context, info) => {
+    const representations = (args as { representations: unknown[] }).representations;
+    const valid: unknown[] = [];
+    const answers: unknown[] = representations.map((representation, i) => {
+      const typename = (representation as { __typename?: unknown } | null)?.__typename;
+      if (
+        typeof representation === 'object' &&
+        representation !== null &&
+        !Array.isArray(representation) &&
+        typeof typename === 'string' &&
+        NODE_TYPES.has(typename)
+      ) {
+        valid.push(representation);
+        return i;
+      }
+      return badUserInput(
+        `representations[${i}] must be an object whose __typename is Wallet, Deposit or WithdrawalIntent; received ${typeof typename === 'string' ? quoted(typename) : typeof representation}`,
+        ['representations', String(i)],
+      );
+    });
+    const resolved = (await resolveEntities(
+      source,
+      { ...(args as object), representations: valid },
+      context,
+      info,
+    )) as unknown[];
+    let next = 0;
+    return answers.map((answer) => (typeof answer === 'number' ? resolved[next++] : answer));
+  };
+  return schema;
+}
 
 function finished(built: GraphQLSchema): GraphQLSchema {
   const schema = lexicographicSortSchema(

@@ -87,6 +87,8 @@ describe('the gateway in a supergraph, behind Hive Gateway', () => {
     expect(nodes.filter((n) => n.label === null)).toHaveLength(walletIds.length - 1);
     // The list once; the labels came from the other subgraph, for no REST call.
     expect(gw.upstreamCalls()).toEqual(['GET /external/v1/wallets?page=1&size=10']);
+    // The router forwards the merchant's key to the wallets subgraph only.
+    expect(labels.sawAuthorization ?? 0).toBe(0);
   });
 
   it("resolves the other subgraph's references in one _entities batch: one wallet list for several wallets, one call per deposit", async () => {
@@ -160,6 +162,55 @@ describe('the gateway in a supergraph, behind Hive Gateway', () => {
     } finally {
       await gw.sandbox.admin('DELETE', '/faults');
     }
+  });
+
+  it('answers a representation that is not one of our entities with null and BAD_USER_INPUT for that item alone', async () => {
+    const { body } = await gw.request(
+      'query($r: [_Any!]!) { _entities(representations: $r) { ... on Wallet { id } } }',
+      {
+        r: [
+          { __typename: 'Wallet', id: walletIds[0] },
+          'a string',
+          { __typename: 'Query' },
+          { __typename: 'x'.repeat(5000) },
+        ],
+      },
+      { key },
+    );
+    expect((body.data as { _entities: unknown[] })._entities).toEqual([
+      { id: walletIds[0] },
+      null,
+      null,
+      null,
+    ]);
+    expect(body.errors?.map((e) => [e.extensions?.code, e.path])).toEqual([
+      ['BAD_USER_INPUT', ['_entities', 1]],
+      ['BAD_USER_INPUT', ['_entities', 2]],
+      ['BAD_USER_INPUT', ['_entities', 3]],
+    ]);
+    // The echo of a long __typename is shortened.
+    expect(body.errors?.[2]?.message.length).toBeLessThan(400);
+  });
+
+  it('counts each representation as nodes counts each id, defaults of variables included', async () => {
+    // 1000 representations of one wallet, each selecting a window of 100 deposits: refused by cost.
+    const many = Array.from({ length: 1000 }, () => ({ __typename: 'Wallet', id: walletIds[0] }));
+    const heavy = await gw.request(
+      'query($r: [_Any!]!) { _entities(representations: $r) { ... on Wallet { deposits(first: 100) { nodes { id amount status } } } } }',
+      { r: many },
+      { key },
+    );
+    expect(heavy.body.errors?.[0]?.extensions?.code).toBe('QUERY_LIMIT_EXCEEDED');
+    expect(gw.upstreamCalls()).toEqual([]);
+  });
+
+  it("serves _service's SDL as schema/subgraph.graphql holds it; the plain schema carries no federation directive", async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { printSchemaWithDirectives } = await import('@graphql-tools/utils');
+    const { schema } = await import('../../../src/schema/index.ts');
+    const file = await readFile(new URL('../../../schema/subgraph.graphql', import.meta.url), 'utf8');
+    expect(`${await subgraphSdl(`${served.url}/graphql`, key)}\n`).toBe(file);
+    expect(printSchemaWithDirectives(schema)).not.toMatch(/@key|@shareable|@link/);
   });
 
   it('without a key, the router client gets UNAUTHENTICATED with its code, and no REST data', async () => {
