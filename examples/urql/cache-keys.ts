@@ -38,4 +38,5 @@ export const keys: KeyingConfig = {
   MonthlyLimitExceededError: embedded,
   ServiceFeeNotCoveredError: embedded,
   WithdrawalConfigIncompleteError: embedded,
+  WithdrawalRefusedError: embedded,
 };

@@ -218,7 +218,7 @@ export class WithdrawalService {
       }
       if (record.state === 'refused') {
         this.metrics?.idempotency('replayed');
-        throw replayedUserError(record) ?? new Error(`unknown code ${record.code}`);
+        throw replayedUserError(record);
       }
       if (leased) {
         if (!waited) this.metrics?.idempotency('waited');

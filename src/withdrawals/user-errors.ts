@@ -60,7 +60,23 @@ export type UserErrorCode = UserErrorRow['code'];
 
 /** A business failure. `code` is the REST API's code verbatim (e.g. `withdrawal_intent.balance_insufficient`). */
 export abstract class WithdrawalUserError extends Error {
-  abstract readonly code: UserErrorCode;
+  abstract readonly code: string;
+}
+
+/**
+ * A refusal whose code this release does not know, replayed from a key's record that a newer
+ * release kept (docs/upgrading.md: adding a REST error code or a user error type): the REST code
+ * and message as they were, as the general member of the payload union, never an internal error.
+ * A first answer with an unknown code is not kept (its key is forgotten), so only a replay gives it.
+ */
+export class WithdrawalRefusedError extends WithdrawalUserError {
+  readonly code: string;
+
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'WithdrawalRefusedError';
+    this.code = code;
+  }
 }
 
 /** data_invalid, with the path of the offending input field when it is known. */
@@ -123,9 +139,12 @@ export function replayedUserError(refusal: {
   code: string;
   message: string;
   field?: string[] | null;
-}): WithdrawalUserError | null {
+}): WithdrawalUserError {
   if (refusal.code === 'data_invalid') return new DataInvalidError(refusal.message, refusal.field ?? null);
-  return withdrawalUserError(refusal.code, refusal.message);
+  return (
+    withdrawalUserError(refusal.code, refusal.message) ??
+    new WithdrawalRefusedError(refusal.code, refusal.message)
+  );
 }
 
 /** What a refused record keeps of a refusal beyond its code and message. */

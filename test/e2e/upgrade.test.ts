@@ -286,6 +286,31 @@ describe(`upgrade: ${PREVIOUS_RELEASE.version} beside this release on one Redis`
     await inspect.del(name as string);
   });
 
+  it('a refusal kept with a code a release does not know: this release replays it as WithdrawalRefusedError, never an internal error; the previous release predates that (staged: docs/upgrading.md)', async () => {
+    const amount = '1000000.00' as Op['amount'];
+    const { answers, walletId } = await scenario([op('B', 'p1', 'none', amount)]);
+    expect(answers[0]).toMatchObject({ kind: 'refused', code: 'withdrawal_intent.balance_insufficient' });
+    const [name] = await inspect.keys(`mwg:{*}:idem:p1-h${run}`);
+    expect(name).toBeDefined();
+    // As a newer release with a new user error type would keep it.
+    const record = JSON.parse((await inspect.get(name as string)) as string);
+    const newer = {
+      ...record,
+      code: 'withdrawal_intent.destination_blocked',
+      message: 'The destination is blocked.',
+    };
+    await inspect.set(name as string, JSON.stringify(newer), 'KEEPTTL');
+    const posts = () => sandbox.sandbox.requests.filter((r) => r.method === 'POST').length;
+    const before = posts();
+    const here = await harness.perform(op('B', 'p1', 'none', amount), walletId, run, 'none', new Set());
+    expect(here).toMatchObject({ kind: 'refused', code: 'withdrawal_intent.destination_blocked' });
+    const there = await harness.perform(op('A', 'p1', 'none', amount), walletId, run, 'none', new Set());
+    // ${PREVIOUS_RELEASE.version} has no general member: its replay fails, and sends nothing either.
+    expect(there).toMatchObject({ kind: 'error', code: 'INTERNAL_SERVER_ERROR' });
+    expect(posts()).toBe(before);
+    await inspect.del(name as string);
+  });
+
   it('every record in Redis is one of format 1 (a change here is a new format: see docs/upgrading.md)', async () => {
     // What both releases wrote over the tests above, key by key: its name, its type, and for JSON
     // records the fields each state may hold. Renaming a key or adding a field a release must read

@@ -101,6 +101,7 @@ export type CreateWithdrawalMutation = { createWithdrawalIntent:
     | { __typename: 'MonthlyLimitExceededError', code: string, message: string }
     | { __typename: 'ServiceFeeNotCoveredError', code: string, message: string }
     | { __typename: 'WithdrawalConfigIncompleteError', code: string, message: string }
+    | { __typename: 'WithdrawalRefusedError', code: string, message: string }
    };
 
 export type DashboardQueryVariables = Exact<{

@@ -29,6 +29,8 @@ describe('schema/possible-types.json', () => {
   });
 
   it('names every business failure as a UserError', () => {
-    expect(shipped.possibleTypes.UserError).toEqual(USER_ERRORS.map((row) => row.type).sort());
+    expect(shipped.possibleTypes.UserError).toEqual(
+      [...USER_ERRORS.map((row) => row.type), 'WithdrawalRefusedError'].sort(),
+    );
   });
 });

@@ -112,6 +112,7 @@ export type WithdrawScreenMutation = { createWithdrawalIntent:
     | { __typename: 'MonthlyLimitExceededError', code: string, message: string }
     | { __typename: 'ServiceFeeNotCoveredError', code: string, message: string }
     | { __typename: 'WithdrawalConfigIncompleteError', code: string, message: string }
+    | { __typename: 'WithdrawalRefusedError', code: string, message: string }
    };
 
 export type WithdrawalStatusScreenSubscriptionVariables = Exact<{

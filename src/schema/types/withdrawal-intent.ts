@@ -7,6 +7,7 @@ import {
   DataInvalidError,
   USER_ERRORS,
   userErrorClass,
+  WithdrawalRefusedError,
   type WithdrawalUserError,
 } from '../../withdrawals/user-errors.ts';
 import { builder } from '../builder.ts';
@@ -170,7 +171,7 @@ const UserError = builder.interfaceRef<WithdrawalUserError>('UserError').impleme
 });
 
 // One object type per row of the table in withdrawals/user-errors.ts, all implementing UserError.
-const USER_ERROR_TYPES = USER_ERRORS.map((row) => {
+const USER_ERROR_TYPES: (new (...args: never[]) => WithdrawalUserError)[] = USER_ERRORS.map((row) => {
   const ErrorClass = userErrorClass(row.code);
   if (ErrorClass === DataInvalidError) {
     builder.objectType(DataInvalidError, {
@@ -194,6 +195,15 @@ const USER_ERROR_TYPES = USER_ERRORS.map((row) => {
   }
   return ErrorClass;
 });
+// The general member: a refusal with a code this release does not know (a newer release's, replayed).
+builder.objectType(WithdrawalRefusedError, {
+  name: 'WithdrawalRefusedError',
+  description:
+    'The REST API refused the withdrawal with a code this version of the schema has no type for yet (a refusal a newer gateway release kept for this idempotency key): nothing was created. Read `code` and `message`; every refusal also matches `... on UserError`.',
+  interfaces: [UserError],
+  fields: () => ({}),
+});
+USER_ERROR_TYPES.push(WithdrawalRefusedError);
 
 const DestinationInput = builder.inputType('WithdrawalDestinationInput', {
   description: 'Where the withdrawal goes (REST `destination`).',
