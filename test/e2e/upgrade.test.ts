@@ -327,7 +327,7 @@ describe(`upgrade: ${PREVIOUS_RELEASE.version} beside this release on one Redis`
       { name: /^mwg:\{[A-Za-z0-9_-]+\}:idem:[^:]+$/, type: 'string', required: true },
       { name: /^mwg:\{[A-Za-z0-9_-]+\}:lease:[^:]+$/, type: 'string', required: false },
       { name: /^mwg:\{[A-Za-z0-9_-]+\}:keys$/, type: 'zset', required: true },
-      // The scope's refusals (0.2.0): a hint the previous release neither reads nor needs.
+      // The scope's refusals (0.3.0): a hint the previous release neither reads nor needs.
       { name: /^mwg:\{[A-Za-z0-9_-]+\}:refused$/, type: 'zset', required: true },
       { name: /^mwg:\{[A-Za-z0-9_-]+\}:attempts$/, type: 'hash', required: true },
       { name: /^mwg:intent:[0-9a-f-]{36}:owner$/, type: 'string', required: true },

@@ -9,8 +9,8 @@ import { join } from 'node:path';
  * checks it is the CHANGELOG's second entry).
  */
 export const PREVIOUS_RELEASE = {
-  version: '0.1.0',
-  commit: '04ee6ad3b79342a356500b170cb2f465c79a9d33',
+  version: '0.2.0',
+  commit: '3d7bbf54d150c8839477e756d6da5343bb1b971a',
 } as const;
 
 const ROOT = new URL('../..', import.meta.url).pathname;
