@@ -4,6 +4,7 @@ import { type Change, CriticalityLevel, diff } from '@graphql-inspector/core';
 import {
   buildSchema,
   type GraphQLSchema,
+  isInputObjectType,
   isInterfaceType,
   isObjectType,
   NoUnusedFragmentsRule,
@@ -36,12 +37,12 @@ const previousSdl = execFileSync(
 );
 const previous = buildSchema(previousSdl);
 const current = buildSchema(read('schema/schema.graphql'));
-const version = (JSON.parse(read('package.json')) as { version: string }).version;
-const newest =
-  read('CHANGELOG.md')
-    .split(/^## /m)
-    .find((part) => part.startsWith(`${version}\n`)) ?? '';
+// The CHANGELOG's newest entry, released or not ("Unreleased" while work goes on).
+const newest = read('CHANGELOG.md').split(/^## /m)[1] ?? '';
 const breakingSection = /^### Breaking\n([\s\S]*?)(?=^### |$(?![\s\S]))/m.exec(newest)?.[1] ?? '';
+/** Whether `section` has a bullet that starts with the change's path in backticks. */
+const names = (section: string, path: string | undefined) =>
+  path !== undefined && section.split('\n').some((line) => line.startsWith(`- \`${path}\``));
 
 /**
  * Each app's documents, read as it sends them: one app's files together (a fragment of one file
@@ -54,7 +55,26 @@ const APPS: Record<string, string[]> = {
   'examples/relay': Object.values(
     JSON.parse(read('examples/relay/generated/persisted-queries.json')) as Record<string, string>,
   ),
+  // The texts the Apollo app sends under trusted documents (PERSISTED_DOCUMENTS_MODE=enforce).
+  'examples/apollo manifest': Object.values(
+    JSON.parse(read('examples/apollo/generated/persisted-documents.json')) as Record<string, string>,
+  ),
+  // What apps built against the previous release send: its own operations, as it shipped them.
+  [`${PREVIOUS_RELEASE.version}'s operations`]: previousOperations(),
 };
+
+/** The previous release's operation files (schema/operations, the example apps'), one document per directory. */
+function previousOperations(): string[] {
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', root.pathname, ...args], { encoding: 'utf8', timeout: 30_000 });
+  const byDir = new Map<string, string[]>();
+  for (const path of git('ls-tree', '-r', '--name-only', PREVIOUS_RELEASE.commit).split('\n')) {
+    if (!/^(schema\/operations|examples\/(apollo|urql)\/operations)\/[^/]+\.graphql$/.test(path)) continue;
+    const dir = path.slice(0, path.lastIndexOf('/'));
+    byDir.set(dir, [...(byDir.get(dir) ?? []), git('show', `${PREVIOUS_RELEASE.commit}:${path}`)]);
+  }
+  return [...byDir.values()].map((texts) => texts.join('\n'));
+}
 
 function files(dir: string, ext: string): string[] {
   return readdirSync(new URL(`${dir}/`, root))
@@ -70,13 +90,21 @@ describe(`the schema against ${PREVIOUS_RELEASE.version}'s`, () => {
     const dangerous = changes.filter((c) => c.criticality.level === CriticalityLevel.Dangerous);
     for (const change of dangerous) console.log(`dangerous: ${change.message}`);
     const breaking = changes.filter((c) => c.criticality.level === CriticalityLevel.Breaking);
-    const unnamed = breaking.filter((c) => !c.path || !breakingSection.includes(`\`${c.path}\``));
-    expect(unnamed.map((c) => c.message)).toEqual([]);
+    // Each breaking change: a bullet of the Breaking section that starts with its path.
+    expect(breaking.filter((c) => !names(breakingSection, c.path)).map((c) => c.message)).toEqual([]);
+    // Each dangerous change (a new union member or enum value, an argument added): its path in
+    // backticks somewhere in the newest entry, for the apps to read.
+    const unsaid = dangerous.filter((c) => !c.path || !newest.includes(`\`${c.path.split('.')[0]}\``));
+    expect(unsaid.map((c) => c.message)).toEqual([]);
   });
 
   it('removes only fields and enum values the previous release deprecated', async () => {
     changes = changes.length ? changes : await diff(previous, current);
-    const removed = changes.filter((c) => c.type === 'FIELD_REMOVED' || c.type === 'ENUM_VALUE_REMOVED');
+    const removed = changes.filter((c) =>
+      ['FIELD_REMOVED', 'ENUM_VALUE_REMOVED', 'FIELD_ARGUMENT_REMOVED', 'INPUT_FIELD_REMOVED'].includes(
+        c.type,
+      ),
+    );
     const undeprecated = removed.filter((c) => !wasDeprecated(previous, c.path ?? ''));
     expect(undeprecated.map((c) => c.message)).toEqual([]);
   });
