@@ -60,6 +60,12 @@ function parsed(json: string, what: string): Record<string, unknown> {
 }
 
 const isText = (value: unknown) => typeof value === 'string';
+/**
+ * A REST error code as the REST API writes them (`withdrawal_intent.balance_insufficient`): a
+ * refusal replays its code, as a typed result even for a code this release does not know
+ * (WithdrawalRefusedError), so a record whose code is not one (empty, say) is not a refusal.
+ */
+const isCode = (value: unknown) => typeof value === 'string' && /^[a-z][a-z0-9_.]{0,127}$/.test(value);
 const isTime = (value: unknown) => typeof value === 'number' && Number.isFinite(value);
 
 /** What each state of format 1 must hold beside `fingerprint` and `startedAt`. */
@@ -69,7 +75,7 @@ const STATE_FIELDS: Record<string, (record: Record<string, unknown>) => boolean>
     const intent = record.intent as { id?: unknown } | null | undefined;
     return typeof intent === 'object' && intent !== null && isText(intent.id);
   },
-  refused: (record) => isText(record.code) && isText(record.message),
+  refused: (record) => isCode(record.code) && isText(record.message),
 };
 
 function isSubmission(value: unknown): boolean {

@@ -42,6 +42,15 @@ describe('record formats', () => {
     ['a success without its intent', JSON.stringify({ ...pending, state: 'succeeded' })],
     ['a success with an empty intent', JSON.stringify({ ...pending, state: 'succeeded', intent: {} })],
     ['a refusal without its code', JSON.stringify({ ...pending, state: 'refused', message: 'm' })],
+    // A code it does not know is replayed as WithdrawalRefusedError: only a REST-shaped one.
+    [
+      'a refusal with an empty code',
+      JSON.stringify({ ...pending, state: 'refused', code: '', message: 'm' }),
+    ],
+    [
+      'a refusal whose code is no REST code',
+      JSON.stringify({ ...pending, state: 'refused', code: 'Not A Code!', message: 'm' }),
+    ],
     ['a pending record with half an attempt', JSON.stringify({ ...pending, attempt: { id: 'a' } })],
     ['not JSON', '{"state":'],
     ['JSON null', 'null'],
