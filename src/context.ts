@@ -1,10 +1,10 @@
 import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import type { Callers } from './callers.ts';
 import type { WalletIndexing } from './loaders/index-builds.ts';
 import { createLoaders, type Loaders } from './loaders/loaders.ts';
 import type { LivePolling } from './subscriptions/live.ts';
 import type { Caller } from './upstream/caller.ts';
+import type { Callers } from './upstream/callers.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
 import type { WithdrawalService } from './withdrawals/service.ts';
 
@@ -16,7 +16,7 @@ import type { WithdrawalService } from './withdrawals/service.ts';
 export interface GatewayContext {
   /** The caller's Authorization header value, forwarded unchanged upstream; null when absent or malformed. */
   authorization: string | null;
-  /** Who upstream calls are made for (src/callers.ts): `authorization`, its scope, this request's deadline, call budget and reads. */
+  /** Who upstream calls are made for (src/upstream/callers.ts): `authorization`, its scope, this request's deadline, call budget and reads. */
   caller: Caller;
   requestId: string;
   withdrawals: WithdrawalService;

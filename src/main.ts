@@ -6,10 +6,11 @@
  * of which runs this file's `serve`.
  */
 import cluster from 'node:cluster';
-import { supervise } from './cluster.ts';
-import { type Config, ConfigError, loadConfig } from './config.ts';
-import { banner, startEmbeddedSandbox } from './embedded-sandbox.ts';
-import { exampleTabs, loadExampleOperations } from './graphiql-tabs.ts';
+import { type Config, ConfigError, loadConfig } from './config/config.ts';
+import { supervise } from './process/cluster.ts';
+import { banner, startEmbeddedSandbox } from './process/embedded-sandbox.ts';
+import { exampleTabs, loadExampleOperations } from './process/graphiql-tabs.ts';
+import { RELEASE } from './process/release.ts';
 import {
   connectRedis,
   redisAddress,
@@ -17,7 +18,6 @@ import {
   warnIfRedisEvicts,
   warnIfTooFewReplicas,
 } from './redis/connection.ts';
-import { RELEASE } from './release.ts';
 import { createGatewayRuntime, type GatewayRuntime } from './runtime.ts';
 import { createLogger } from './shared/logger.ts';
 

@@ -2,8 +2,7 @@ import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import { type Callers, createCallers } from './callers.ts';
-import type { Config } from './config.ts';
+import type { Config } from './config/config.ts';
 import { createWalletIndexing, type WalletIndexing } from './loaders/index-builds.ts';
 import { workerMetrics } from './observability/cluster-metrics.ts';
 import { GatewayMetrics, type Scrape } from './observability/metrics.ts';
@@ -13,6 +12,7 @@ import { type Compression, useCompression } from './plugins/compression.ts';
 import type { DocumentCache } from './plugins/document-cache.ts';
 import { combinedRateLimiter, createRateLimiter, type RateLimiter } from './plugins/rate-limit.ts';
 import type { PersistedQueryRegistry } from './plugins/trusted-documents.ts';
+import { RELEASE } from './process/release.ts';
 import {
   duplicateClient,
   type RedisClient,
@@ -23,11 +23,11 @@ import { fleetEvents, fleetInvalidation, fleetScopeSecret, keepFleetScopeSecret 
 import { RedisHealth } from './redis/health.ts';
 import { redisMerchantRecords } from './redis/merchant-records.ts';
 import { redisIndexChunks } from './redis/wallet-index-chunks.ts';
-import { RELEASE } from './release.ts';
 import { listen, type RunningServer } from './server.ts';
 import { processLeases, redisLeases } from './subscriptions/leases.ts';
 import { LivePolling } from './subscriptions/live.ts';
 import { CallerScopes } from './upstream/caller-scope.ts';
+import { type Callers, createCallers } from './upstream/callers.ts';
 import { MerchantWalletClient } from './upstream/client.ts';
 import { type IdempotencyStore, MemoryIdempotencyStore } from './withdrawals/idempotency-store.ts';
 import { RedisIdempotencyStore } from './withdrawals/redis-idempotency-store.ts';

@@ -2,10 +2,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import type { Callers } from './callers.ts';
-import type { EdgeLimits } from './config.ts';
+import type { EdgeLimits } from './config/config.ts';
 import type { CallerScopes } from './upstream/caller-scope.ts';
-import { type KeyEvidenceSource, serveGraphQLOverWebSocket } from './websocket.ts';
+import type { Callers } from './upstream/callers.ts';
+import { type KeyEvidenceSource, serveGraphQLOverWebSocket } from './websocket/websocket.ts';
 import type { Gateway } from './yoga.ts';
 
 /**

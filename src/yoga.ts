@@ -4,37 +4,36 @@ import type { Tracer } from '@opentelemetry/api';
 import type { DocumentNode } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import type { Callers } from './callers.ts';
-import type { Config } from './config.ts';
+import type { Config } from './config/config.ts';
 import { authorizationOf, createContextFactory, type GatewayContext } from './context.ts';
-import { createHotPath, handedOverContext } from './hot-path.ts';
+import { createHotPath, handedOverContext } from './execution/hot-path.ts';
 import type { WalletIndexing } from './loaders/index-builds.ts';
 import type { GatewayMetrics, Scrape } from './observability/metrics.ts';
 import { useAuthentication } from './plugins/authentication.ts';
 import { CompiledQueries, useCompiledExecution } from './plugins/compiled-execution.ts';
 import type { Compression } from './plugins/compression.ts';
 import { useConditionalGet } from './plugins/conditional-get.ts';
-import { useCSRFHeaderRequired } from './plugins/csrf.ts';
-import { useIncrementalDelivery } from './plugins/defer-stream.ts';
+import { useCSRFHeaderRequired } from './plugins/csrf-header-required.ts';
 import { createDocumentCache, type DocumentCache, useDocumentCache } from './plugins/document-cache.ts';
 import { useEagerStringify } from './plugins/eager-stringify.ts';
 import { useEntitiesBound } from './plugins/entities-bound.ts';
 import { maskUncodedError, useErrorContract } from './plugins/error-contract.ts';
 import { useErrorLogging } from './plugins/error-logging.ts';
 import { useGraphiQLDelivery } from './plugins/graphiql-delivery.ts';
-import { type Readiness, useHealthChecks } from './plugins/health.ts';
+import { type Readiness, useHealthChecks } from './plugins/health-checks.ts';
+import { useIncrementalDelivery } from './plugins/incremental-delivery.ts';
 import { KeptResults } from './plugins/kept-results.ts';
-import { useRefuseKeyInURL } from './plugins/key-in-url.ts';
+import { useMaxRequestBytes } from './plugins/max-request-bytes.ts';
 import { useMetricsEndpoint } from './plugins/metrics-endpoint.ts';
 import { DEFAULT_MAX_UPSTREAM_CALLS, OperationCosts } from './plugins/operation-cost.ts';
 import { useOperationStatus } from './plugins/operation-status.ts';
 import { ResultSharing, type SharedHow, useQueryDeduplication } from './plugins/query-deduplication.ts';
 import { type QueryLimits, useQueryLimits, walkCostOf } from './plugins/query-limits.ts';
 import { type RateLimiter, useRateLimit } from './plugins/rate-limit.ts';
+import { useRefuseKeyInURL } from './plugins/refuse-key-in-url.ts';
 import { requestIdOf, useRequestId } from './plugins/request-id.ts';
-import { useMaxRequestBytes } from './plugins/request-size.ts';
 import { requestReporter, useRequestTelemetry } from './plugins/request-telemetry.ts';
-import { useReservedResponseKeys } from './plugins/response-keys.ts';
+import { useReservedResponseKeys } from './plugins/reserved-response-keys.ts';
 import { useResumableStreams } from './plugins/resumable-streams.ts';
 import { useTracing } from './plugins/tracing.ts';
 import {
@@ -47,6 +46,7 @@ import { schema as plainSchema, subgraphSchema } from './schema/index.ts';
 import type { LivePolling } from './subscriptions/live.ts';
 import type { Caller } from './upstream/caller.ts';
 import type { CallerScopes } from './upstream/caller-scope.ts';
+import type { Callers } from './upstream/callers.ts';
 import type { MerchantWalletClient } from './upstream/client.ts';
 import type { IdempotencyStore } from './withdrawals/idempotency-store.ts';
 import type { WithdrawalService } from './withdrawals/service.ts';
@@ -65,7 +65,7 @@ export interface GraphiQLDefaults {
  */
 export interface GatewayParts {
   client: MerchantWalletClient;
-  /** Each request's Caller: its deadline and call budget (src/callers.ts). */
+  /** Each request's Caller: its deadline and call budget (src/upstream/callers.ts). */
   callers: Callers;
   /** Callers' scopes, the client's: the rate limit and trusted documents count per scope. */
   scopes: CallerScopes;
@@ -116,7 +116,7 @@ function countsOperationName(
 
 export type Gateway = YogaServerInstance<Record<string, unknown>, GatewayContext> & {
   /**
-   * What the HTTP server calls for each Node request: the hot path (src/hot-path.ts), which hands
+   * What the HTTP server calls for each Node request: the hot path (src/execution/hot-path.ts), which hands
    * Yoga what it does not answer; Yoga itself with HOT_PATH=false. `fetch` is always Yoga's.
    */
   serveNode: (req: IncomingMessage, res: ServerResponse) => unknown;

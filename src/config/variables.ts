@@ -5,7 +5,7 @@ import { CALLS_PER_KEY, CALLS_PER_KEY_PER_SECOND } from '../upstream/transport.t
 
 /**
  * Every variable the gateway reads, with its type, bounds and default: the schema parseConfig
- * (src/config.ts) checks the environment against. A default that depends on another variable is
+ * (src/config/config.ts) checks the environment against. A default that depends on another variable is
  * written below the schema.
  */
 

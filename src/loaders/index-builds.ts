@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { Callers } from '../callers.ts';
-import { GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors/errors.ts';
 import type { IndexChunkStore } from '../redis/wallet-index-chunks.ts';
+import type { Callers } from '../upstream/callers.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { Page } from '../upstream/types.ts';
 import { agedPage, INDEX_CHUNK, type IndexedList, type ListItem, WalletIndexes } from './wallet-index.ts';

@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors/errors.ts';
 import type { PageRequest } from '../schema/pagination.ts';
 import type { Page } from '../upstream/types.ts';
 import type { IndexBuilds } from './index-builds.ts';

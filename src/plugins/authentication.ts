@@ -7,7 +7,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
-import { unauthenticated } from '../errors.ts';
+import { unauthenticated } from '../errors/errors.ts';
 
 function onlyIntrospection(set: SelectionSetNode): boolean {
   return set.selections.every((s) =>

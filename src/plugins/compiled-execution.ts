@@ -13,7 +13,7 @@ import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { GatewayContext } from '../context.ts';
-import { nonNullRootFields } from '../root-fields.ts';
+import { nonNullRootFields } from '../execution/root-fields.ts';
 
 type Execute = (args: ExecutionArgs) => unknown;
 
@@ -63,7 +63,7 @@ export function useCompiledExecution(options: {
   logger: Logger;
   /** Whether this request's caller may have a document compiled: a key the REST API accepted lately. */
   mayCompile: (context: GatewayContext) => boolean;
-  /** Where compiled queries are kept; the hot path (src/hot-path.ts) reads the same. */
+  /** Where compiled queries are kept; the hot path (src/execution/hot-path.ts) reads the same. */
   compiled?: CompiledQueries;
 }): Plugin {
   const { logger } = options;

@@ -8,7 +8,7 @@ import {
   gzipSync,
 } from 'node:zlib';
 import type { Plugin } from 'graphql-yoga';
-import { addVary } from '../vary.ts';
+import { addVary } from '../shared/vary.ts';
 
 /** A content coding the gateway answers with; `identity` is no coding at all. */
 export type Coding = 'br' | 'gzip' | 'identity';

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { addVary } from '../vary.ts';
+import { addVary } from '../shared/vary.ts';
 
 /** A body's text and its entity tag, kept beside the result that was serialised to it. */
 interface Tagged {

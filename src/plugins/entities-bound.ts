@@ -1,6 +1,6 @@
 import { getOperationAST, Kind, valueFromASTUntyped, visit } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { requestError } from '../error-codes.ts';
+import { requestError } from '../errors/error-codes.ts';
 import { effectiveVariables } from './operation-cost.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, Kind } from 'graphql';
 import { handleStreamOrSingleExecutionResult, maskError, type Plugin } from 'graphql-yoga';
-import { shortenErrorEchoes } from '../echoes.ts';
-import { type ErrorCode, requestError } from '../error-codes.ts';
-import { nonNullRootFields } from '../root-fields.ts';
+import { shortenErrorEchoes } from '../errors/echoes.ts';
+import { type ErrorCode, requestError } from '../errors/error-codes.ts';
+import { nonNullRootFields } from '../execution/root-fields.ts';
 
 /**
  * One error contract: every error a client sees has an `extensions.code` from ERROR_CODES (error-codes.ts, documented in docs/errors.md),

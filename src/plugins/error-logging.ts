@@ -1,7 +1,7 @@
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
-import { isGatewayError } from '../errors.ts';
+import { isGatewayError } from '../errors/errors.ts';
 import { payloadErrors } from './error-contract.ts';
 
 /** The longest REST message logged (the REST API's answers are capped, but a log line need not hold one whole). */

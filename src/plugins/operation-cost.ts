@@ -20,7 +20,7 @@ import {
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { GatewayContext } from '../context.ts';
-import { type ErrorCode, requestError } from '../error-codes.ts';
+import { type ErrorCode, requestError } from '../errors/error-codes.ts';
 import { LIST_SCAN_FIELDS } from '../schema/connections.ts';
 import { DEFAULT_WINDOW } from '../schema/pagination.ts';
 import type { Caller } from '../upstream/caller.ts';
@@ -171,7 +171,7 @@ export function operationCost(
  * depends on the document, the indexed lists and the values of the few variables operationCost
  * reads: each such cost is computed once (the many-merchant mix computed it for every wallet
  * screen, whose $id changes it not at all).
- * useCostLimit and the hot path (src/hot-path.ts) share one.
+ * useCostLimit and the hot path (src/execution/hot-path.ts) share one.
  */
 export class OperationCosts {
   /**

@@ -1,8 +1,8 @@
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
-import type { ErrorCode } from '../error-codes.ts';
-import { GatewayError, isGatewayError, OPERATION_HTTP_STATUS } from '../errors.ts';
+import type { ErrorCode } from '../errors/error-codes.ts';
+import { GatewayError, isGatewayError, OPERATION_HTTP_STATUS } from '../errors/errors.ts';
 
 function failedWhole(result: ExecutionResult): boolean {
   if (!result.errors?.length) return false;

@@ -7,7 +7,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.ts';
-import { deepFreeze } from '../deep-freeze.ts';
+import { deepFreeze } from '../shared/deep-freeze.ts';
 import type { KeptResult, KeptResults } from './kept-results.ts';
 
 /** How a query was answered with another's result: joined while it executed, or kept after. */
@@ -55,7 +55,7 @@ export function sharedResultOf(context: GatewayContext): SharedHow | null {
 export function useQueryDeduplication(options: {
   /** The caller's generation scope (MerchantWalletClient.generationScope); null: not shared. */
   generationScope: (context: GatewayContext) => string | null;
-  /** What is shared: results in flight and kept; default: in flight only. The hot path (src/hot-path.ts) shares the same. */
+  /** What is shared: results in flight and kept; default: in flight only. The hot path (src/execution/hot-path.ts) shares the same. */
   sharing?: ResultSharing;
   /** Called for each query answered with another's result (metrics; the access log reads sharedResultOf). */
   onShared?: (context: GatewayContext, how: SharedHow) => void;

@@ -1,9 +1,9 @@
 import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { QueryLimitSettings } from '../config.ts';
-import { ERROR_CODES, type ErrorCode, requestError } from '../error-codes.ts';
-import { INPUT_LIMITS, isNestedDeeper } from '../input-limits.ts';
+import type { QueryLimitSettings } from '../config/config.ts';
+import { ERROR_CODES, type ErrorCode, requestError } from '../errors/error-codes.ts';
+import { INPUT_LIMITS, isNestedDeeper } from '../schema/input-limits.ts';
 import {
   type CostMerchants,
   DEFAULT_MAX_UPSTREAM_CALLS,

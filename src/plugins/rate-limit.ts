@@ -1,7 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { authorizationOf } from '../context.ts';
-import { ERROR_CODES, type ErrorCode } from '../error-codes.ts';
+import { ERROR_CODES, type ErrorCode } from '../errors/error-codes.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { RedisHealth } from '../redis/health.ts';
 import type { CallerScopes } from '../upstream/caller-scope.ts';
@@ -87,7 +87,7 @@ export function combinedRateLimiter(
   };
 }
 
-/** The limiter's verdict for a Node request the hot path (src/hot-path.ts) counted before handing it to Yoga. */
+/** The limiter's verdict for a Node request the hot path (src/execution/hot-path.ts) counted before handing it to Yoga. */
 const consumedBefore = new WeakMap<object, Promise<unknown>>();
 
 /** Counts one request of `scope` for the Node request `req`; Yoga's plugin takes this verdict if `req` reaches it. */

@@ -106,7 +106,7 @@ export function useRequestTelemetry(options: {
   };
 }
 
-/** When the hot path (src/hot-path.ts) took up a Node request it may hand to Yoga: its duration counts from then. */
+/** When the hot path (src/execution/hot-path.ts) took up a Node request it may hand to Yoga: its duration counts from then. */
 const arrivals = new WeakMap<object, number>();
 
 /** Notes when the Node request `req` arrived (performance.now()), for the request it becomes in Yoga. */
@@ -134,7 +134,7 @@ export interface RequestReport {
 
 /**
  * The request metrics and the access-log line of one request; useRequestTelemetry's, and the hot
- * path's (src/hot-path.ts), so that both say the same of the same request.
+ * path's (src/execution/hot-path.ts), so that both say the same of the same request.
  */
 export function requestReporter(options: {
   logger: Logger;

@@ -3,9 +3,9 @@ import { Kind, parse } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import type { TrustedDocumentsMode } from '../config.ts';
-import { codegenRegistration, DOCUMENT_ID, sha256 } from '../document-hashes.ts';
-import { ERROR_CODES, type ErrorCode, requestError } from '../error-codes.ts';
+import type { TrustedDocumentsMode } from '../config/config.ts';
+import { ERROR_CODES, type ErrorCode, requestError } from '../errors/error-codes.ts';
+import { codegenRegistration, DOCUMENT_ID, sha256 } from '../execution/document-hashes.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 
 /**

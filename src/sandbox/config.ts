@@ -3,7 +3,7 @@ import { DEFAULT_WORLD, type WorldSize } from './seed.ts';
 
 /**
  * The sandbox's configuration: command-line options and environment, parsed once, every problem
- * listed. The only sandbox file that reads process.env (the gateway has its own, src/config.ts).
+ * listed. The only sandbox file that reads process.env (the gateway has its own, src/config/config.ts).
  *
  *   npm run sandbox -- --port 8080 --auto-advance --deposits 100000
  *

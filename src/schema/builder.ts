@@ -4,10 +4,10 @@ import ErrorsPlugin from '@pothos/plugin-errors';
 import FederationPlugin from '@pothos/plugin-federation';
 import RelayPlugin from '@pothos/plugin-relay';
 import type { GatewayContext } from '../context.ts';
-import { quoted } from '../echoes.ts';
-import { badUserInput } from '../errors.ts';
-import { decodedGlobalId, isRestId, NODE_TYPES } from '../global-ids.ts';
-import { INPUT_LIMITS } from '../input-limits.ts';
+import { quoted } from '../errors/echoes.ts';
+import { badUserInput } from '../errors/errors.ts';
+import { decodedGlobalId, isRestId, NODE_TYPES } from './global-ids.ts';
+import { INPUT_LIMITS } from './input-limits.ts';
 
 export const builder = new SchemaBuilder<{
   Context: GatewayContext;

@@ -1,5 +1,5 @@
 import type { ObjectRef } from '@pothos/core';
-import { GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors/errors.ts';
 import type { ListIndex, ListItem } from '../loaders/wallet-index.ts';
 import {
   type Aged,

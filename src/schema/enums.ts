@@ -1,4 +1,4 @@
-import { badUserInput } from '../errors.ts';
+import { badUserInput } from '../errors/errors.ts';
 import { builder } from './builder.ts';
 
 const UNKNOWN = '\u0000unknown';

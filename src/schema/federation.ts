@@ -1,6 +1,6 @@
-import { decodedGlobalId, isRestId, type NodeTypename } from '../global-ids.ts';
-import { INPUT_LIMITS } from '../input-limits.ts';
 import { builder } from './builder.ts';
+import { decodedGlobalId, isRestId, type NodeTypename } from './global-ids.ts';
+import { INPUT_LIMITS } from './input-limits.ts';
 import { Deposit } from './types/deposit.ts';
 import { loadedNode, Wallet } from './types/wallet.ts';
 import { WithdrawalIntent } from './types/withdrawal-intent.ts';

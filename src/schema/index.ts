@@ -2,10 +2,10 @@ import { printSubgraphSchema } from '@apollo/subgraph';
 import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import { type GraphQLObjectType, GraphQLSchema, lexicographicSortSchema } from 'graphql';
-import { quoted } from '../echoes.ts';
-import { badUserInput } from '../errors.ts';
-import { NODE_TYPES } from '../global-ids.ts';
+import { quoted } from '../errors/echoes.ts';
+import { badUserInput } from '../errors/errors.ts';
 import { builder } from './builder.ts';
+import { NODE_TYPES } from './global-ids.ts';
 import './scalars.ts';
 import './enums.ts';
 import './types/transaction.ts';
@@ -16,7 +16,7 @@ import './federation.ts';
 
 /**
  * The gateway's schema, built once per process and sorted like the checked-in SDL, with the
- * @defer and @stream directives that useIncrementalDelivery (plugins/defer-stream.ts) executes, so that the SDL clients generate
+ * @defer and @stream directives that useIncrementalDelivery (plugins/incremental-delivery.ts) executes, so that the SDL clients generate
  * their types from declares them too.
  */
 export const schema = withoutDirectives(finished(builder.toSchema()));

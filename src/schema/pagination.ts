@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { quoted } from '../echoes.ts';
-import { badUserInput } from '../errors.ts';
-import { INPUT_LIMITS } from '../input-limits.ts';
+import { quoted } from '../errors/echoes.ts';
+import { badUserInput } from '../errors/errors.ts';
+import { INPUT_LIMITS } from './input-limits.ts';
 
 /**
  * Relay connection arguments over the REST API's page/size lists: cursor encoding, the window a

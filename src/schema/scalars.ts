@@ -1,8 +1,8 @@
 import { GraphQLError, Kind } from 'graphql';
 import { DateTimeResolver } from 'graphql-scalars';
-import { quoted } from '../echoes.ts';
-import { INPUT_LIMITS } from '../input-limits.ts';
+import { quoted } from '../errors/echoes.ts';
 import { builder } from './builder.ts';
+import { INPUT_LIMITS } from './input-limits.ts';
 
 /** A signed plain decimal: digits, optionally a dot and more digits. No exponent, no float. */
 const DECIMAL = /^-?(?:0|[1-9]\d*)(?:\.\d+)?$/;

@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors/errors.ts';
 
 /**
  * Admission of subscriptions: at most `perKey` open per API key (counted by caller scope, the HMAC

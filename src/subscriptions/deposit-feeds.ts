@@ -1,5 +1,5 @@
-import { GatewayError } from '../errors.ts';
-import { loadById, restIdOf } from '../global-ids.ts';
+import { GatewayError } from '../errors/errors.ts';
+import { loadById, restIdOf } from '../schema/global-ids.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { DepositDTO } from '../upstream/types.ts';
 import type { Feed, Watcher } from './feed.ts';

@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { GatewayError } from '../errors.ts';
-import { INPUT_LIMITS } from '../input-limits.ts';
+import { GatewayError } from '../errors/errors.ts';
+import { INPUT_LIMITS } from '../schema/input-limits.ts';
 import type { Feed, FeedKind, Position } from './feed.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
-import type { ErrorCode } from '../error-codes.ts';
-import { badUserInput, GatewayError, isGatewayError } from '../errors.ts';
-import { INPUT_LIMITS } from '../input-limits.ts';
+import type { ErrorCode } from '../errors/error-codes.ts';
+import { badUserInput, GatewayError, isGatewayError } from '../errors/errors.ts';
+import { INPUT_LIMITS } from '../schema/input-limits.ts';
 import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { Callers } from '../callers.ts';
-import { isGatewayError } from '../errors.ts';
+import { isGatewayError } from '../errors/errors.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Caller } from '../upstream/caller.ts';
+import type { Callers } from '../upstream/callers.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import { updatesFrom } from './event-ids.ts';
 import { deliver, endCodeOf, type Feed, type LiveEvent } from './feed.ts';

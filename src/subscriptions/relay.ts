@@ -1,5 +1,5 @@
 import { on } from 'node:events';
-import { isGatewayError } from '../errors.ts';
+import { isGatewayError } from '../errors/errors.ts';
 import { updatesFrom } from './event-ids.ts';
 import { deliver, endCodeOf, type Feed, type LiveEvent } from './feed.ts';
 import type { Poller, PollSettings } from './poller.ts';

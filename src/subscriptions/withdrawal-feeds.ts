@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors/errors.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { WithdrawalIntentDTO } from '../upstream/types.ts';
 import { notResumable, versionTag } from './event-ids.ts';

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
-import { deepFreeze } from '../deep-freeze.ts';
+import { deepFreeze } from '../shared/deep-freeze.ts';
 import type { UpstreamObserver, UpstreamResponse } from './call.ts';
 import { type InFlightCall, InFlightCalls } from './coalescing.ts';
 import { isOkEnvelope } from './envelope.ts';

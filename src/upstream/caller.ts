@@ -3,7 +3,7 @@ import type { RequestReads } from './reads.ts';
 /**
  * Who an upstream call is made for: the caller's Authorization value, forwarded unchanged (the
  * gateway has no key of its own), and its scope (an HMAC of it, never the key: caller-scope.ts),
- * made by `MerchantWalletClient.caller()`; the gateway's own Callers come from src/callers.ts.
+ * made by `MerchantWalletClient.caller()`; the gateway's own Callers come from src/upstream/callers.ts.
  */
 export interface Caller {
   readonly authorization: string;

@@ -5,7 +5,7 @@ import {
   circuitBreaker,
   handleWhen,
 } from 'cockatiel';
-import { GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors/errors.ts';
 import type { Stage, UpstreamObserver } from './call.ts';
 import { RETRYABLE_STATUS } from './error-mapping.ts';
 import { failureOf } from './transport-errors.ts';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { GatewayError, outcomeUnknown } from '../errors.ts';
+import { GatewayError, outcomeUnknown } from '../errors/errors.ts';
 import { ResponseCache } from './cache.ts';
 import type { UpstreamResponse, UpstreamTelemetry } from './call.ts';
 import type { Caller } from './caller.ts';
@@ -165,7 +165,7 @@ export class MerchantWalletClient {
 
   /**
    * A Caller of `authorization`: no deadline and no call budget unless `options` give them. The
-   * gateway's own callers come from src/callers.ts, which gives both.
+   * gateway's own callers come from src/upstream/callers.ts, which gives both.
    */
   caller(authorization: string, options: CallerOptions = {}): Caller {
     const { deadline, maxCalls = Number.POSITIVE_INFINITY, requestId } = options;

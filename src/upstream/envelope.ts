@@ -1,4 +1,4 @@
-import { upstreamMalformed } from '../errors.ts';
+import { upstreamMalformed } from '../errors/errors.ts';
 import type { UpstreamResponse } from './call.ts';
 import { fromUpstreamStatus } from './error-mapping.ts';
 import type { Page, PagingDTO } from './types.ts';

@@ -1,5 +1,5 @@
-import { shortenEchoes } from '../echoes.ts';
-import { GatewayError } from '../errors.ts';
+import { shortenEchoes } from '../errors/echoes.ts';
+import { GatewayError } from '../errors/errors.ts';
 
 /**
  * What went wrong upstream, in the gateway's codes: a REST error answer by its status (and the

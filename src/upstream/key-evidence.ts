@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { GatewayError } from '../errors.ts';
+import type { GatewayError } from '../errors/errors.ts';
 import type { UpstreamResponse } from './call.ts';
 import { envelopeCode } from './envelope.ts';
 import { DOCUMENTED_CODES, fromUpstreamStatus } from './error-mapping.ts';

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors/errors.ts';
 import type { Activity, Stage, UpstreamCall, UpstreamResponse } from './call.ts';
 import { RETRYABLE_STATUS } from './error-mapping.ts';
 import { failureOf, transportError } from './transport-errors.ts';

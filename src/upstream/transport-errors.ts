@@ -1,4 +1,9 @@
-import { type GatewayError, upstreamMalformed, upstreamTimeout, upstreamUnavailable } from '../errors.ts';
+import {
+  type GatewayError,
+  upstreamMalformed,
+  upstreamTimeout,
+  upstreamUnavailable,
+} from '../errors/errors.ts';
 
 /**
  * What each way of getting no answer from the REST API means for the gateway, in one table: undici's

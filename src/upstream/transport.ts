@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { Client, Pool } from 'undici';
-import { GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors/errors.ts';
 import {
   type Activity,
   BASE_PATH,
@@ -157,7 +157,7 @@ export class Transport {
   /**
    * Whether the REST API answers HTTP at all; a keyless probe gets a 401, which counts. It goes on
    * a connection of its own: a REST API that stalls probes cannot take the pool's connections from
-   * real requests (and /readyz makes one probe at a time, plugins/health.ts).
+   * real requests (and /readyz makes one probe at a time, plugins/health-checks.ts).
    */
   async ping(): Promise<boolean> {
     const response = await this.probe.request({ method: 'GET', path: `${this.pathPrefix}/wallets` });

@@ -1,7 +1,7 @@
 import { context, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Dispatcher, Pool } from 'undici';
-import { settledAnswer } from '../deep-freeze.ts';
+import { settledAnswer } from '../shared/deep-freeze.ts';
 import type { Activity, Wire } from './call.ts';
 
 /**

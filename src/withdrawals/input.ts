@@ -1,6 +1,6 @@
-import { quoted } from '../echoes.ts';
-import { restIdOf } from '../global-ids.ts';
-import { INPUT_LIMITS } from '../input-limits.ts';
+import { quoted } from '../errors/echoes.ts';
+import { restIdOf } from '../schema/global-ids.ts';
+import { INPUT_LIMITS } from '../schema/input-limits.ts';
 import { isTronAddress } from '../shared/tron.ts';
 import type { CreateWithdrawalIntentBody } from '../upstream/types.ts';
 import { DataInvalidError, userError, type WithdrawalUserError } from './user-errors.ts';

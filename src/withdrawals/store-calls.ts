@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors/errors.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import { LoopStalledError } from '../redis/command-bounds.ts';
 import { IDEMPOTENCY_TTL_MS, NotAskedError, ReplicaAckError, StoreFullError } from './idempotency-store.ts';

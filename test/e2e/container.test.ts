@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RELEASE } from '../../src/release.ts';
+import { RELEASE } from '../../src/process/release.ts';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/http/server.ts';
 import { DEMO_KEYS, seedWorld } from '../../src/sandbox/seed.ts';
 import {

@@ -1,10 +1,10 @@
 import { getOperationAST, type OperationDefinitionNode, parse } from 'graphql';
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { globalIdOf } from '../../src/global-ids.ts';
-import { EXAMPLE_ORDER, exampleOperations } from '../../src/graphiql-tabs.ts';
+import { EXAMPLE_ORDER, exampleOperations } from '../../src/process/graphiql-tabs.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { DEMO_KEYS } from '../../src/sandbox/seed.ts';
+import { globalIdOf } from '../../src/schema/global-ids.ts';
 import { launchChromium } from '../support/chromium.ts';
 import { parseMetrics, sampleSum } from '../support/metrics.ts';
 import { startProcess } from '../support/process.ts';

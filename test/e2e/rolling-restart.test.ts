@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.ts';
+import { parseConfig } from '../../src/config/config.ts';
 import { type GatewayProcess, startGatewayProcess } from '../support/fleet-process.ts';
 import { startHaproxy } from '../support/haproxy.ts';
 import { freePort } from '../support/process.ts';

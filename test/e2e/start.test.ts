@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RELEASE } from '../../src/release.ts';
+import { RELEASE } from '../../src/process/release.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/http/server.ts';
 import { DEMO_KEYS, seedWorld } from '../../src/sandbox/seed.ts';

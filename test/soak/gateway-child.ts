@@ -9,7 +9,7 @@
  * filling up.
  */
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/config.ts';
 import { createGatewayRuntime } from '../../src/runtime.ts';
 import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
 

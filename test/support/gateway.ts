@@ -1,8 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import type { Logger } from 'pino';
-import { createCallers } from '../../src/callers.ts';
-import { type Config, parseConfig } from '../../src/config.ts';
+import { type Config, parseConfig } from '../../src/config/config.ts';
 import type { GatewayMetrics } from '../../src/observability/metrics.ts';
 import type { RedisClient } from '../../src/redis/connection.ts';
 import { createGatewayRuntime, type PrebuiltParts } from '../../src/runtime.ts';
@@ -10,6 +9,7 @@ import { SandboxStore } from '../../src/sandbox/store/store.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { processLeases } from '../../src/subscriptions/leases.ts';
 import { type LiveOptions, LivePolling } from '../../src/subscriptions/live.ts';
+import { createCallers } from '../../src/upstream/callers.ts';
 import type { MerchantWalletClient } from '../../src/upstream/client.ts';
 import type { GraphiQLDefaults } from '../../src/yoga.ts';
 import { startTestSandbox } from './sandbox.ts';
@@ -22,7 +22,7 @@ export interface GraphQLResponse<T = Record<string, unknown>> {
   body: { data?: T | null; errors?: any[]; [key: string]: unknown };
 }
 
-/** The configuration's defaults (src/config.ts), as tests start from them. */
+/** The configuration's defaults (src/config/config.ts), as tests start from them. */
 export const DEFAULTS = parseConfig({});
 
 /**

@@ -1,13 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCallers } from '../../src/callers.ts';
-import { parseConfig } from '../../src/config.ts';
+import { parseConfig } from '../../src/config/config.ts';
+import { createCallers } from '../../src/upstream/callers.ts';
 import { MerchantWalletClient } from '../../src/upstream/client.ts';
 
 const config = parseConfig({ REQUEST_DEADLINE_MS: '2000', MAX_UPSTREAM_CALLS_PER_REQUEST: '7' });
 const client = new MerchantWalletClient({ ...config.upstream, baseURL: 'http://127.0.0.1:9' });
 afterAll(() => client.close());
 
-describe('the callers (src/callers.ts)', () => {
+describe('the callers (src/upstream/callers.ts)', () => {
   const callers = createCallers(client, config);
 
   it("give a request REQUEST_DEADLINE_MS from now and MAX_UPSTREAM_CALLS_PER_REQUEST calls, under its key's scope", () => {

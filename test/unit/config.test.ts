@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError, KNOWN_VARIABLES, OWNED_PREFIXES, parseConfig } from '../../src/config/config.ts';
 import { RULES } from '../../src/config/rules.ts';
-import { ConfigError, KNOWN_VARIABLES, OWNED_PREFIXES, parseConfig } from '../../src/config.ts';
 import { redisAddress, storeDescription } from '../../src/redis/connection.ts';
 
 /** The problems parseConfig lists for `env`; none when it parses. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { negotiateCoding } from '../../src/plugins/compression.ts';
 import { matches } from '../../src/plugins/conditional-get.ts';
-import { addVary } from '../../src/vary.ts';
+import { addVary } from '../../src/shared/vary.ts';
 
 describe('If-None-Match, weak comparison (RFC 9110, 13.1.2)', () => {
   const etag = 'W/"abc"';

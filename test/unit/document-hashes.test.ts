@@ -11,7 +11,7 @@ import {
   sha256,
   withApolloTypenames,
   withoutApolloTypenames,
-} from '../../src/document-hashes.ts';
+} from '../../src/execution/document-hashes.ts';
 import * as generated from '../generated/graphql.ts';
 
 // codegen's own normalisation, which its package does not export: from the file beside its entry.

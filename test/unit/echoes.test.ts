@@ -8,10 +8,10 @@ import {
   shortenEchoes,
   shortenErrorEchoes,
   shortValue,
-} from '../../src/echoes.ts';
-import { isNestedDeeper } from '../../src/input-limits.ts';
+} from '../../src/errors/echoes.ts';
 import { useQueryDeduplication } from '../../src/plugins/query-deduplication.ts';
 import { schema } from '../../src/schema/index.ts';
+import { isNestedDeeper } from '../../src/schema/input-limits.ts';
 
 const LONG = 'A'.repeat(10_000);
 const PREFIX = `${'A'.repeat(32)}…`;

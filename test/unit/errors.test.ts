@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GatewayError } from '../../src/errors.ts';
+import type { GatewayError } from '../../src/errors/errors.ts';
 import { fromUpstreamStatus } from '../../src/upstream/error-mapping.ts';
 import {
   DataInvalidError,

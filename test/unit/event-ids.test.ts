@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { INPUT_LIMITS } from '../../src/input-limits.ts';
+import { INPUT_LIMITS } from '../../src/schema/input-limits.ts';
 import { decodeEventId, encodeEventId, versionTag } from '../../src/subscriptions/event-ids.ts';
 import type { Position } from '../../src/subscriptions/feed.ts';
 import { listFeed, RESUME_PAGE, RESUME_PAGES } from '../../src/subscriptions/list-feed.ts';

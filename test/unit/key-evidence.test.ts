@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GatewayError } from '../../src/errors.ts';
+import type { GatewayError } from '../../src/errors/errors.ts';
 import type { UpstreamResponse } from '../../src/upstream/call.ts';
 import { KeyEvidence } from '../../src/upstream/key-evidence.ts';
 

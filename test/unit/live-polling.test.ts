@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { GatewayError } from '../../src/errors.ts';
+import { GatewayError } from '../../src/errors/errors.ts';
 import { encodeEventId, versionTag } from '../../src/subscriptions/event-ids.ts';
 import type { Feed, LiveEvent } from '../../src/subscriptions/feed.ts';
 import { MerchantWalletClient } from '../../src/upstream/client.ts';

@@ -2,9 +2,9 @@ import { decodeGlobalID, encodeGlobalID } from '@pothos/plugin-relay';
 import fc from 'fast-check';
 import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { decodedGlobalId, restIdOf } from '../../src/global-ids.ts';
-import { INPUT_LIMITS } from '../../src/input-limits.ts';
+import { decodedGlobalId, restIdOf } from '../../src/schema/global-ids.ts';
 import { schema } from '../../src/schema/index.ts';
+import { INPUT_LIMITS } from '../../src/schema/input-limits.ts';
 
 describe('node ids', () => {
   it.each(['Wallet', 'Deposit', 'WithdrawalIntent'])(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/errors.ts';
+import { GatewayError } from '../../src/errors/errors.ts';
 import {
   decodeAgeCursor,
   decodeCursor,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cachedCheck } from '../../src/plugins/health.ts';
+import { cachedCheck } from '../../src/plugins/health-checks.ts';
 
 describe('a readiness check (cachedCheck)', () => {
   it('runs once for any number of concurrent probes, and reuses its answer while it is fresh', async () => {

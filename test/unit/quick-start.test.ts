@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { getOperationAST, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.ts';
-import { OPERATION_HTTP_STATUS } from '../../src/errors.ts';
+import { parseConfig } from '../../src/config/config.ts';
+import { OPERATION_HTTP_STATUS } from '../../src/errors/errors.ts';
 import { schema } from '../../src/schema/index.ts';
 import { DEFAULT_WINDOW, MAX_PAGE_SIZE } from '../../src/schema/pagination.ts';
 

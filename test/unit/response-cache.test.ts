@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deepFreeze } from '../../src/deep-freeze.ts';
+import { deepFreeze } from '../../src/shared/deep-freeze.ts';
 import { ResponseCache } from '../../src/upstream/cache.ts';
 import type { UpstreamResponse } from '../../src/upstream/call.ts';
 import { InFlightCalls, loopHasIdleTime } from '../../src/upstream/coalescing.ts';

@@ -1,10 +1,10 @@
-import { loadById } from '../../global-ids.ts';
 import { depositsUpdated } from '../../subscriptions/deposit-feeds.ts';
 import { AFTER_DESCRIPTION, liveValue, resumeFrom } from '../../subscriptions/feed.ts';
 import type { DepositDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection, resolveWalletConnection } from '../connections.ts';
 import { DepositStatus, statusFilter } from '../enums.ts';
+import { loadById } from '../global-ids.ts';
 import { wantsItemWallets } from '../lookahead.ts';
 import { Transaction } from './transaction.ts';
 import { loadedNode, Wallet } from './wallet.ts';

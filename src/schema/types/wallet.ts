@@ -1,11 +1,11 @@
 import { brandWithType } from '@pothos/core';
-import { badUserInput } from '../../errors.ts';
-import { loadById, type NodeTypename } from '../../global-ids.ts';
-import { INPUT_LIMITS } from '../../input-limits.ts';
+import { badUserInput } from '../../errors/errors.ts';
 import type { WalletAssetDTO, WalletDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection } from '../connections.ts';
 import { WalletStatus } from '../enums.ts';
+import { loadById, type NodeTypename } from '../global-ids.ts';
+import { INPUT_LIMITS } from '../input-limits.ts';
 import { selectsUndeferred } from '../lookahead.ts';
 
 const BlockchainDetail = builder

@@ -1,5 +1,3 @@
-import { loadById, restIdOf } from '../../global-ids.ts';
-import { INPUT_LIMITS } from '../../input-limits.ts';
 import { AFTER_DESCRIPTION, liveValue, resumeFrom } from '../../subscriptions/feed.ts';
 import { withdrawalIntentsUpdated, withdrawalIntentUpdated } from '../../subscriptions/withdrawal-feeds.ts';
 import type { WithdrawalIntentDTO } from '../../upstream/types.ts';
@@ -13,6 +11,8 @@ import {
 import { builder } from '../builder.ts';
 import { connectionType, resolvePagedConnection, resolveWalletConnection } from '../connections.ts';
 import { ServiceFeeMode, statusFilter, WithdrawalIntentStatus } from '../enums.ts';
+import { loadById, restIdOf } from '../global-ids.ts';
+import { INPUT_LIMITS } from '../input-limits.ts';
 import { wantsItemWallets } from '../lookahead.ts';
 import { Transaction } from './transaction.ts';
 import { loadedNode, Wallet } from './wallet.ts';

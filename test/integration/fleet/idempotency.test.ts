@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { globalIdOf } from '../../../src/global-ids.ts';
 import { createRateLimiter, type RateLimit } from '../../../src/plugins/rate-limit.ts';
 import { connectRedis, type RedisClient, warnIfRedisEvicts } from '../../../src/redis/connection.ts';
 import { fleetInvalidation, fleetScopeSecret, keepFleetScopeSecret } from '../../../src/redis/fleet.ts';
 import { createGatewayRuntime } from '../../../src/runtime.ts';
 import { Money } from '../../../src/sandbox/money.ts';
+import { globalIdOf } from '../../../src/schema/global-ids.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { CallerScopes } from '../../../src/upstream/caller-scope.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';

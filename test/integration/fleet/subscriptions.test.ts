@@ -1,6 +1,5 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCallers } from '../../../src/callers.ts';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
 import { connectRedis, type RedisClient } from '../../../src/redis/connection.ts';
 import { fleetEvents, fleetScopeSecret } from '../../../src/redis/fleet.ts';
@@ -9,6 +8,7 @@ import { createLogger } from '../../../src/shared/logger.ts';
 import { redisLeases } from '../../../src/subscriptions/leases.ts';
 import { LivePolling } from '../../../src/subscriptions/live.ts';
 import { CallerScopes } from '../../../src/upstream/caller-scope.ts';
+import { createCallers } from '../../../src/upstream/callers.ts';
 import { MerchantWalletClient } from '../../../src/upstream/client.ts';
 import type { Gateway } from '../../../src/yoga.ts';
 import { DEFAULTS } from '../../support/gateway.ts';

@@ -14,8 +14,8 @@ import {
   watchWithdrawal,
   withdraw,
 } from '../../../examples/apollo/wallet-client.ts';
-import { loadManifest, type TrustedDocumentsMode } from '../../../src/config.ts';
-import { sha256 } from '../../../src/document-hashes.ts';
+import { loadManifest, type TrustedDocumentsMode } from '../../../src/config/config.ts';
+import { sha256 } from '../../../src/execution/document-hashes.ts';
 import { listen, type RunningServer } from '../../../src/server.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';

@@ -1,7 +1,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadManifest } from '../../../src/config.ts';
+import { loadManifest } from '../../../src/config/config.ts';
 import { ActivityFeedDocument, WalletScreenDocument } from '../../generated/graphql.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config.ts';
-import { startEmbeddedSandbox } from '../../../src/embedded-sandbox.ts';
-import { exampleTabs } from '../../../src/graphiql-tabs.ts';
+import { parseConfig } from '../../../src/config/config.ts';
+import { startEmbeddedSandbox } from '../../../src/process/embedded-sandbox.ts';
+import { exampleTabs } from '../../../src/process/graphiql-tabs.ts';
 import { createGatewayRuntime, type GatewayRuntime } from '../../../src/runtime.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../../src/sandbox/config.ts';
 import { DEMO_KEYS } from '../../../src/sandbox/seed.ts';

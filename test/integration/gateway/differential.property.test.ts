@@ -59,7 +59,7 @@ beforeAll(async () => {
     config: { compiledExecution: false, queryDeduplication: false },
   });
   defaults = await startTestGateway({ store, upstream: { cacheTtlMs: TTL_MS }, clock: () => now });
-  // Over a socket, as deployed: what the hot path (src/hot-path.ts) takes up it answers there.
+  // Over a socket, as deployed: what the hot path (src/execution/hot-path.ts) takes up it answers there.
   defaultsServer = await defaults.runtime.listen({ port: 0, host: '127.0.0.1' });
   // Counts the answers a kept result gave, so the run can show it compared some.
   // Only `defaults` keeps results (`reference` runs without deduplication).
@@ -272,7 +272,7 @@ async function injectFault(fault: Setting['fault']): Promise<void> {
   if (fault === 'deposits fail') {
     injected = { method: 'GET', path: '/external/v1/deposits', status: 500 };
   } else {
-    // biome-ignore lint/suspicious/noThenProperty: what the REST API may send (src/deep-freeze.ts drops it)
+    // biome-ignore lint/suspicious/noThenProperty: what the REST API may send (src/shared/deep-freeze.ts drops it)
     const renderable = { ...unrenderable.template, id: 'f0000000-0000-4000-8000-000000000001', then: 'soon' };
     // Items the gateway cannot render first: a page of two already holds two failing items.
     const broken = (n: number) => ({ id: `f0000000-0000-4000-8000-00000000000${n}`, status: 'active' });

@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EdgeLimits } from '../../../src/config.ts';
+import type { EdgeLimits } from '../../../src/config/config.ts';
 import { listen, type RunningServer } from '../../../src/server.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';

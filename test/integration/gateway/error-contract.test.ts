@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../../src/error-codes.ts';
+import { ERROR_CODES } from '../../../src/errors/error-codes.ts';
 import { connectRedis } from '../../../src/redis/connection.ts';
 import { RedisIdempotencyStore } from '../../../src/withdrawals/redis-idempotency-store.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';

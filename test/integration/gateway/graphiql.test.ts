@@ -1,19 +1,19 @@
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type GraphiQLOptions } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config.ts';
-import { startEmbeddedSandbox } from '../../../src/embedded-sandbox.ts';
-import { globalIdOf, restIdOf } from '../../../src/global-ids.ts';
+import { parseConfig } from '../../../src/config/config.ts';
+import { GatewayMetrics } from '../../../src/observability/metrics.ts';
+import { TAB_BAR_STYLE, useGraphiQLDelivery } from '../../../src/plugins/graphiql-delivery.ts';
+import { startEmbeddedSandbox } from '../../../src/process/embedded-sandbox.ts';
 import {
   DEMO_WALLETS_NOTE,
   EXAMPLE_ORDER,
   exampleOperations,
   exampleTabs,
-} from '../../../src/graphiql-tabs.ts';
-import { GatewayMetrics } from '../../../src/observability/metrics.ts';
-import { TAB_BAR_STYLE, useGraphiQLDelivery } from '../../../src/plugins/graphiql-delivery.ts';
+} from '../../../src/process/graphiql-tabs.ts';
 import { createGatewayRuntime, type GatewayRuntime } from '../../../src/runtime.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../../src/sandbox/config.ts';
+import { globalIdOf, restIdOf } from '../../../src/schema/global-ids.ts';
 import { schema } from '../../../src/schema/index.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import type { LivePolling } from '../../../src/subscriptions/live.ts';

@@ -8,8 +8,8 @@ import {
   isSpecifiedDirective,
 } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { INPUT_LIMITS } from '../../../src/input-limits.ts';
 import { schema } from '../../../src/schema/index.ts';
+import { INPUT_LIMITS } from '../../../src/schema/input-limits.ts';
 import { type IdempotencyStore, MemoryIdempotencyStore } from '../../../src/withdrawals/idempotency-store.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { withdrawalInput } from '../../support/sandbox.ts';

@@ -7,7 +7,7 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { recordSuiteKey } from '../../support/suite-logs.ts';
 
 /**
- * The hot path (src/hot-path.ts) must answer exactly what Yoga's pipeline answers, and hand Yoga
+ * The hot path (src/execution/hot-path.ts) must answer exactly what Yoga's pipeline answers, and hand Yoga
  * every request it does not answer as a plain success. Two gateways over one sandbox world, over
  * real sockets, one with the hot path and one without (HOT_PATH=false), get the same requests:
  * the example queries, the benchmark's screens, and requests that fail, are refused or carry what

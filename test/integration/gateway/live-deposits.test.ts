@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { globalIdOf } from '../../../src/global-ids.ts';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
 import { createGatewayRuntime } from '../../../src/runtime.ts';
+import { globalIdOf } from '../../../src/schema/global-ids.ts';
 import { DEFAULTS, livePolling, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { parseMetrics, sampleSum } from '../../support/metrics.ts';
 import { nextPoll, type ResultStream, subscribeSSE } from '../../support/subscriptions.ts';

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createCallers } from '../../../src/callers.ts';
 import { DEMO_KEYS, seedWorld } from '../../../src/sandbox/seed.ts';
 import type { WithdrawalStatus } from '../../../src/sandbox/store/records.ts';
 import { withdrawalIntentsFeed } from '../../../src/subscriptions/withdrawal-feeds.ts';
+import { createCallers } from '../../../src/upstream/callers.ts';
 import type { WithdrawalIntentDTO } from '../../../src/upstream/types.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { withdrawalBody } from '../../support/sandbox.ts';

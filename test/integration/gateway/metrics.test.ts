@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config.ts';
+import { parseConfig } from '../../../src/config/config.ts';
 import { GatewayMetrics } from '../../../src/observability/metrics.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { parseMetrics, type Sample, sampleSum } from '../../support/metrics.ts';

@@ -4,8 +4,8 @@ import { type DocumentNode, print } from 'graphql';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DashboardScreenDocument } from '../../../examples/apollo/generated/graphql.ts';
-import { type Config, loadManifest } from '../../../src/config.ts';
-import * as documentHashes from '../../../src/document-hashes.ts';
+import { type Config, loadManifest } from '../../../src/config/config.ts';
+import * as documentHashes from '../../../src/execution/document-hashes.ts';
 import { createDocumentCache, type DocumentCache } from '../../../src/plugins/document-cache.ts';
 import {
   createPersistedQueryRegistry,
@@ -19,8 +19,8 @@ import { heapUsed } from '../../support/heap.ts';
 import { recordSuiteKey } from '../../support/suite-logs.ts';
 
 // codegenRegistration, counted: the wrong-hash attack must not reach it without an accepted key.
-vi.mock('../../../src/document-hashes.ts', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../../../src/document-hashes.ts')>();
+vi.mock('../../../src/execution/document-hashes.ts', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../../../src/execution/document-hashes.ts')>();
   return { ...actual, codegenRegistration: vi.fn(actual.codegenRegistration) };
 });
 const codegenRegistration = vi.mocked(documentHashes.codegenRegistration);

@@ -18,7 +18,7 @@ import {
   watchWithdrawal,
   withdraw,
 } from '../../../examples/relay/wallet-client.ts';
-import { loadManifest, type TrustedDocumentsMode } from '../../../src/config.ts';
+import { loadManifest, type TrustedDocumentsMode } from '../../../src/config/config.ts';
 import { listen, type RunningServer } from '../../../src/server.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { globalIdOf } from '../../../src/global-ids.ts';
+import { globalIdOf } from '../../../src/schema/global-ids.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { parseMetrics, sampleSum } from '../../support/metrics.ts';
 import { withdrawalBody } from '../../support/sandbox.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config.ts';
+import { parseConfig } from '../../../src/config/config.ts';
 import { startTracing, type Tracing } from '../../../src/observability/tracing.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { type ReceivedSpan, startOtlpReceiver } from '../../support/otlp-receiver.ts';

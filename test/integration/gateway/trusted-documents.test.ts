@@ -7,7 +7,7 @@ import {
   DashboardScreenDocument,
   WithdrawScreenDocument,
 } from '../../../examples/apollo/generated/graphql.ts';
-import { loadManifest, parseConfig } from '../../../src/config.ts';
+import { loadManifest, parseConfig } from '../../../src/config/config.ts';
 import { DashboardDocument, WalletScreenDocument } from '../../generated/graphql.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { parseMetrics, sampleSum } from '../../support/metrics.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parseConfig } from '../../../src/config.ts';
-import { startEmbeddedSandbox } from '../../../src/embedded-sandbox.ts';
-import { restIdOf } from '../../../src/global-ids.ts';
+import { parseConfig } from '../../../src/config/config.ts';
+import { startEmbeddedSandbox } from '../../../src/process/embedded-sandbox.ts';
+import { restIdOf } from '../../../src/schema/global-ids.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
 import { suiteLogDestination } from '../../support/suite-logs.ts';
 

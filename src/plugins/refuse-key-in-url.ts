@@ -1,6 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
-import { ERROR_CODES } from '../error-codes.ts';
-import { GatewayError } from '../errors.ts';
+import { ERROR_CODES } from '../errors/error-codes.ts';
+import { GatewayError } from '../errors/errors.ts';
 import { refusal } from './refusal.ts';
 
 /** Query parameter names that look like someone put a credential in the URL. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { type Config, ConfigError } from './config.ts';
-import { globalIdOf } from './global-ids.ts';
+import { type Config, ConfigError } from '../config/config.ts';
+import { globalIdOf } from '../schema/global-ids.ts';
 import type { DemoVariables } from './graphiql-tabs.ts';
 
 /**
@@ -23,11 +23,11 @@ export async function startEmbeddedSandbox(
     { DEFAULT_ADMIN_TOKEN },
     { createDemoWithdrawal, startDemoActivity },
   ] = await Promise.all([
-    import('./sandbox/auto-advance.ts'),
-    import('./sandbox/seed.ts'),
-    import('./sandbox/http/server.ts'),
-    import('./sandbox/config.ts'),
-    import('./sandbox/demo.ts'),
+    import('../sandbox/auto-advance.ts'),
+    import('../sandbox/seed.ts'),
+    import('../sandbox/http/server.ts'),
+    import('../sandbox/config.ts'),
+    import('../sandbox/demo.ts'),
   ]).catch((error: unknown) => {
     // The production image leaves src/sandbox out.
     if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;

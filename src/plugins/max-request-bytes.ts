@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { ERROR_CODES, type ErrorCode } from '../error-codes.ts';
+import { ERROR_CODES, type ErrorCode } from '../errors/error-codes.ts';
 import { refusal } from './refusal.ts';
 
 /**

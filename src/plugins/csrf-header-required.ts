@@ -1,7 +1,7 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { Plugin } from 'graphql-yoga';
 import { isBearer } from '../context.ts';
-import type { ErrorCode } from '../error-codes.ts';
+import type { ErrorCode } from '../errors/error-codes.ts';
 
 /**
  * Yoga's CSRF prevention (browsers' "simple" requests must carry one of `requestHeaders`), with a

@@ -1,5 +1,5 @@
 import { encodeGlobalID } from '@pothos/plugin-relay';
-import { badUserInput, GatewayError, isGatewayError } from './errors.ts';
+import { badUserInput, GatewayError, isGatewayError } from '../errors/errors.ts';
 import { INPUT_LIMITS } from './input-limits.ts';
 
 export type NodeTypename = 'Wallet' | 'Deposit' | 'WithdrawalIntent';

@@ -1,15 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { redisOf } from './config/redis.ts';
-import { brokenRules, workersOf } from './config/rules.ts';
-import { unknownVariables } from './config/unknown-variables.ts';
-import { metricsPortOf, schema, shutdownGraceOf, type Variables } from './config/variables.ts';
-import { DOCUMENT_ID, sha256 } from './document-hashes.ts';
-import type { TracingConfig } from './observability/tracing.ts';
-import type { RedisSettings } from './redis/connection.ts';
-import type { UpstreamClientOptions } from './upstream/client.ts';
+import { DOCUMENT_ID, sha256 } from '../execution/document-hashes.ts';
+import type { TracingConfig } from '../observability/tracing.ts';
+import type { RedisSettings } from '../redis/connection.ts';
+import type { UpstreamClientOptions } from '../upstream/client.ts';
+import { redisOf } from './redis.ts';
+import { brokenRules, workersOf } from './rules.ts';
+import { unknownVariables } from './unknown-variables.ts';
+import { metricsPortOf, schema, shutdownGraceOf, type Variables } from './variables.ts';
 
-export { OWNED_PREFIXES } from './config/unknown-variables.ts';
-export { KNOWN_VARIABLES } from './config/variables.ts';
+export { OWNED_PREFIXES } from './unknown-variables.ts';
+export { KNOWN_VARIABLES } from './variables.ts';
 
 /**
  * All of the gateway's configuration, parsed once from the environment: every other module takes
@@ -39,7 +39,7 @@ export interface QueryLimitSettings {
   walksPerKey: number;
 }
 
-/** How connections are bounded and reaped at the edge (src/server.ts, src/websocket.ts). */
+/** How connections are bounded and reaped at the edge (src/server.ts, src/websocket/websocket.ts). */
 export interface EdgeLimits {
   /** From a connection's opening (or its previous response) to its request's last header. */
   headersTimeoutMs: number;
@@ -102,7 +102,7 @@ export interface Config {
   compiledExecution: boolean;
   /**
    * HOT_PATH: a query whose document ran before, from a key the REST API accepted, is served
-   * straight from Node's request (src/hot-path.ts); anything else goes through Yoga's pipeline.
+   * straight from Node's request (src/execution/hot-path.ts); anything else goes through Yoga's pipeline.
    */
   hotPath: boolean;
   /**

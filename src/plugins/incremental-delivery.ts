@@ -14,9 +14,9 @@ import {
   visit,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { quoted } from '../echoes.ts';
-import { type ErrorCode, requestError } from '../error-codes.ts';
-import { INPUT_LIMITS } from '../input-limits.ts';
+import { quoted } from '../errors/echoes.ts';
+import { type ErrorCode, requestError } from '../errors/error-codes.ts';
+import { INPUT_LIMITS } from '../schema/input-limits.ts';
 
 /**
  * @defer and @stream (@graphql-yoga/plugin-defer-stream), whose validation rules (and its own

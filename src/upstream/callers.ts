@@ -1,5 +1,5 @@
-import type { Caller } from './upstream/caller.ts';
-import type { MerchantWalletClient } from './upstream/client.ts';
+import type { Caller } from './caller.ts';
+import type { MerchantWalletClient } from './client.ts';
 
 /**
  * Who each piece of work calls the REST API as, with its deadline and call budget: the one place

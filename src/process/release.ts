@@ -5,5 +5,5 @@ import { readFileSync } from 'node:fs';
  * say it, so that during a rolling upgrade an operator can tell which replicas run which release.
  */
 export const RELEASE: string = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;

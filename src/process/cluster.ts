@@ -1,10 +1,10 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import type { Config } from '../config/config.ts';
+import { superviseMetrics } from '../observability/cluster-metrics.ts';
+import { listenMetrics } from '../observability/metrics-server.ts';
+import { redisAddress, storeDescription } from '../redis/connection.ts';
 import { banner, startEmbeddedSandbox } from './embedded-sandbox.ts';
-import { superviseMetrics } from './observability/cluster-metrics.ts';
-import { listenMetrics } from './observability/metrics-server.ts';
-import { redisAddress, storeDescription } from './redis/connection.ts';
 import { RELEASE } from './release.ts';
 
 /**

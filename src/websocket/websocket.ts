@@ -6,14 +6,14 @@ import { CloseCode, type Context, type SubscribePayload } from 'graphql-ws';
 import { type Extra, useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { type WebSocket, WebSocketServer } from 'ws';
-import type { Callers } from './callers.ts';
-import { isBearer } from './context.ts';
-import { nestingError } from './plugins/query-limits.ts';
-import { schema } from './schema/index.ts';
-import type { Caller } from './upstream/caller.ts';
-import type { CallerScopes } from './upstream/caller-scope.ts';
-import type { KeyProof } from './upstream/client.ts';
-import type { Gateway } from './yoga.ts';
+import { isBearer } from '../context.ts';
+import { nestingError } from '../plugins/query-limits.ts';
+import { schema } from '../schema/index.ts';
+import type { Caller } from '../upstream/caller.ts';
+import type { CallerScopes } from '../upstream/caller-scope.ts';
+import type { Callers } from '../upstream/callers.ts';
+import type { KeyProof } from '../upstream/client.ts';
+import type { Gateway } from '../yoga.ts';
 
 /**
  * GraphQL over WebSocket (the graphql-ws protocol, `graphql-transport-ws`) at the gateway's

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { getOperationAST, Kind, parse, print } from 'graphql';
 
-const DIRECTORY = new URL('../schema/operations/', import.meta.url);
+const DIRECTORY = new URL('../../schema/operations/', import.meta.url);
 
 /**
  * The example operations by name, in the order a newcomer reads them, which is GraphiQL's tab
