@@ -7,7 +7,9 @@ import type { Logger } from 'pino';
 import type { Config } from './config/config.ts';
 import { authorizationOf, createContextFactory, type GatewayContext } from './context.ts';
 import { createHotPath, handedOverContext } from './execution/hot-path.ts';
+import { DEFAULT_MAX_UPSTREAM_CALLS, OperationCosts } from './execution/operation-cost.ts';
 import type { WalletIndexing } from './loaders/index-builds.ts';
+import type { ListResource } from './loaders/loaders.ts';
 import type { GatewayMetrics, Scrape } from './observability/metrics.ts';
 import { useAuthentication } from './plugins/authentication.ts';
 import { CompiledQueries, useCompiledExecution } from './plugins/compiled-execution.ts';
@@ -25,7 +27,6 @@ import { useIncrementalDelivery } from './plugins/incremental-delivery.ts';
 import { KeptResults } from './plugins/kept-results.ts';
 import { useMaxRequestBytes } from './plugins/max-request-bytes.ts';
 import { useMetricsEndpoint } from './plugins/metrics-endpoint.ts';
-import { DEFAULT_MAX_UPSTREAM_CALLS, OperationCosts } from './plugins/operation-cost.ts';
 import { useOperationStatus } from './plugins/operation-status.ts';
 import { ResultSharing, type SharedHow, useQueryDeduplication } from './plugins/query-deduplication.ts';
 import { type QueryLimits, useQueryLimits, walkCostOf } from './plugins/query-limits.ts';
@@ -143,11 +144,8 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
       }),
     },
     ...(walletIndexing && {
-      walletIndexed: (scope: string, field: string) =>
-        walletIndexing.indexes.ready(
-          deps.client.merchants.of(scope),
-          field === 'Wallet.deposits' ? 'deposits' : 'withdrawalIntents',
-        ),
+      walletIndexed: (scope: string, list: ListResource) =>
+        walletIndexing.indexes.ready(deps.client.merchants.of(scope), list),
     }),
   };
   // What an outsider sends is not kept (parsed documents, APQ registrations): only what comes with

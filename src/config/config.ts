@@ -32,10 +32,10 @@ export interface QueryLimitSettings {
   maxDirectives: number;
   /**
    * Sum over fields of 1, with a connection's subtree counted first/last (default 20) times, plus
-   * the REST reads over wallets' lists (plugins/operation-cost.ts, operationCost).
+   * the REST reads over wallets' lists (execution/operation-cost.ts, operationCost).
    */
   maxCost: number;
-  /** Operations of one key that may walk a whole list running at once; 0: no wait (plugins/operation-cost.ts). */
+  /** Operations of one key that may walk a whole list running at once; 0: no wait (plugins/cost-limit.ts). */
   walksPerKey: number;
 }
 

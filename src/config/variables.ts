@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { WALKS_PER_KEY } from '../plugins/operation-cost.ts';
+import { WALKS_PER_KEY } from '../plugins/cost-limit.ts';
 import type { HostPort } from '../redis/connection.ts';
 import { CALLS_PER_KEY, CALLS_PER_KEY_PER_SECOND } from '../upstream/transport.ts';
 

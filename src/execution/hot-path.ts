@@ -8,12 +8,12 @@ import { type GatewayContext, isBearer } from '../context.ts';
 import type { CompiledQueries } from '../plugins/compiled-execution.ts';
 import { compressOnce, negotiateCoding } from '../plugins/compression.ts';
 import type { DocumentCache } from '../plugins/document-cache.ts';
-import type { OperationCosts } from '../plugins/operation-cost.ts';
 import { markShared, type ResultSharing, type SharedHow } from '../plugins/query-deduplication.ts';
 import { nestingError } from '../plugins/query-limits.ts';
 import { consumeFor, type RateLimiter } from '../plugins/rate-limit.ts';
 import { SAFE_REQUEST_ID } from '../plugins/request-id.ts';
 import { markArrival, type RequestReport } from '../plugins/request-telemetry.ts';
+import type { OperationCosts } from './operation-cost.ts';
 
 /**
  * The hot path: the request most of a fleet's traffic is, served straight from Node's request and

@@ -1,7 +1,7 @@
 import { getOperationAST, Kind, valueFromASTUntyped, visit } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { requestError } from '../errors/error-codes.ts';
-import { effectiveVariables } from './operation-cost.ts';
+import { effectiveVariables } from '../execution/operation-cost.ts';
 
 /**
  * The most entity representations one request may ask `_entities` for (FEDERATION=true;

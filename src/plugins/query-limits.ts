@@ -3,19 +3,15 @@ import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { QueryLimitSettings } from '../config/config.ts';
 import { ERROR_CODES, type ErrorCode, requestError } from '../errors/error-codes.ts';
+import { DEFAULT_MAX_UPSTREAM_CALLS, OperationCosts, READ_COST } from '../execution/operation-cost.ts';
+import type { ListResource } from '../loaders/loaders.ts';
 import { INPUT_LIMITS, isNestedDeeper } from '../schema/input-limits.ts';
-import {
-  type CostMerchants,
-  DEFAULT_MAX_UPSTREAM_CALLS,
-  OperationCosts,
-  READ_COST,
-  useCostLimit,
-} from './operation-cost.ts';
+import { type CostMerchants, useCostLimit } from './cost-limit.ts';
 
 /**
  * Hostile documents are refused before any upstream call, with HTTP 400 and
  * `extensions.code: QUERY_LIMIT_EXCEEDED`: depth, aliases, tokens and directives by GraphQL Armor,
- * cost by operation-cost.ts (connections weighted by first/last), body size by request-size.ts.
+ * cost by cost-limit.ts (connections weighted by first/last), body size by max-request-bytes.ts.
  * Variables nested deeper than any input of the schema are refused before anything walks them.
  */
 
@@ -28,11 +24,11 @@ export interface QueryLimits extends QueryLimitSettings {
    */
   maxUpstreamCalls?: number;
   /**
-   * Whether the caller's merchant has a wallet index for the list a field reads
-   * (`Wallet.deposits`, `Wallet.withdrawalIntents`): its whole-list reads (totalCount, `last`
+   * Whether the caller's merchant has an up-to-date wallet index of a merchant list (`deposits`,
+   * `withdrawalIntents`, the list a `scan` field reads): its whole-list reads (totalCount, `last`
    * without `before`) then count one read, not the call budget. Default: none has.
    */
-  walletIndexed?: (scope: string, field: string) => boolean;
+  walletIndexed?: (scope: string, list: ListResource) => boolean;
   /** Whose walk slots a caller scope takes, and how a new key's merchant is learnt (merchants.ts); default, its own. */
   merchants?: CostMerchants;
 }

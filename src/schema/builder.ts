@@ -8,6 +8,7 @@ import { quoted } from '../errors/echoes.ts';
 import { badUserInput } from '../errors/errors.ts';
 import { decodedGlobalId, isRestId, NODE_TYPES } from './global-ids.ts';
 import { INPUT_LIMITS } from './input-limits.ts';
+import { restLoad } from './rest-loads.ts';
 
 export const builder = new SchemaBuilder<{
   Context: GatewayContext;
@@ -62,11 +63,21 @@ export const builder = new SchemaBuilder<{
       description:
         'A Wallet, Deposit or WithdrawalIntent by its global id; null when it does not exist for this merchant.',
       args: { id: { description: 'A global id, as the `id` field of a Node returns it.' } },
+      extensions: restLoad({
+        route: 'GET /{wallets,deposits,withdrawal-intents}/{id}',
+        loads: 'byId',
+        calls: 1,
+      }),
     },
     nodesQueryOptions: {
       description:
         'Several nodes by global id, in the order asked; null for each one that does not exist for this merchant.',
       args: { ids: { description: 'Global ids, as the `id` field of a Node returns them.' } },
+      extensions: restLoad({
+        route: 'GET /{wallets,deposits,withdrawal-intents}/{id}',
+        loads: 'byId',
+        calls: 1,
+      }),
     },
     idFieldOptions: {
       description: 'Global id (Relay): the type and the REST id, opaque. Use it with `node(id:)`.',

@@ -177,13 +177,6 @@ function withAnchor(window: Window, anchor: CursorAnchor | null): Window {
   return window;
 }
 
-/**
- * The connection fields resolved by resolveWalletConnection, as `Type.field`: without the wallet
- * index they may read the merchant's list far (the REST API has no wallet filter), so the cost
- * limit (plugins/operation-cost.ts) counts the REST reads they may make.
- */
-export const LIST_SCAN_FIELDS: ReadonlySet<string> = new Set(['Wallet.deposits', 'Wallet.withdrawalIntents']);
-
 /** What a wallet connection is asked for, in ages: (before, after) bound it, first/last take from it. */
 interface AgeWindow {
   first: number | undefined;

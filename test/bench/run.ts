@@ -37,7 +37,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { WALKS_PER_KEY } from '../../src/plugins/operation-cost.ts';
+import { WALKS_PER_KEY } from '../../src/plugins/cost-limit.ts';
 import { DEFAULT_ADMIN_TOKEN } from '../../src/sandbox/config.ts';
 import { CALLS_PER_KEY, CALLS_PER_KEY_PER_SECOND } from '../../src/upstream/transport.ts';
 import { freePort, startProcess } from '../support/process.ts';

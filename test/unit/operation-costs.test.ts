@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { OperationCosts, operationCost } from '../../src/plugins/operation-cost.ts';
+import { OperationCosts, operationCost } from '../../src/execution/operation-cost.ts';
 import { schema } from '../../src/schema/index.ts';
 
 /**

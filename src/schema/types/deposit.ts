@@ -6,6 +6,7 @@ import { connectionType, resolvePagedConnection, resolveWalletConnection } from 
 import { DepositStatus, statusFilter } from '../enums.ts';
 import { loadById } from '../global-ids.ts';
 import { wantsItemWallets } from '../lookahead.ts';
+import { restLoad } from '../rest-loads.ts';
 import { Transaction } from './transaction.ts';
 import { loadedNode, Wallet } from './wallet.ts';
 
@@ -32,6 +33,7 @@ builder.node(Deposit, {
       type: Wallet,
       nullable: true,
       description: 'The receiving wallet.',
+      extensions: restLoad({ route: 'GET /wallets', loads: 'batch', calls: 1 }),
       resolve: (d, _args, ctx) => ctx.loaders.wallet.load(d.wallet.id),
     }),
     walletRestId: t.string({ description: "The receiving wallet's REST id.", resolve: (d) => d.wallet.id }),
@@ -68,6 +70,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'A deposit by its global id or its REST id; null when it does not exist for this merchant.',
     args: { id: t.arg.id({ required: true, description: 'A Deposit global id, or a REST deposit id.' }) },
+    extensions: restLoad({ route: 'GET /deposits/{id}', loads: 'byId', calls: 1 }),
     resolve: (_root, { id }, ctx) =>
       loadById((restId) => ctx.loaders.deposit.load(restId), String(id), 'Deposit'),
   }),
@@ -77,6 +80,7 @@ builder.queryFields((t) => ({
       nullable: true,
       description:
         "The merchant's deposits, newest first. Null only when its REST call failed; the error names this path and sibling fields keep their data.",
+      extensions: restLoad({ route: 'GET /deposits', loads: 'page', calls: 1 }),
       args: {
         status: t.arg({ type: [DepositStatus.ref], required: false, description: 'Any of these statuses.' }),
       },
@@ -99,6 +103,7 @@ builder.objectField(Wallet, 'deposits', (t) =>
       nullable: true,
       description:
         "This wallet's deposits, newest first. The REST API has no wallet filter, so the gateway reads them out of the merchant's deposits: where its wallet index (built in the background for merchants with a long history) says they lie, else by reading the merchant's list from the cursor's place. Cursors keep their place however many deposits arrive meanwhile. Null only when its REST call failed; the error names this path and sibling fields keep their data.",
+      extensions: restLoad({ route: 'GET /deposits', loads: 'scan', calls: 1 }),
       args: {
         status: t.arg({ type: [DepositStatus.ref], required: false, description: 'Any of these statuses.' }),
       },
@@ -127,6 +132,7 @@ builder.subscriptionField('depositsUpdated', (t) =>
     type: Deposit,
     description:
       'Each of the merchant\'s deposits that appears or changes status after subscribing, as it is then: for a checkout or point-of-sale screen waiting for "payment received" (`walletId` and `status: [COMPLETED]`), or a live deposits list. Nothing is sent at first (query deposits or Wallet.deposits for what exists already), and a deposit is sent once per status. The gateway polls the REST API for it (every SUBSCRIPTION_POLL_MS, backing off while nothing changes), so news comes within a poll. Refused with NOT_FOUND when the merchant has no wallet `walletId`; the stream ends only with UNAUTHENTICATED or FORBIDDEN, when the REST API stops accepting the key.',
+    extensions: restLoad({ route: 'GET /deposits', loads: 'poll', calls: 0 }),
     args: {
       walletId: t.arg.id({
         required: false,

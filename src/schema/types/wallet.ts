@@ -7,6 +7,7 @@ import { WalletStatus } from '../enums.ts';
 import { loadById, type NodeTypename } from '../global-ids.ts';
 import { INPUT_LIMITS } from '../input-limits.ts';
 import { selectsUndeferred } from '../lookahead.ts';
+import { restLoad } from '../rest-loads.ts';
 
 const BlockchainDetail = builder
   .objectRef<WalletDTO['networkEndpoint']['blockchainDetail']>('WalletBlockchainDetail')
@@ -135,6 +136,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'A wallet by its global id or its REST id; null when it does not exist for this merchant.',
     args: { id: t.arg.id({ required: true, description: 'A Wallet global id, or a REST wallet id.' }) },
+    extensions: restLoad({ route: 'GET /wallets/{id}', loads: 'byId', calls: 1 }),
     resolve: (_root, { id }, ctx, info) => {
       const wallet = loadById((restId) => ctx.loaders.wallet.load(restId), String(id), 'Wallet');
       // The wallet screen's lists start with the wallet read, not after it: their first REST read
@@ -158,6 +160,7 @@ builder.queryFields((t) => ({
       nullable: true,
       description:
         "The merchant's wallets, newest first. Null only when its REST call failed; the error names this path and sibling fields keep their data.",
+      extensions: restLoad({ route: 'GET /wallets', loads: 'page', calls: 1 }),
       resolve: (_root, args, ctx) =>
         resolvePagedConnection('wallets', args, (request) => ctx.loaders.walletsPage(request)),
     },

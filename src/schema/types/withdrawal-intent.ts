@@ -14,6 +14,7 @@ import { ServiceFeeMode, statusFilter, WithdrawalIntentStatus } from '../enums.t
 import { loadById, restIdOf } from '../global-ids.ts';
 import { INPUT_LIMITS } from '../input-limits.ts';
 import { wantsItemWallets } from '../lookahead.ts';
+import { restLoad } from '../rest-loads.ts';
 import { Transaction } from './transaction.ts';
 import { loadedNode, Wallet } from './wallet.ts';
 
@@ -45,6 +46,7 @@ builder.node(WithdrawalIntent, {
       type: Wallet,
       nullable: true,
       description: 'The source wallet.',
+      extensions: restLoad({ route: 'GET /wallets', loads: 'batch', calls: 1 }),
       resolve: (w, _args, ctx) => ctx.loaders.wallet.load(w.wallet.id),
     }),
     walletRestId: t.string({ description: "The source wallet's REST id.", resolve: (w) => w.wallet.id }),
@@ -97,6 +99,7 @@ builder.queryFields((t) => ({
     args: {
       id: t.arg.id({ required: true, description: 'A WithdrawalIntent global id, or a REST intent id.' }),
     },
+    extensions: restLoad({ route: 'GET /withdrawal-intents/{id}', loads: 'byId', calls: 1 }),
     resolve: (_root, { id }, ctx) =>
       loadById((restId) => ctx.loaders.withdrawalIntent.load(restId), String(id), 'WithdrawalIntent'),
   }),
@@ -106,6 +109,7 @@ builder.queryFields((t) => ({
       nullable: true,
       description:
         "The merchant's withdrawal intents, newest first. Null only when its REST call failed; the error names this path and sibling fields keep their data.",
+      extensions: restLoad({ route: 'GET /withdrawal-intents', loads: 'page', calls: 1 }),
       args: {
         status: t.arg({
           type: [WithdrawalIntentStatus.ref],
@@ -132,6 +136,7 @@ builder.objectField(Wallet, 'withdrawalIntents', (t) =>
       nullable: true,
       description:
         "This wallet's withdrawal intents, newest first, read out of the merchant's list as Wallet.deposits are (the REST API has no wallet filter). Null only when its REST call failed; the error names this path and sibling fields keep their data.",
+      extensions: restLoad({ route: 'GET /withdrawal-intents', loads: 'scan', calls: 1 }),
       args: {
         status: t.arg({
           type: [WithdrawalIntentStatus.ref],
@@ -247,6 +252,7 @@ builder.mutationField('createWithdrawalIntent', (t) =>
       'the retry returns the intent the first attempt created, or sends it again when it created none. ' +
       'When extensions.reason is SEVERAL_CANDIDATES or COMPETING_ATTEMPT the gateway cannot tell which ' +
       "intent is this key's (extensions.candidates): nothing is sent and the key stays blocked.",
+    extensions: restLoad({ route: 'POST /withdrawal-intents', loads: 'write', calls: 1 }),
     args: {
       input: t.arg({ type: CreateWithdrawalIntentInput, required: true, description: 'The withdrawal.' }),
     },
@@ -283,6 +289,7 @@ builder.subscriptionFields((t) => ({
     type: WithdrawalIntent,
     description:
       'One withdrawal intent as it is now, then each time its status (or anything else) changes; the stream ends after a final status. Ends with NOT_FOUND when no such intent exists for this merchant, and with UNAUTHENTICATED or FORBIDDEN when the REST API stops accepting the key.',
+    extensions: restLoad({ route: 'GET /withdrawal-intents/{id}', loads: 'poll', calls: 0 }),
     args: {
       id: t.arg.id({ required: true, description: 'A WithdrawalIntent global id, or a REST intent id.' }),
       after: t.arg.string({
@@ -300,6 +307,7 @@ builder.subscriptionFields((t) => ({
     type: WithdrawalIntent,
     description:
       "Each of the merchant's withdrawal intents created or changed after subscribing, as it is then (nothing at first: query withdrawalIntents for the list). The stream ends only with UNAUTHENTICATED or FORBIDDEN, when the REST API stops accepting the key.",
+    extensions: restLoad({ route: 'GET /withdrawal-intents', loads: 'poll', calls: 0 }),
     args: {
       status: t.arg({
         type: [WithdrawalIntentStatus.ref],

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayError } from '../../../src/errors/errors.ts';
-import { WALKS_PER_KEY } from '../../../src/plugins/operation-cost.ts';
+import { WALKS_PER_KEY } from '../../../src/plugins/cost-limit.ts';
 import { DEMO_KEYS, seedWorld } from '../../../src/sandbox/seed.ts';
 import { FREE_CALLS_PER_REQUEST } from '../../../src/upstream/fair-share.ts';
 import { CALLS_PER_KEY } from '../../../src/upstream/transport.ts';

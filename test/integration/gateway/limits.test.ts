@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { operationCost } from '../../../src/plugins/operation-cost.ts';
+import { operationCost } from '../../../src/execution/operation-cost.ts';
 import { schema } from '../../../src/schema/index.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { subscribeSSE } from '../../support/subscriptions.ts';

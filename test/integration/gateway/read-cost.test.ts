@@ -1,12 +1,12 @@
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { operationCost, READ_COST } from '../../../src/plugins/operation-cost.ts';
+import { operationCost, READ_COST } from '../../../src/execution/operation-cost.ts';
 import { schema } from '../../../src/schema/index.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 
 /**
  * The cost limit counts the REST reads a document may make over a wallet's lists
- * (src/plugins/operation-cost.ts, operationCost): a walk over the whole list counts the call budget,
+ * (src/execution/operation-cost.ts, operationCost): a walk over the whole list counts the call budget,
  * once per list per request.
  */
 

@@ -1,7 +1,5 @@
 import {
   type DocumentNode,
-  type ExecutionArgs,
-  type ExecutionResult,
   type FragmentDefinitionNode,
   type GraphQLCompositeType,
   type GraphQLSchema,
@@ -17,34 +15,46 @@ import {
   valueFromASTUntyped,
   visit,
 } from 'graphql';
-import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import type { GatewayContext } from '../context.ts';
-import { type ErrorCode, requestError } from '../errors/error-codes.ts';
-import { LIST_SCAN_FIELDS } from '../schema/connections.ts';
+import type { ListResource } from '../loaders/loaders.ts';
 import { DEFAULT_WINDOW } from '../schema/pagination.ts';
-import type { Caller } from '../upstream/caller.ts';
+import { type RestLoad, restLoadOf, restLoadsOf } from '../schema/rest-loads.ts';
 
 /**
  * What one REST read counts in a document's cost: 100, so that a request that may spend the
- * whole default call budget (100 reads) counts 10 000, half the default cost limit. Then the
- * largest realistic screen (20 wallets with their deposits' and withdrawals' totalCount and a
- * feed) passes, and lowering QUERY_MAX_COST below ~10 000 refuses every document that walks a
- * merchant's whole list.
+ * whole default call budget (100 reads) counts 10 000, half the default cost limit
+ * (docs/schema.md#what-a-query-costs has the screens this lets through).
  */
 export const READ_COST = 100;
-/** MAX_UPSTREAM_CALLS_PER_REQUEST's default (config.ts), when the caller does not say. */
+/** MAX_UPSTREAM_CALLS_PER_REQUEST's default (config/variables.ts), when the caller does not say. */
 export const DEFAULT_MAX_UPSTREAM_CALLS = 100;
 
-/**
- * Executions of one key's documents that walk a whole list (cost at least READ_COST × the call
- * budget) at once; the key's further ones wait for one of them to end. Identical walks in flight
- * share their REST calls (coalescing), so the transport's per-key share (fair-share.ts) does not
- * bound them; their cost is the gateway's own work on every page, once per request.
- */
-export const WALKS_PER_KEY = 2;
+/** The merchant lists a schema's `scan` fields read, by field coordinate (`Wallet.deposits` → `deposits`). */
+const scansBySchema = new WeakMap<GraphQLSchema, ReadonlyMap<string, ListResource>>();
+export function scannedLists(schema: GraphQLSchema): ReadonlyMap<string, ListResource> {
+  let scans = scansBySchema.get(schema);
+  if (!scans) {
+    scans = new Map(
+      [...restLoadsOf(schema)]
+        .filter(([, load]) => load.loads === 'scan')
+        .map(([coordinate, load]) => [coordinate, listOf(load)]),
+    );
+    scansBySchema.set(schema, scans);
+  }
+  return scans;
+}
 
-const CODE = 'QUERY_LIMIT_EXCEEDED' satisfies ErrorCode;
+/** The merchant list a scan reads, named as the loaders and the wallet index name it. */
+function listOf(load: RestLoad): ListResource {
+  const list = SCANNED_LISTS[load.route];
+  if (!list)
+    throw new Error(`a scan field must read a merchant list the wallet index knows; ${load.route} is none`);
+  return list;
+}
+const SCANNED_LISTS: Readonly<Record<string, ListResource>> = {
+  'GET /deposits': 'deposits',
+  'GET /withdrawal-intents': 'withdrawalIntents',
+};
 
 /**
  * The cost of an operation, known before it runs:
@@ -54,7 +64,8 @@ const CODE = 'QUERY_LIMIT_EXCEEDED' satisfies ErrorCode;
  *   deposits(first: 1000) … } } }` is refused while real screens pass; the subtree of
  *   `nodes(ids:)` and of a router's `_entities(representations:)` counts once per id or
  *   representation;
- * - plus READ_COST for each REST read it may make over a wallet's list (LIST_SCAN_FIELDS): the
+ * - plus READ_COST for each REST read it may make over a wallet's list (a field declared
+ *   `loads: 'scan'`, schema/rest-loads.ts): the
  *   REST API has no wallet filter, so such a connection scans the merchant's list, once per list
  *   and status filter per request whatever the number of wallets. A scan for a window counts one
  *   read (its first page usually holds it); a scan that walks the whole list (`totalCount`
@@ -116,7 +127,7 @@ export function operationCost(
         const field = isObjectType(type) || isInterfaceType(type) ? type.getFields()[name] : undefined;
         const fieldType = field && getNamedType(field.type);
         const argument = (n: string) => selection.arguments?.find((a) => a.name.value === n)?.value;
-        if (LIST_SCAN_FIELDS.has(`${type.name}.${name}`)) {
+        if (field && restLoadOf(field)?.loads === 'scan') {
           const list = `${type.name}.${name}|${JSON.stringify(resolved(argument('status')) ?? null)}`;
           // The index answers an unfiltered list; a status filter's totalCount walks the filtered list.
           const walksAll =
@@ -160,12 +171,6 @@ export function operationCost(
 }
 
 /**
- * Rejects an operation whose cost exceeds `maxCost` before it executes (variables are known only
- * then); operationCost says how it is counted. An operation that walks a whole list (costs at
- * least READ_COST × `maxUpstreamCalls`) then waits until fewer than `walksPerKey` of its merchant's
- * walks execute (its key's, while its merchant is not known: `groupOf`, merchants.ts), FIFO, at most until its request's deadline (then RATE_LIMITED, nothing run).
- */
-/**
  * An operation's cost for a caller (operationCost), with the caller's indexed lists counted as
  * such. The document cache hands out the same document object for the same text, and a cost
  * depends on the document, the indexed lists and the values of the few variables operationCost
@@ -184,9 +189,10 @@ export class OperationCosts {
   private nextDocumentId = 0;
   private readonly counted = new WeakMap<DocumentNode, readonly string[]>();
   readonly maxUpstreamCalls: number;
-  private readonly walletIndexed: ((scope: string, field: string) => boolean) | undefined;
+  private readonly walletIndexed: ((scope: string, list: ListResource) => boolean) | undefined;
 
-  constructor(maxUpstreamCalls: number, walletIndexed?: (scope: string, field: string) => boolean) {
+  /** `walletIndexed`: whether a caller's merchant has an up-to-date index of a list (`deposits`). */
+  constructor(maxUpstreamCalls: number, walletIndexed?: (scope: string, list: ListResource) => boolean) {
     this.maxUpstreamCalls = maxUpstreamCalls;
     this.walletIndexed = walletIndexed;
   }
@@ -200,9 +206,10 @@ export class OperationCosts {
     allIndexed = false,
   ): number {
     const indexed = new Set<string>();
-    if (allIndexed) for (const field of LIST_SCAN_FIELDS) indexed.add(field);
+    const scans = scannedLists(schema);
+    if (allIndexed) for (const field of scans.keys()) indexed.add(field);
     else if (this.walletIndexed && scope !== undefined) {
-      for (const field of LIST_SCAN_FIELDS) if (this.walletIndexed(scope, field)) indexed.add(field);
+      for (const [field, list] of scans) if (this.walletIndexed(scope, list)) indexed.add(field);
     }
     const operation = getOperationAST(document, operationName);
     const effective = effectiveVariables(operation, variables);
@@ -296,169 +303,5 @@ function countedValues(
     return text.length <= COUNTED_VALUES_MAX_CHARS ? text : null;
   } catch {
     return null;
-  }
-}
-
-/** Whose walk slots a caller takes, and how its merchant is learnt before its cost counts (merchants.ts). */
-export interface CostMerchants {
-  groupOf: (scope: string) => string;
-  learn?: {
-    known: (scope: string) => boolean;
-    merchantOf: (caller: Caller) => Promise<void>;
-  };
-}
-
-export function useCostLimit(
-  maxCost: number,
-  costs: OperationCosts,
-  walksPerKey: number,
-  merchants: CostMerchants = { groupOf: (scope) => scope },
-): Plugin {
-  const { groupOf, learn } = merchants;
-  const { maxUpstreamCalls } = costs;
-  const costOf = (args: ExecutionArgs, allIndexed = false): number =>
-    costs.costOf(
-      args.schema,
-      args.document,
-      args.operationName,
-      args.variableValues as Record<string, unknown> | undefined,
-      (args.contextValue as Partial<GatewayContext> | undefined)?.caller?.scope,
-      allIndexed,
-    );
-  const walks = new KeyedSlots(walksPerKey);
-  const walkCost = READ_COST * maxUpstreamCalls;
-  type Hook = { args: ExecutionArgs; setResultAndStopExecution(result: ExecutionResult): void };
-  /** The cost, or null once the operation is refused for it. */
-  const check = ({ args, setResultAndStopExecution }: Hook): number | null => {
-    const cost = costOf(args);
-    if (cost <= maxCost) return cost;
-    const error = requestError(
-      CODE,
-      `The operation's cost ${cost} exceeds the limit of ${maxCost}: ask for fewer items per connection, nest fewer connections, or select totalCount (or \`last\` without \`before\`) on a wallet's deposits or withdrawal intents less often: until the merchant's wallet index is built in the background, each reads the merchant's whole list.`,
-      { extensions: { cost, maxCost } },
-    );
-    setResultAndStopExecution({ data: null, errors: [error] });
-    return null;
-  };
-  /**
-   * A whole-list walk waits for one of its key's slots (see useCostLimit). Anything else passes
-   * synchronously: a hook that returns a promise delays every plugin after it by a tick, and
-   * query deduplication joins identical requests only when they reach it in the same tick.
-   */
-  const waitForWalk = (hook: Hook) => {
-    const context = hook.args.contextValue as Partial<GatewayContext> | undefined;
-    // A new key's cost is counted with its merchant's indexes once the merchant is known: one
-    // read of its wallets first, only when the cost counted without them would refuse or queue
-    // it and the cost counted with every list indexed would not. A document refused either way
-    // is refused before any REST call.
-    const caller = context?.caller;
-    if (learn && caller && context.authorization && !learn.known(caller.scope)) {
-      const cost = costOf(hook.args);
-      const indexedCost = costOf(hook.args, true);
-      if ((cost > maxCost && indexedCost <= maxCost) || (cost >= walkCost && indexedCost < walkCost))
-        return learn.merchantOf(caller).then(() => admit(hook));
-    }
-    return admit(hook);
-  };
-  const admit = (hook: Hook) => {
-    const cost = check(hook);
-    const context = hook.args.contextValue as Partial<GatewayContext> | undefined;
-    if (cost === null || cost < walkCost || walksPerKey <= 0) return;
-    if (!context?.authorization || !context.caller) return;
-    const entered = walks.enter(groupOf(context.caller.scope), context.caller.deadline);
-    const settle = (release: (() => void) | null) => {
-      if (!release) {
-        const error = requestError(
-          'RATE_LIMITED',
-          `This merchant's keys had ${walksPerKey} operations reading its whole list running until this request's deadline; retry when they are done, or select totalCount less often.`,
-          { extensions: { retryAfterSeconds: 1, walksPerKey } },
-        );
-        hook.setResultAndStopExecution({ data: null, errors: [error] });
-        return;
-      }
-      return {
-        onExecuteDone({ result }: { result: unknown }) {
-          if (!isAsyncIterable(result)) {
-            release();
-            return;
-          }
-          return { onEnd: release };
-        },
-      };
-    };
-    return entered instanceof Promise ? entered.then(settle) : settle(entered);
-  };
-  return {
-    onExecute: waitForWalk,
-    // A subscription's events are polled reads of one item each, paced by the poller.
-    onSubscribe: (hook) => void check(hook),
-  };
-}
-
-/**
- * At most `perKey` holders per key at once; the others wait in the key's FIFO queue. A slot is
- * given back by its release function, or at the holder's deadline at the latest (an execution
- * that failed before its end was reported cannot keep a key's slot).
- */
-class KeyedSlots {
-  private readonly keys = new Map<string, { holders: number; waiting: (() => void)[] }>();
-  private readonly perKey: number;
-
-  constructor(perKey: number) {
-    this.perKey = perKey;
-  }
-
-  /** A release function once `key` has a free slot, or null when `deadline` passes first. */
-  enter(key: string, deadline: number | undefined): Promise<(() => void) | null> | (() => void) | null {
-    let entry = this.keys.get(key);
-    if (!entry) {
-      entry = { holders: 0, waiting: [] };
-      this.keys.set(key, entry);
-    }
-    if (entry.holders < this.perKey) {
-      entry.holders++;
-      return this.releaser(key, deadline);
-    }
-    const queue = entry.waiting;
-    return new Promise((resolve) => {
-      const timer =
-        deadline === undefined
-          ? undefined
-          : setTimeout(
-              () => {
-                queue.splice(queue.indexOf(go), 1);
-                resolve(null);
-              },
-              Math.max(0, deadline - Date.now()),
-            );
-      const go = () => {
-        clearTimeout(timer);
-        resolve(this.releaser(key, deadline));
-      };
-      queue.push(go);
-    });
-  }
-
-  /** Gives the slot back once: to the oldest waiting holder, else frees it. */
-  private releaser(key: string, deadline: number | undefined): () => void {
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      clearTimeout(backstop);
-      const entry = this.keys.get(key);
-      if (!entry) return;
-      const next = entry.waiting.shift();
-      if (next) {
-        next();
-        return;
-      }
-      entry.holders--;
-      if (entry.holders <= 0) this.keys.delete(key);
-    };
-    const backstop =
-      deadline === undefined ? undefined : setTimeout(release, Math.max(0, deadline - Date.now()));
-    backstop?.unref();
-    return release;
   }
 }

@@ -1,0 +1,58 @@
+import type { GraphQLField, GraphQLSchema } from 'graphql';
+import { isInterfaceType, isObjectType } from 'graphql';
+
+/**
+ * What a REST-backed field costs upstream and how it loads, declared on the field itself
+ * (`extensions: restLoad({ … })`). The cost limit (execution/operation-cost.ts), docs/schema.md's
+ * table of fields and screens (printed by `npm run schema:print`) and the test that measures each
+ * field's REST calls (test/integration/gateway/rest-loads.test.ts) all read this declaration; a
+ * field that makes a REST call without one fails that test. docs/schema.md#what-a-field-costs-upstream
+ * says what each kind means for a screen.
+ */
+export interface RestLoad {
+  /** The REST route it reads or writes, as the spec names it: `GET /deposits`. */
+  route: string;
+  /**
+   * How its calls are shared within one request:
+   * - `batch`: every instance of the field in the request shares one read of a whole list (the
+   *   wallet list answers every wallet a page of deposits names);
+   * - `byId`: one call per distinct id in the request (DataLoader), several wallets by the wallet list;
+   * - `page`: one call per REST page of its window (a window within 1000 items is one page, two
+   *   when a cursor's place straddles pages), identical pages shared;
+   * - `scan`: a wallet's share of the merchant's list, which the REST API cannot filter by wallet:
+   *   once per list and status filter per request, read where the wallet index says (the fewest
+   *   small pages), else walked from the cursor's place; `totalCount` or `last` without `before`
+   *   walks to the list's end, up to the request's call budget. The cost limit counts these reads.
+   * - `write`: one call per request (createWithdrawalIntent), at most once per idempotency key;
+   * - `poll`: a subscription, polled in the background once per watched feed, whoever watches.
+   */
+  loads: 'batch' | 'byId' | 'page' | 'scan' | 'write' | 'poll';
+  /**
+   * The REST calls the field adds to a request when it is asked alone with its smallest selection
+   * on a short list (the test measures it against the sandbox). 0 for `poll`: none at subscribe.
+   */
+  calls: number;
+}
+
+/** The field option that declares a REST-backed field: `extensions: restLoad({ … })`. */
+export function restLoad(load: RestLoad): { restLoad: RestLoad } {
+  return { restLoad: Object.freeze({ ...load }) };
+}
+
+/** A field's declaration, or undefined for a field read from its parent's REST answer. */
+export function restLoadOf(field: GraphQLField<unknown, unknown>): RestLoad | undefined {
+  return (field.extensions as { restLoad?: RestLoad } | undefined)?.restLoad;
+}
+
+/** Every declared field of a schema, as `Type.field` → its declaration, in schema order. */
+export function restLoadsOf(schema: GraphQLSchema): Map<string, RestLoad> {
+  const loads = new Map<string, RestLoad>();
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (type.name.startsWith('__') || !(isObjectType(type) || isInterfaceType(type))) continue;
+    for (const field of Object.values(type.getFields())) {
+      const load = restLoadOf(field);
+      if (load) loads.set(`${type.name}.${field.name}`, load);
+    }
+  }
+  return loads;
+}
