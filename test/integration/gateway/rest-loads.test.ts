@@ -1,0 +1,182 @@
+import {
+  type GraphQLField,
+  type GraphQLObjectType,
+  getNamedType,
+  isCompositeType,
+  isNonNullType,
+  isObjectType,
+} from 'graphql';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { globalIdOf } from '../../../src/schema/global-ids.ts';
+import { schema } from '../../../src/schema/index.ts';
+import { type RestLoad, restLoadOf, restLoadsOf } from '../../../src/schema/rest-loads.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { EXTERNAL_TRON_ADDRESS, withdrawalBody } from '../../support/sandbox.ts';
+
+/**
+ * Each field's declaration (schema/rest-loads.ts) against the REST calls it makes. Every field of
+ * the types a request reaches is asked alone with its smallest selection: a declared field adds
+ * exactly its declared calls, any other field none. Then each kind's sharing is checked on every
+ * field of that kind: a batch field under a list of two parents, a by-id field asked twice, a scan
+ * under two wallets. A new REST-backed field without a declaration fails here, by name.
+ */
+
+let gw: TestGateway;
+let key: string;
+const ids = { wallet: '', otherWallet: '', deposit: '', otherDeposit: '', intent: '', otherIntent: '' };
+
+beforeAll(async () => {
+  // No wallet index: its background builds would add calls no request made.
+  gw = await startTestGateway({ config: { walletIndex: { maxBytes: 0 } } });
+  const merchant = await gw.sandbox.world.merchant();
+  key = merchant.key;
+  ids.wallet = (await gw.sandbox.world.wallet(merchant.id)).id;
+  ids.otherWallet = (await gw.sandbox.world.wallet(merchant.id)).id;
+  ids.deposit = (await gw.sandbox.world.deposit(ids.wallet, { amount: '5.00' })).id;
+  ids.otherDeposit = (await gw.sandbox.world.deposit(ids.otherWallet, { amount: '6.00' })).id;
+  const intent = async (walletId: string) => {
+    const created = await gw.sandbox.call('POST', '/external/v1/withdrawal-intents', {
+      key,
+      body: withdrawalBody(walletId),
+    });
+    return (created.body.data as { id: string }).id;
+  };
+  ids.intent = await intent(ids.wallet);
+  ids.otherIntent = await intent(ids.otherWallet);
+});
+beforeEach(() => gw.resetCalls());
+afterAll(() => gw.close());
+
+/** Where a field of each type is reached from, around its selection. */
+const REACHED: Record<string, (selection: string) => string> = {
+  Query: (s) => `{ __typename ${s} }`,
+  Wallet: (s) => `{ wallet(id: "${ids.wallet}") { id ${s} } }`,
+  Deposit: (s) => `{ deposit(id: "${ids.deposit}") { id ${s} } }`,
+  WithdrawalIntent: (s) => `{ withdrawalIntent(id: "${ids.intent}") { id ${s} } }`,
+};
+
+/** The required arguments of the root fields, as this merchant's data has them. */
+function requiredArguments(coordinate: string): string {
+  const values: Record<string, () => string> = {
+    'Query.wallet': () => `id: "${ids.wallet}"`,
+    'Query.deposit': () => `id: "${ids.deposit}"`,
+    'Query.withdrawalIntent': () => `id: "${ids.intent}"`,
+    'Query.node': () => `id: "${globalIdOf('Wallet', ids.wallet)}"`,
+    'Query.nodes': () => `ids: ["${globalIdOf('Deposit', ids.deposit)}"]`,
+    'Wallet.asset': () => 'currencyCode: "USDT"',
+  };
+  return values[coordinate]?.() ?? '';
+}
+
+function selectionOf(type: GraphQLObjectType, field: GraphQLField<unknown, unknown>): string {
+  const coordinate = `${type.name}.${field.name}`;
+  const required = field.args.filter((a) => isNonNullType(a.type) && a.defaultValue === undefined);
+  const args = requiredArguments(coordinate);
+  if (required.length > 0 && !args) throw new Error(`no argument values for ${coordinate}: add them above`);
+  const sub = isCompositeType(getNamedType(field.type)) ? ' { __typename }' : '';
+  return `${field.name}${args ? `(${args})` : ''}${sub}`;
+}
+
+async function callsOf(query: string): Promise<string[]> {
+  gw.resetCalls();
+  const { body } = await gw.request(query, {}, { key });
+  expect(body.errors, query).toBeUndefined();
+  return gw.upstreamCalls();
+}
+
+describe('each field makes the REST calls it declares', () => {
+  for (const typename of Object.keys(REACHED)) {
+    const type = schema.getType(typename) as GraphQLObjectType;
+    for (const field of Object.values(type.getFields())) {
+      const coordinate = `${typename}.${field.name}`;
+      const declared = restLoadOf(field);
+      it(`${coordinate}: ${declared ? `${declared.calls} (${declared.loads}, ${declared.route})` : 'none'}`, async () => {
+        const reach = REACHED[typename] as (s: string) => string;
+        const base = await callsOf(reach(''));
+        const asked = await callsOf(reach(selectionOf(type, field)));
+        expect(
+          asked.length - base.length,
+          `${coordinate} made ${asked.length - base.length} REST calls (${asked.join(', ')}); declare them where the field is written: extensions: restLoad({ route, loads, calls }) (src/schema/rest-loads.ts)`,
+        ).toBe(declared?.calls ?? 0);
+      });
+    }
+  }
+
+  it('createWithdrawalIntent: one POST, and a replay of its key only the key proof', async () => {
+    const declared = restLoadOf(
+      (schema.getMutationType() as GraphQLObjectType).getFields().createWithdrawalIntent as GraphQLField<
+        unknown,
+        unknown
+      >,
+    ) as RestLoad;
+    const mutation = `mutation { createWithdrawalIntent(input: { walletId: "${ids.wallet}", serviceFeeMode: EXCLUSIVE, currencyCode: "USDT", amount: "1.00", destination: { type: "crypto", rail: "tron", identifier: "${EXTERNAL_TRON_ADDRESS}" }, idempotencyKey: "rest-loads-1" }) { __typename } }`;
+    expect(await callsOf(mutation)).toHaveLength(declared.calls);
+    // A replay proves the key still works before answering from the store (docs/withdrawals.md).
+    expect(await callsOf(mutation)).toEqual(['GET /external/v1/wallets?page=1&size=1']);
+  });
+
+  it('every subscription is a poll: no REST call at subscribe, none declared', () => {
+    const fields = Object.values((schema.getSubscriptionType() as GraphQLObjectType).getFields());
+    expect(fields.length).toBeGreaterThan(0);
+    for (const field of fields)
+      expect(restLoadOf(field), field.name).toMatchObject({ loads: 'poll', calls: 0 });
+  });
+});
+
+describe('each kind shares its calls as it says', () => {
+  const declared = [...restLoadsOf(schema)];
+  const of = (kind: RestLoad['loads']) => declared.filter(([, load]) => load.loads === kind);
+
+  it('the schema declares every kind it has a field for', () => {
+    expect(of('batch').map(([c]) => c)).toEqual(['Deposit.wallet', 'WithdrawalIntent.wallet']);
+    expect(of('scan').map(([c]) => c)).toEqual(['Wallet.deposits', 'Wallet.withdrawalIntents']);
+  });
+
+  it.each(of('batch'))('%s (batch): one call for two parents in two wallets', async (coordinate) => {
+    const [typename, name] = coordinate.split('.') as [string, string];
+    const list = typename === 'Deposit' ? 'deposits' : 'withdrawalIntents';
+    const base = await callsOf(`{ ${list}(first: 2) { nodes { id } } }`);
+    const asked = await callsOf(`{ ${list}(first: 2) { nodes { id ${name} { id } } } }`);
+    expect(asked.length - base.length).toBe(1);
+  });
+
+  it.each(of('byId').filter(([c]) => c !== 'Query.nodes'))(
+    '%s (byId): the same id asked twice is one call, two ids two',
+    async (coordinate) => {
+      const name = coordinate.split('.')[1] as string;
+      const [a, b] =
+        name === 'deposit'
+          ? [ids.deposit, ids.otherDeposit]
+          : name === 'withdrawalIntent'
+            ? [ids.intent, ids.otherIntent]
+            : name === 'node'
+              ? [globalIdOf('Deposit', ids.deposit), globalIdOf('Deposit', ids.otherDeposit)]
+              : [ids.wallet, ids.otherWallet];
+      const field = (alias: string, id: string) => `${alias}: ${name}(id: "${id}") { __typename }`;
+      expect(await callsOf(`{ ${field('a', a)} ${field('b', a)} }`)).toHaveLength(1);
+      // Two wallets are one read of the wallet list (loaders.ts): by id, but batched.
+      expect(await callsOf(`{ ${field('a', a)} ${field('b', b)} }`)).toHaveLength(name === 'wallet' ? 1 : 2);
+    },
+  );
+
+  it.each(of('scan'))('%s (scan): one read of the merchant list for two wallets', async (coordinate) => {
+    const name = coordinate.split('.')[1] as string;
+    const base = await callsOf('{ wallets(first: 2) { nodes { id } } }');
+    const asked = await callsOf(`{ wallets(first: 2) { nodes { id ${name}(first: 1) { nodes { id } } } } }`);
+    expect(asked.length - base.length).toBe(1);
+  });
+
+  it.each(of('page'))('%s (page): the same window asked twice is one call', async (coordinate) => {
+    const name = coordinate.split('.')[1] as string;
+    const field = (alias: string) => `${alias}: ${name}(first: 2) { nodes { id } }`;
+    expect(await callsOf(`{ ${field('a')} ${field('b')} }`)).toHaveLength(1);
+  });
+
+  it('only object types reached from Query hold declared fields', () => {
+    for (const coordinate of restLoadsOf(schema).keys()) {
+      const typename = coordinate.split('.')[0] as string;
+      expect(isObjectType(schema.getType(typename)), coordinate).toBe(true);
+      expect([...Object.keys(REACHED), 'Mutation', 'Subscription'], coordinate).toContain(typename);
+    }
+  });
+});
