@@ -1,12 +1,17 @@
 /**
- * Prints the schema's SDL to schema/schema.graphql, and its Federation subgraph SDL (what
- * `_service { sdl }` answers with FEDERATION=true; docs/supergraph.md) to schema/subgraph.graphql;
+ * Prints the schema's SDL to schema/schema.graphql, its Federation subgraph SDL (what
+ * `_service { sdl }` answers with FEDERATION=true; docs/supergraph.md) to schema/subgraph.graphql,
+ * and docs/schema.md's tables of REST calls per field and per screen (scripts/rest-loads-doc.ts);
  * with --check, fails when a file differs, so a schema change cannot land without its reviewed SDL.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { printSubgraphSchema } from '@apollo/subgraph';
 import { printSchema } from 'graphql';
 import { schema, subgraphSchema } from '../src/schema/index.ts';
+import { restLoadsSection, withSection } from './rest-loads-doc.ts';
+
+const docsPage = new URL('../docs/schema.md', import.meta.url);
+const operations = new URL('../schema/operations/', import.meta.url);
 
 const files = [
   { target: new URL('../schema/schema.graphql', import.meta.url), sdl: `${printSchema(schema)}\n` },
@@ -14,11 +19,15 @@ const files = [
     target: new URL('../schema/subgraph.graphql', import.meta.url),
     sdl: `${printSubgraphSchema(subgraphSchema)}\n`,
   },
+  {
+    target: docsPage,
+    sdl: withSection(await readFile(docsPage, 'utf8'), restLoadsSection(schema, operations)),
+  },
 ];
 
 let stale = false;
 for (const { target, sdl } of files) {
-  const name = `schema/${target.pathname.split('/').at(-1)}`;
+  const name = target.pathname.split('/').slice(-2).join('/');
   if (process.argv.includes('--check')) {
     const current = await readFile(target, 'utf8').catch(() => '');
     if (current !== sdl) {

@@ -1,5 +1,18 @@
-import type { GraphQLField, GraphQLSchema } from 'graphql';
-import { isInterfaceType, isObjectType } from 'graphql';
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  type GraphQLField,
+  type GraphQLSchema,
+  getNamedType,
+  getOperationAST,
+  isCompositeType,
+  isInterfaceType,
+  isObjectType,
+  Kind,
+  type SelectionSetNode,
+  valueFromASTUntyped,
+} from 'graphql';
 
 /**
  * What a REST-backed field costs upstream and how it loads, declared on the field itself
@@ -55,4 +68,58 @@ export function restLoadsOf(schema: GraphQLSchema): Map<string, RestLoad> {
     }
   }
   return loads;
+}
+
+/**
+ * The REST calls a document makes on a short list (every window within the first page, every
+ * wallet among the merchant's first 1000), as its fields declare them: each declared field once per
+ * distinct call it shares (a batch per route, a by-id field per id, a page or scan per field and
+ * arguments), each write once per occurrence, polls none. What docs/schema.md's table of screens
+ * shows; test/integration/gateway/rest-loads.test.ts measures each of them against the sandbox.
+ */
+export function restCallsOf(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown> = {},
+): number {
+  const operation = getOperationAST(document);
+  const root = operation && schema.getRootType(operation.operation);
+  if (!operation || !root) return 0;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions)
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  const calls = new Map<string, number>();
+  let writes = 0;
+  const visit = (set: SelectionSetNode, type: GraphQLCompositeType): void => {
+    for (const selection of set.selections) {
+      if (selection.kind !== Kind.FIELD) {
+        const fragment =
+          selection.kind === Kind.INLINE_FRAGMENT ? selection : fragments.get(selection.name.value);
+        if (!fragment) continue;
+        const condition = fragment.typeCondition && schema.getType(fragment.typeCondition.name.value);
+        visit(fragment.selectionSet, condition && isCompositeType(condition) ? condition : type);
+        continue;
+      }
+      const field =
+        isObjectType(type) || isInterfaceType(type) ? type.getFields()[selection.name.value] : undefined;
+      if (!field) continue;
+      const load = restLoadOf(field);
+      const args = Object.fromEntries(
+        (selection.arguments ?? []).map((a) => [a.name.value, valueFromASTUntyped(a.value, variables)]),
+      );
+      const coordinate = `${type.name}.${field.name}`;
+      if (load?.loads === 'write') writes += load.calls;
+      else if (load?.loads === 'batch') calls.set(`batch ${load.route}`, load.calls);
+      else if (load?.loads === 'byId' && Array.isArray(args.ids))
+        for (const id of args.ids) calls.set(`byId ${coordinate} ${JSON.stringify(id)}`, load.calls);
+      else if (load?.loads === 'byId') calls.set(`byId ${coordinate} ${JSON.stringify(args.id)}`, load.calls);
+      else if (load?.loads === 'scan')
+        calls.set(`scan ${coordinate} ${JSON.stringify(args.status)}`, load.calls);
+      else if (load?.loads === 'page') calls.set(`page ${coordinate} ${JSON.stringify(args)}`, load.calls);
+      const named = getNamedType(field.type);
+      if (selection.selectionSet && isCompositeType(named)) visit(selection.selectionSet, named);
+    }
+  };
+  visit(operation.selectionSet, root);
+  return writes + [...calls.values()].reduce((sum, n) => sum + n, 0);
 }

@@ -1,15 +1,19 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import {
   type GraphQLField,
   type GraphQLObjectType,
   getNamedType,
+  getOperationAST,
   isCompositeType,
   isNonNullType,
   isObjectType,
+  OperationTypeNode,
+  parse,
 } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { globalIdOf } from '../../../src/schema/global-ids.ts';
 import { schema } from '../../../src/schema/index.ts';
-import { type RestLoad, restLoadOf, restLoadsOf } from '../../../src/schema/rest-loads.ts';
+import { type RestLoad, restCallsOf, restLoadOf, restLoadsOf } from '../../../src/schema/rest-loads.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { EXTERNAL_TRON_ADDRESS, withdrawalBody } from '../../support/sandbox.ts';
 
@@ -178,5 +182,40 @@ describe('each kind shares its calls as it says', () => {
       expect(isObjectType(schema.getType(typename)), coordinate).toBe(true);
       expect([...Object.keys(REACHED), 'Mutation', 'Subscription'], coordinate).toContain(typename);
     }
+  });
+});
+
+describe("each screen of schema/operations makes the calls its fields declare (docs/schema.md's table)", () => {
+  const dir = new URL('../../../schema/operations/', import.meta.url);
+  const screens = readdirSync(dir)
+    .filter((file) => file.endsWith('.graphql'))
+    .map((file) => ({ file, document: parse(readFileSync(new URL(file, dir), 'utf8')) }))
+    .filter(({ document }) => getOperationAST(document)?.operation !== OperationTypeNode.SUBSCRIPTION);
+
+  it.each(screens)('$file', async ({ file, document }) => {
+    const variables: Record<string, unknown> = {
+      id: file.startsWith('node') ? globalIdOf('Deposit', ids.deposit) : ids.wallet,
+      input: {
+        walletId: ids.otherWallet,
+        serviceFeeMode: 'EXCLUSIVE',
+        currencyCode: 'USDT',
+        amount: '1.00',
+        destination: { type: 'crypto', rail: 'tron', identifier: EXTERNAL_TRON_ADDRESS },
+      },
+    };
+    gw.resetCalls();
+    const response = await gw.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'multipart/mixed',
+        authorization: `Bearer ${key}`,
+      },
+      body: JSON.stringify({ query: readFileSync(new URL(file, dir), 'utf8'), variables }),
+    });
+    const text = await response.text();
+    expect(response.status, text).toBe(200);
+    expect(text).not.toContain('"errors"');
+    expect(gw.upstreamCalls(), file).toHaveLength(restCallsOf(schema, document, variables));
   });
 });
