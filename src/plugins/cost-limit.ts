@@ -24,18 +24,30 @@ export interface CostMerchants {
   };
 }
 
+export interface CostLimitOptions {
+  /** QUERY_MAX_COST: an operation costing more is refused before it runs. @default 20000 */
+  maxCost: number;
+  /** How operations are costed (shared with the hot path, src/execution/hot-path.ts). */
+  costs: OperationCosts;
+  /** QUERY_WALKS_PER_KEY: a merchant's whole-list walks executing at once; 0 for no wait. @default 2 */
+  walksPerKey?: number;
+  /** Whose walk slots a caller takes, and how a new key's merchant is learnt. @default each key its own */
+  merchants?: CostMerchants;
+}
+
 /**
- * Rejects an operation whose cost exceeds `maxCost` before it executes (variables are known only
- * then); operationCost says how it is counted. An operation that walks a whole list (costs at
- * least READ_COST × `maxUpstreamCalls`) then waits until fewer than `walksPerKey` of its merchant's
- * walks execute (its key's, while its merchant is not known: `groupOf`, merchants.ts), FIFO, at most until its request's deadline (then RATE_LIMITED, nothing run).
+ * Refuses an operation whose cost (operationCost) exceeds `maxCost` before it executes, with
+ * QUERY_LIMIT_EXCEEDED and `extensions: { cost, maxCost }`. An operation that walks a whole list
+ * (costs at least READ_COST × the call budget) then waits, first come first served, until fewer
+ * than `walksPerKey` of its merchant's walks execute, at most until its request's deadline (then
+ * RATE_LIMITED, nothing run). docs/schema.md#what-a-query-costs.
  */
-export function useCostLimit(
-  maxCost: number,
-  costs: OperationCosts,
-  walksPerKey: number,
-  merchants: CostMerchants = { groupOf: (scope) => scope },
-): Plugin {
+export function useCostLimit({
+  maxCost,
+  costs,
+  walksPerKey = WALKS_PER_KEY,
+  merchants = { groupOf: (scope) => scope },
+}: CostLimitOptions): Plugin {
   const { groupOf, learn } = merchants;
   const { maxUpstreamCalls } = costs;
   const costOf = (args: ExecutionArgs, allIndexed = false): number =>

@@ -69,7 +69,12 @@ export function useQueryLimits(
   return [
     useVariableDepthLimit(INPUT_LIMITS.variableDepth),
     ...(armor.protect().plugins as Plugin[]),
-    useCostLimit(limits.maxCost, costs, limits.walksPerKey, limits.merchants),
+    useCostLimit({
+      maxCost: limits.maxCost,
+      costs,
+      walksPerKey: limits.walksPerKey,
+      ...(limits.merchants && { merchants: limits.merchants }),
+    }),
     useLimitStatus(),
   ];
 }
