@@ -119,7 +119,7 @@ function finished(built: GraphQLSchema): GraphQLSchema {
   }
 
   // A wallet's deposits and withdrawals page through a scan of the merchant's whole list, and their
-  // hasNextPage reads one item past the page only when selected: a promise (connections.ts). Every
+  // hasNextPage reads one item past the page only when selected: a promise (wallet-connections.ts). Every
   // other field without a resolver holds a plain value; this one resolves explicitly, since compiled
   // execution (plugins/compiled-execution.ts) awaits only what a resolver returns.
   const hasNextPage = (schema.getType('PageInfo') as GraphQLObjectType).getFields().hasNextPage;

@@ -2,11 +2,12 @@ import { depositsUpdated } from '../../subscriptions/deposit-feeds.ts';
 import { AFTER_DESCRIPTION, liveValue, resumeFrom } from '../../subscriptions/feed.ts';
 import type { DepositDTO } from '../../upstream/types.ts';
 import { builder } from '../builder.ts';
-import { connectionType, resolvePagedConnection, resolveWalletConnection } from '../connections.ts';
+import { connectionType, resolvePagedConnection } from '../connections.ts';
 import { DepositStatus, statusFilter } from '../enums.ts';
 import { loadById } from '../global-ids.ts';
 import { wantsItemWallets } from '../lookahead.ts';
 import { restLoad } from '../rest-loads.ts';
+import { resolveWalletConnection } from '../wallet-connections.ts';
 import { Transaction } from './transaction.ts';
 import { loadedNode, Wallet } from './wallet.ts';
 

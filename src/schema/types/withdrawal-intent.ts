@@ -9,12 +9,13 @@ import {
   type WithdrawalUserError,
 } from '../../withdrawals/user-errors.ts';
 import { builder } from '../builder.ts';
-import { connectionType, resolvePagedConnection, resolveWalletConnection } from '../connections.ts';
+import { connectionType, resolvePagedConnection } from '../connections.ts';
 import { ServiceFeeMode, statusFilter, WithdrawalIntentStatus } from '../enums.ts';
 import { loadById, restIdOf } from '../global-ids.ts';
 import { INPUT_LIMITS } from '../input-limits.ts';
 import { wantsItemWallets } from '../lookahead.ts';
 import { restLoad } from '../rest-loads.ts';
+import { resolveWalletConnection } from '../wallet-connections.ts';
 import { Transaction } from './transaction.ts';
 import { loadedNode, Wallet } from './wallet.ts';
 
