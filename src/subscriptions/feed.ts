@@ -96,7 +96,7 @@ export function endCodeOf(error: unknown): EndCode | undefined {
  * because the feed ended): the transports end the client's stream as a dropped connection, never
  * as a completed one, so the standard clients reconnect (to another replica, or this one once it
  * is back) instead of finishing. The SSE delivery (plugins/resumable-streams.ts) ends the
- * response without `complete`; the WebSocket bridge (websocket.ts) closes the socket with 1012.
+ * response without `complete`; the WebSocket bridge (websocket/bridge.ts) closes the socket with 1012.
  */
 export class StreamInterrupted extends GraphQLError {
   override readonly name = 'StreamInterrupted';
@@ -146,7 +146,7 @@ export function eventIdOf(context: object): string | undefined {
 
 /** The `after` argument of every subscription field. */
 export const AFTER_DESCRIPTION =
-  'Resume from this event id: the `extensions.eventId` of the last result this client received (over SSE also its `id:`, which EventSource sends back as the Last-Event-ID header, which wins over this argument). The stream first sends what changed since, then goes on as usual; nothing is missed across a reconnect or a gateway restart, and an event may come twice. An id this field did not send to this API key, or one too far behind, is refused with EVENT_ID_NOT_RESUMABLE.';
+  'Resume from this event id: the `extensions.eventId` of the last result received (a Last-Event-ID header wins). What changed since comes first; nothing is missed across a reconnect or a restart, and an event may come twice. An id not sent to this key, or too old, is refused with EVENT_ID_NOT_RESUMABLE.';
 
 /**
  * The event id a subscription resumes from: the request's `Last-Event-ID` header (EventSource

@@ -103,7 +103,7 @@ builder.objectField(Wallet, 'deposits', (t) =>
       type: Deposit,
       nullable: true,
       description:
-        "This wallet's deposits, newest first. The REST API has no wallet filter, so the gateway reads them out of the merchant's deposits: where its wallet index (built in the background for merchants with a long history) says they lie, else by reading the merchant's list from the cursor's place. Cursors keep their place however many deposits arrive meanwhile. Null only when its REST call failed; the error names this path and sibling fields keep their data.",
+        "This wallet's deposits, newest first, read out of the merchant's deposits (the REST API has no wallet filter) where its wallet index says they lie. Cursors keep their place as deposits arrive. Null only when its REST call failed; the error names this path and sibling fields keep their data.",
       extensions: restLoad({ route: 'GET /deposits', loads: 'scan', calls: 1 }),
       args: {
         status: t.arg({ type: [DepositStatus.ref], required: false, description: 'Any of these statuses.' }),
@@ -132,7 +132,7 @@ builder.subscriptionField('depositsUpdated', (t) =>
   t.field({
     type: Deposit,
     description:
-      'Each of the merchant\'s deposits that appears or changes status after subscribing, as it is then: for a checkout or point-of-sale screen waiting for "payment received" (`walletId` and `status: [COMPLETED]`), or a live deposits list. Nothing is sent at first (query deposits or Wallet.deposits for what exists already), and a deposit is sent once per status. The gateway polls the REST API for it (every SUBSCRIPTION_POLL_MS, backing off while nothing changes), so news comes within a poll. Refused with NOT_FOUND when the merchant has no wallet `walletId`; the stream ends only with UNAUTHENTICATED or FORBIDDEN, when the REST API stops accepting the key.',
+      'Each of the merchant\'s deposits that appears or changes status after subscribing, once per status: for a checkout waiting for "payment received" (`walletId`, `status: [COMPLETED]`) or a live list. Nothing is sent at first; news comes within a poll of the REST API. Ends only with UNAUTHENTICATED or FORBIDDEN.',
     extensions: restLoad({ route: 'GET /deposits', loads: 'poll', calls: 0 }),
     args: {
       walletId: t.arg.id({

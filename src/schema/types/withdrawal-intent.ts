@@ -248,11 +248,9 @@ builder.mutationField('createWithdrawalIntent', (t) =>
   t.field({
     type: WithdrawalIntent,
     description:
-      'Creates a withdrawal intent. Business failures are returned as typed results (UserError); ' +
-      'the gateway never retries this call. On OUTCOME_UNKNOWN, retry with the same idempotencyKey: ' +
-      'the retry returns the intent the first attempt created, or sends it again when it created none. ' +
-      'When extensions.reason is SEVERAL_CANDIDATES or COMPETING_ATTEMPT the gateway cannot tell which ' +
-      "intent is this key's (extensions.candidates): nothing is sent and the key stays blocked.",
+      'Creates a withdrawal intent; business failures are typed results (UserError). Never retried: ' +
+      'on OUTCOME_UNKNOWN retry with the same idempotencyKey: it returns the intent the first attempt created, or sends it. ' +
+      'With extensions.reason SEVERAL_CANDIDATES or COMPETING_ATTEMPT nothing is sent; the key stays blocked.',
     extensions: restLoad({ route: 'POST /withdrawal-intents', loads: 'write', calls: 1 }),
     args: {
       input: t.arg({ type: CreateWithdrawalIntentInput, required: true, description: 'The withdrawal.' }),
