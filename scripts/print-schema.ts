@@ -1,14 +1,14 @@
 /**
  * Prints the schema's SDL to schema/schema.graphql, its Federation subgraph SDL (what
  * `_service { sdl }` answers with FEDERATION=true; docs/supergraph.md) to schema/subgraph.graphql,
- * and docs/schema.md's tables of REST calls per field and per screen (scripts/rest-loads-doc.ts);
+ * and the parts of docs/schema.md printed from the schema (scripts/schema-docs.ts);
  * with --check, fails when a file differs, so a schema change cannot land without its reviewed SDL.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { printSubgraphSchema } from '@apollo/subgraph';
 import { printSchema } from 'graphql';
 import { schema, subgraphSchema } from '../src/schema/index.ts';
-import { restLoadsSection, withSection } from './rest-loads-doc.ts';
+import { schemaPage } from './schema-docs.ts';
 
 const docsPage = new URL('../docs/schema.md', import.meta.url);
 const operations = new URL('../schema/operations/', import.meta.url);
@@ -21,7 +21,7 @@ const files = [
   },
   {
     target: docsPage,
-    sdl: withSection(await readFile(docsPage, 'utf8'), restLoadsSection(schema, operations)),
+    sdl: schemaPage(await readFile(docsPage, 'utf8'), schema, operations),
   },
 ];
 
