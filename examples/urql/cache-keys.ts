@@ -1,42 +1,31 @@
 import type { KeyingConfig } from '@urql/exchange-graphcache';
 
-/**
- * graphcache normalises an object by `id` (or `_id`). Every object type of the schema without one
- * is listed here: it has no identity of its own, so it stays embedded in the object or list that
- * holds it (a key of `null`). Without an entry graphcache warns at runtime (and embeds it anyway).
- * test/unit/urql-cache-keys.test.ts fails when the schema gains an id-less type that is not here.
- */
-const embedded = () => null;
+/** What cacheKeys reads of an introspection result, such as codegen's `schema/introspection.json`. */
+export interface SchemaTypes {
+  __schema: {
+    queryType: { name: string } | null;
+    mutationType?: { name: string } | null;
+    subscriptionType?: { name: string } | null;
+    types: readonly { kind: string; name: string; fields?: readonly { name: string }[] | null }[];
+  };
+}
 
-export const keys: KeyingConfig = {
-  // A connection, its edges and page info belong to the field (and arguments) that returned them.
-  WalletConnection: embedded,
-  WalletEdge: embedded,
-  DepositConnection: embedded,
-  DepositEdge: embedded,
-  WithdrawalIntentConnection: embedded,
-  WithdrawalIntentEdge: embedded,
-  PageInfo: embedded,
-  // Parts of a wallet, deposit or withdrawal intent, read through it.
-  WalletAsset: embedded,
-  AssetBalance: embedded,
-  NetworkEndpoint: embedded,
-  WalletBlockchainDetail: embedded,
-  DepositSource: embedded,
-  WithdrawalDestination: embedded,
-  Transaction: embedded,
-  TransactionBlockchain: embedded,
-  TransactionLeg: embedded,
-  // createWithdrawalIntent's answers: the created intent (normalised by its id inside) or a failure.
-  CreateWithdrawalIntentSuccess: embedded,
-  BalanceInsufficientError: embedded,
-  DailyLimitExceededError: embedded,
-  DataInvalidError: embedded,
-  DestinationInternalError: embedded,
-  DestinationInvalidError: embedded,
-  IdempotencyKeyReusedError: embedded,
-  MonthlyLimitExceededError: embedded,
-  ServiceFeeNotCoveredError: embedded,
-  WithdrawalConfigIncompleteError: embedded,
-  WithdrawalRefusedError: embedded,
-};
+/**
+ * graphcache's `keys` for a schema: `() => null` for every object type without an `id` (or
+ * `_id`), the fields graphcache normalises by. Such a type has no identity of its own, so it stays
+ * embedded in the object or list that holds it (a connection in the field and arguments that
+ * returned it, a balance in its wallet, a failure in the mutation's result); without an entry
+ * graphcache warns "Invalid key" at runtime and embeds it anyway. Read from the same introspection
+ * as graphcache's `schema`, so a type the schema gains needs nothing here.
+ */
+export function cacheKeys(schema: SchemaTypes): KeyingConfig {
+  const { queryType, mutationType, subscriptionType, types } = schema.__schema;
+  const roots = new Set([queryType?.name, mutationType?.name, subscriptionType?.name]);
+  const embedded = () => null;
+  return Object.fromEntries(
+    types
+      .filter((type) => type.kind === 'OBJECT' && !type.name.startsWith('__') && !roots.has(type.name))
+      .filter((type) => !type.fields?.some((field) => field.name === 'id' || field.name === '_id'))
+      .map((type) => [type.name, embedded]),
+  );
+}

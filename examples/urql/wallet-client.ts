@@ -11,7 +11,7 @@ import { cacheExchange } from '@urql/exchange-graphcache';
 import { relayPagination } from '@urql/exchange-graphcache/extras';
 import { createClient as createSSEClient } from 'graphql-sse';
 import introspection from '../../schema/introspection.json' with { type: 'json' };
-import { keys } from './cache-keys.ts';
+import { cacheKeys } from './cache-keys.ts';
 import {
   ActivityScreenDocument,
   type CreateWithdrawalIntentInput,
@@ -37,7 +37,8 @@ export function createWalletClient(gatewayURL: string, apiKey: string) {
         // The schema tells graphcache the union's members: without it, `... on UserError` matches
         // nothing it can check, and `code` and `message` are dropped from the mutation's failures.
         schema: introspection,
-        keys,
+        // Every type without an id kept inside its parent (cache-keys.ts), read from the same schema.
+        keys: cacheKeys(introspection),
         // The pages of a connection merge into one list, per filter.
         resolvers: { Query: { deposits: relayPagination() } },
       }),

@@ -101,3 +101,66 @@ export function requestError(
     extensions: { code, http: { status: options.status ?? ERROR_CODES[code].status }, ...options.extensions },
   });
 }
+
+/**
+ * The business failures of createWithdrawalIntent, returned as data (members of
+ * CreateWithdrawalIntentPayload, each implementing UserError) rather than as GraphQL errors: one
+ * row per failure, the REST code verbatim, the GraphQL type, its description. What is derived
+ * from it: each row's error class (user-errors.ts in withdrawals/), its union member and schema
+ * description (schema/types/withdrawal-intent.ts), the passing on of its REST message and its
+ * worth as evidence of a key (DOCUMENTED_CODES and USER_ERROR_CODES, upstream/error-mapping.ts),
+ * and, through the printed schema, what client caches are told (codegen's files, the urql
+ * example's keys). So a new REST code is one new row here; docs/errors.md lists the rows (and
+ * what else a new code needs), and a unit test holds the page to them.
+ */
+export const USER_ERRORS = [
+  {
+    code: 'data_invalid',
+    type: 'DataInvalidError',
+    description: 'The input violates the contract (code data_invalid).',
+  },
+  {
+    code: 'withdrawal_intent.config_incomplete',
+    type: 'WithdrawalConfigIncompleteError',
+    description: 'The merchant has no complete withdrawal configuration.',
+  },
+  {
+    code: 'withdrawal_intent.destination_invalid',
+    type: 'DestinationInvalidError',
+    description: 'The destination is outside the supported scope or invalid.',
+  },
+  {
+    code: 'withdrawal_intent.destination_internal',
+    type: 'DestinationInternalError',
+    description: 'The destination is an address internal to the platform.',
+  },
+  {
+    code: 'withdrawal_intent.service_fee_not_covered',
+    type: 'ServiceFeeNotCoveredError',
+    description: 'No withdrawable amount remains after the service fee.',
+  },
+  {
+    code: 'withdrawal_intent.balance_insufficient',
+    type: 'BalanceInsufficientError',
+    description: 'The wallet lacks enough available balance.',
+  },
+  {
+    code: 'withdrawal_intent.daily_limit_exceeded',
+    type: 'DailyLimitExceededError',
+    description: 'The amount exceeds the daily withdrawal limit.',
+  },
+  {
+    code: 'withdrawal_intent.monthly_limit_exceeded',
+    type: 'MonthlyLimitExceededError',
+    description: 'The amount exceeds the monthly withdrawal limit.',
+  },
+  {
+    // The sandbox's Idempotency-Key extension answers it too; the gateway's own store first.
+    code: 'idempotency_key_reused',
+    type: 'IdempotencyKeyReusedError',
+    description: 'The idempotency key was used with a different input.',
+  },
+] as const;
+
+export type UserErrorRow = (typeof USER_ERRORS)[number];
+export type UserErrorCode = UserErrorRow['code'];

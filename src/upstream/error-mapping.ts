@@ -1,4 +1,5 @@
 import { shortenEchoes } from '../errors/echoes.ts';
+import { USER_ERRORS } from '../errors/error-codes.ts';
 import { GatewayError } from '../errors/errors.ts';
 
 /**
@@ -10,22 +11,18 @@ import { GatewayError } from '../errors/errors.ts';
 export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([502, 503, 504]);
 
 /**
- * The codes whose `message` the spec writes for the caller (its error table: validation messages
- * that name the field, the withdrawal refusals), and the Idempotency-Key extension's
- * `idempotency_key_reused`. Only these messages reach a client; see fromUpstreamStatus.
+ * The REST codes of the refusals createWithdrawalIntent answers as typed results (USER_ERRORS, the
+ * one table of them: the spec's `data_invalid` and `withdrawal_intent.*` codes, and the
+ * Idempotency-Key extension's `idempotency_key_reused`); key-evidence.ts takes them as proof of a key.
  */
-export const DOCUMENTED_CODES: ReadonlySet<string> = new Set([
-  'bad_request',
-  'data_invalid',
-  'withdrawal_intent.config_incomplete',
-  'withdrawal_intent.destination_invalid',
-  'withdrawal_intent.destination_internal',
-  'withdrawal_intent.service_fee_not_covered',
-  'withdrawal_intent.balance_insufficient',
-  'withdrawal_intent.daily_limit_exceeded',
-  'withdrawal_intent.monthly_limit_exceeded',
-  'idempotency_key_reused',
-]);
+export const USER_ERROR_CODES: ReadonlySet<string> = new Set(USER_ERRORS.map((row) => row.code));
+
+/**
+ * The codes whose `message` the spec writes for the caller: `bad_request` (a GET's query or id
+ * refused; the message names the parameter) and the user errors' codes. Only these messages reach
+ * a client; see fromUpstreamStatus.
+ */
+const DOCUMENTED_CODES: ReadonlySet<string> = new Set(['bad_request', ...USER_ERROR_CODES]);
 
 /** A code as `extensions.upstream.code` repeats it: a machine word, else null (the log has it). */
 const CODE_SHAPE = /^[A-Za-z0-9_.:-]{1,64}$/;

@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { GatewayError } from '../errors/errors.ts';
 import type { UpstreamResponse } from './call.ts';
 import { envelopeCode } from './envelope.ts';
-import { DOCUMENTED_CODES, fromUpstreamStatus } from './error-mapping.ts';
+import { fromUpstreamStatus, USER_ERROR_CODES } from './error-mapping.ts';
 
 /**
  * What the REST API said of each caller key lately, by caller scope (caller-scope.ts: an HMAC,
@@ -125,8 +125,8 @@ export class KeyEvidence {
 
 /**
  * Whether an answer says the REST API accepted the key: a 2xx, or a refusal the spec documents for
- * a merchant's own data (a withdrawal over the balance, a wallet that is not the merchant's, an
- * idempotency key reused), which the REST API gives only once it knows the merchant. Not a bare
+ * a merchant's own data (a user error's code: a withdrawal over the balance, a wallet that is not
+ * the merchant's, an idempotency key reused), which the REST API gives only once it knows the merchant. Not a bare
  * `bad_request`, which names a malformed request and could come before the key is looked at.
  */
 function provesKey(response: UpstreamResponse): boolean {
@@ -135,7 +135,7 @@ function provesKey(response: UpstreamResponse): boolean {
     return false;
   }
   const code = envelopeCode(response.json);
-  return code !== null && code !== 'bad_request' && DOCUMENTED_CODES.has(code);
+  return code !== null && USER_ERROR_CODES.has(code);
 }
 
 /** Keys each memory holds (a scope and its entry: about 200 bytes). */

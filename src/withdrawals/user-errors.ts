@@ -1,62 +1,10 @@
-/**
- * Business failures of createWithdrawalIntent, returned as data (members of
- * CreateWithdrawalIntentPayload, each implementing UserError) rather than as GraphQL errors.
- *
- * One row per failure: the REST code verbatim, the GraphQL type, its description. The error
- * classes, the union members and their schema docs are all derived from this table, so a new REST
- * code is one new row.
- */
-export const USER_ERRORS = [
-  {
-    code: 'data_invalid',
-    type: 'DataInvalidError',
-    description: 'The input violates the contract (code data_invalid).',
-  },
-  {
-    code: 'withdrawal_intent.config_incomplete',
-    type: 'WithdrawalConfigIncompleteError',
-    description: 'The merchant has no complete withdrawal configuration.',
-  },
-  {
-    code: 'withdrawal_intent.destination_invalid',
-    type: 'DestinationInvalidError',
-    description: 'The destination is outside the supported scope or invalid.',
-  },
-  {
-    code: 'withdrawal_intent.destination_internal',
-    type: 'DestinationInternalError',
-    description: 'The destination is an address internal to the platform.',
-  },
-  {
-    code: 'withdrawal_intent.service_fee_not_covered',
-    type: 'ServiceFeeNotCoveredError',
-    description: 'No withdrawable amount remains after the service fee.',
-  },
-  {
-    code: 'withdrawal_intent.balance_insufficient',
-    type: 'BalanceInsufficientError',
-    description: 'The wallet lacks enough available balance.',
-  },
-  {
-    code: 'withdrawal_intent.daily_limit_exceeded',
-    type: 'DailyLimitExceededError',
-    description: 'The amount exceeds the daily withdrawal limit.',
-  },
-  {
-    code: 'withdrawal_intent.monthly_limit_exceeded',
-    type: 'MonthlyLimitExceededError',
-    description: 'The amount exceeds the monthly withdrawal limit.',
-  },
-  {
-    // The sandbox's Idempotency-Key extension answers it too; the gateway's own store first.
-    code: 'idempotency_key_reused',
-    type: 'IdempotencyKeyReusedError',
-    description: 'The idempotency key was used with a different input.',
-  },
-] as const;
+import { USER_ERRORS, type UserErrorCode, type UserErrorRow } from '../errors/error-codes.ts';
 
-export type UserErrorRow = (typeof USER_ERRORS)[number];
-export type UserErrorCode = UserErrorRow['code'];
+/**
+ * The typed results of createWithdrawalIntent's business failures: one class per row of
+ * USER_ERRORS (errors/error-codes.ts, the one table of them), and the general member for a code
+ * this release has no row for.
+ */
 
 /** A business failure. `code` is the REST API's code verbatim (e.g. `withdrawal_intent.balance_insufficient`). */
 export abstract class WithdrawalUserError extends Error {

@@ -1,11 +1,20 @@
 import { expect, it } from 'vitest';
-import { DOCUMENTED_CODES } from '../../src/upstream/error-mapping.ts';
-import { USER_ERRORS } from '../../src/withdrawals/user-errors.ts';
+import { USER_ERRORS } from '../../src/errors/error-codes.ts';
+import { fromUpstreamStatus } from '../../src/upstream/error-mapping.ts';
 
-// One fact, two tables: the REST codes whose message a client may see (error-mapping.ts) are the
-// spec's `bad_request` and the codes createWithdrawalIntent answers as user errors. A row added to
-// one table and not the other would show a REST message the schema has no type for, or hide one
-// it has.
-it('DOCUMENTED_CODES is bad_request and every user error’s REST code, no more', () => {
-  expect([...DOCUMENTED_CODES].sort()).toEqual(['bad_request', ...USER_ERRORS.map((row) => row.code)].sort());
+// The REST messages a client may see follow from USER_ERRORS (errors/error-codes.ts): a new row's
+// code passes its message on with nothing else to edit. Any other code's message is withheld.
+it("passes a 4xx's REST message on for bad_request and every user error's code, and for no other code", () => {
+  for (const code of ['bad_request', ...USER_ERRORS.map((row) => row.code)]) {
+    const error = fromUpstreamStatus(400, code, 'The amount exceeds the limit.');
+    expect(error.message, code).toBe('The amount exceeds the limit.');
+    expect(error.withheld, code).toBeUndefined();
+  }
+  for (const code of ['withdrawal_intent.unlisted', 'unauthorized_scope', 'internal_error']) {
+    const error = fromUpstreamStatus(400, code, 'at db-7.internal:5432');
+    expect(error.message, code).toBe(
+      "The REST API refused the request (HTTP 400); its answer is logged under this request's x-request-id.",
+    );
+    expect(error.withheld, code).toEqual({ code, message: 'at db-7.internal:5432' });
+  }
 });

@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { USER_ERRORS } from '../../src/errors/error-codes.ts';
 import type { GatewayError } from '../../src/errors/errors.ts';
 import { fromUpstreamStatus } from '../../src/upstream/error-mapping.ts';
-import {
-  DataInvalidError,
-  type UserErrorCode,
-  userErrorClass,
-  withdrawalUserError,
-} from '../../src/withdrawals/user-errors.ts';
+import { DataInvalidError, userErrorClass, withdrawalUserError } from '../../src/withdrawals/user-errors.ts';
 
 /** A rejected POST's typed result, as send-submission.ts derives it from the client's `rejected`. */
 const toWithdrawalUserError = (error: GatewayError) =>
@@ -70,17 +66,7 @@ describe('REST status and code to GraphQL error', () => {
 });
 
 describe('withdrawal business codes to typed results', () => {
-  it.each<[UserErrorCode, string]>([
-    ['data_invalid', 'DataInvalidError'],
-    ['withdrawal_intent.config_incomplete', 'WithdrawalConfigIncompleteError'],
-    ['withdrawal_intent.destination_invalid', 'DestinationInvalidError'],
-    ['withdrawal_intent.destination_internal', 'DestinationInternalError'],
-    ['withdrawal_intent.service_fee_not_covered', 'ServiceFeeNotCoveredError'],
-    ['withdrawal_intent.balance_insufficient', 'BalanceInsufficientError'],
-    ['withdrawal_intent.daily_limit_exceeded', 'DailyLimitExceededError'],
-    ['withdrawal_intent.monthly_limit_exceeded', 'MonthlyLimitExceededError'],
-    ['idempotency_key_reused', 'IdempotencyKeyReusedError'],
-  ])('%s becomes %s', (code, typeName) => {
+  it.each(USER_ERRORS.map((row) => [row.code, row.type] as const))('%s becomes %s', (code, typeName) => {
     const typed = toWithdrawalUserError(
       fromUpstreamStatus(code === 'idempotency_key_reused' ? 409 : 400, code, 'msg'),
     );

@@ -1,9 +1,9 @@
+import { USER_ERRORS } from '../../errors/error-codes.ts';
 import { AFTER_DESCRIPTION, liveValue, resumeFrom } from '../../subscriptions/feed.ts';
 import { withdrawalIntentsUpdated, withdrawalIntentUpdated } from '../../subscriptions/withdrawal-feeds.ts';
 import type { WithdrawalIntentDTO } from '../../upstream/types.ts';
 import {
   DataInvalidError,
-  USER_ERRORS,
   userErrorClass,
   WithdrawalRefusedError,
   type WithdrawalUserError,
@@ -176,7 +176,7 @@ const UserError = builder.interfaceRef<WithdrawalUserError>('UserError').impleme
   }),
 });
 
-// One object type per row of the table in withdrawals/user-errors.ts, all implementing UserError.
+// One object type per row of USER_ERRORS (errors/error-codes.ts), all implementing UserError.
 const USER_ERROR_TYPES: (new (...args: never[]) => WithdrawalUserError)[] = USER_ERRORS.map((row) => {
   const ErrorClass = userErrorClass(row.code);
   if (ErrorClass === DataInvalidError) {
