@@ -3,7 +3,8 @@ import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { DepositDTO, ListParams, Page, WalletDTO, WithdrawalIntentDTO } from '../upstream/types.ts';
 import type { WalletIndexing } from './index-builds.ts';
-import { HEAD_SIZE, MerchantListReader } from './wallet-lists.ts';
+import { HEAD_SIZE } from './list-pages.ts';
+import { MerchantListReader } from './wallet-lists.ts';
 
 /** Page size when reading a whole list (the wallets): the REST maximum, so it makes the fewest calls. */
 export const SCAN_PAGE_SIZE = 1000;
@@ -16,7 +17,7 @@ export const SCAN_PAGE_SIZE = 1000;
  * - page loaders deduplicate identical list calls within the request;
  * - wallet lists read the merchant's deposit or withdrawal list (the REST API has no wallet
  *   filter) through one MerchantListReader per list and status filter: with the merchant's wallet
- *   index when it is up to date, else by walking it (wallet-lists.ts).
+ *   index when it is up to date, else by walking it (wallet-lists.ts, walk.ts).
  */
 
 export type ListResource = 'deposits' | 'withdrawalIntents';

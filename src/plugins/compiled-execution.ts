@@ -17,66 +17,41 @@ import { nonNullRootFields } from '../execution/root-fields.ts';
 
 type Execute = (args: ExecutionArgs) => unknown;
 
-/** Executions of a document on the usual executor before it is compiled. */
+/** Executions of a document on the usual executor before it is compiled (one-off documents never are). */
 export const COMPILE_AFTER_USES = 10;
 
-/**
- * The most fields (fragments expanded) a compiled document may have: the largest example screen
- * has 26. Compile times against field counts:
- * docs/benchmark.md#how-compiled-execution-is-kept-exact-and-safe.
- */
+/** The most fields (fragments expanded) a compiled document may have: compiling grows with them. */
 export const MAX_COMPILED_FIELDS = 200;
 
-/**
- * Runs queries as code compiled once per document by graphql-jit, instead of interpreting the
- * document field by field on every request (docs/benchmark.md#each-change-with-its-measured-effect).
- * What comes out is what the usual executor answers, by these rules
- * (test/integration/gateway/differential.property.test.ts checks them on generated documents):
- *
- * - Only documents whose shape graphql-jit 0.8 answers exactly are compiled (`uncompilable`,
- *   `nonNullRootField`): queries without @skip, @include, @defer or @stream, and without a
- *   non-null root field (`nodes`). Mutations,
- *   subscriptions and everything else run on the usual executor, as does anything graphql-jit
- *   cannot compile.
- * - A request error (no `data`: the variables could not be coerced) is answered by the usual
- *   executor, which coerces them again and words its errors as graphql-js does (custom scalars'
- *   own messages, codes, echo limits). Nothing has been resolved at that point, so nothing runs twice.
- * - A field error becomes a graphql-js GraphQLError with its source positions, so its `locations`
- *   survive Yoga's handling (which rebuilds errors from their nodes or positions), and its
- *   original error and extensions are kept.
- * - graphql-jit reads a field without a resolver as a plain property: it neither calls a function
- *   nor awaits a promise found there, as graphql-js's default resolver does: such a field needs a
- *   resolver of its own (src/schema/index.ts gives PageInfo.hasNextPage one). The integration test
- *   test/integration/gateway/compiled-execution.test.ts answers every example operation both ways.
- *
- * A document is compiled on its COMPILE_AFTER_USES-th execution, not its first: compiling costs
- * a few requests' worth of CPU (docs/benchmark.md), so a flood of one-off documents (anyone may
- * send them unless trusted documents are on) must not pay it; an app's documents run thousands of
- * times.
- *
- * Compiled queries are kept per parsed document (Yoga's parser cache hands out the same one for
- * the same text) and operation name, in a WeakMap: they go when the document leaves that cache.
- * Must come after every plugin that replaces the executor itself and before query deduplication,
- * which wraps whatever executor is set.
- */
-export function useCompiledExecution(options: {
+export interface CompiledExecutionOptions {
+  /** Where each document's decision (compiled, or why not) is logged, at debug. */
   logger: Logger;
   /** Whether this request's caller may have a document compiled: a key the REST API accepted lately. */
   mayCompile: (context: GatewayContext) => boolean;
-  /** Where compiled queries are kept; the hot path (src/execution/hot-path.ts) reads the same. */
+  /** Where compiled queries are kept; the hot path reads the same ones. @default new CompiledQueries() */
   compiled?: CompiledQueries;
-}): Plugin {
+}
+
+/**
+ * Runs queries as code graphql-jit compiles once per document, answering exactly what the usual
+ * executor answers: only documents of a shape graphql-jit 0.8 answers exactly are compiled
+ * (`uncompilable`, `nonNullRootField`), on their COMPILE_AFTER_USES-th execution, for a caller
+ * `mayCompile` admits; a request error, or a result whose null went past its field, is answered
+ * by the usual executor; a field error keeps its `locations`, original error and extensions. A
+ * field graphql-jit reads needs a resolver wherever graphql-js's default one would call or await
+ * what it finds. Which documents and why: docs/benchmark.md#how-compiled-execution-is-kept-exact-and-safe.
+ * Must come after every plugin that replaces the executor and before query deduplication.
+ */
+export function useCompiledExecution(options: CompiledExecutionOptions): Plugin {
   const { logger } = options;
   const compiled = options.compiled ?? new CompiledQueries();
   const compiledFor = (args: ExecutionArgs): CompiledQuery | null => {
     const entry = compiled.entryOf(args.document, args.operationName);
     if (entry.query !== undefined) return entry.query;
     if (++entry.uses < COMPILE_AFTER_USES) return null;
-    // Only for a key the REST API has accepted: a made-up key never makes the gateway compile.
     if (!options.mayCompile(args.contextValue as GatewayContext)) return null;
     const outcome = compile(args);
     entry.query = 'query' in outcome ? outcome.query : null;
-    // Once per document and operation, not per request.
     logger.debug(
       {
         operationName: getOperationAST(args.document, args.operationName)?.name?.value ?? null,
@@ -107,9 +82,8 @@ export function useCompiledExecution(options: {
 }
 
 /**
- * Compiled queries per parsed document and operation name, in a WeakMap: they go when the
- * document leaves the document cache. `uses` counts executions before compiling; `query` is the
- * compiled query, null when the document runs on the usual executor, undefined until decided.
+ * Compiled queries per parsed document and operation name, gone with the document (a WeakMap).
+ * `query`: compiled, null when the document runs on the usual executor, undefined until decided.
  */
 export class CompiledQueries {
   private readonly seen = new WeakMap<
@@ -141,14 +115,11 @@ export class CompiledQueries {
 function compile(args: ExecutionArgs): { query: CompiledQuery } | { why: string } {
   const operation = getOperationAST(args.document, args.operationName);
   if (!operation) return { why: 'no single operation' };
-  // Mutations: after a non-null root field fails, graphql-jit still runs the fields after it (the
-  // usual executor stops; here a later createWithdrawalIntent would move money), and a mutation's
-  // time is its POST, which compiling does not shorten.
+  // Never a mutation: graphql-jit runs the root fields after a failed non-null one (money moves).
   if (operation.operation !== 'query') return { why: operation.operation };
   const refused = uncompilable(args.document) ?? nonNullRootField(args);
   if (refused) return { why: refused };
   const compiled = compileQuery(args.schema, args.document, args.operationName ?? undefined, {
-    // The gateway's errors carry their cause for the logs; a stack per field error is not needed.
     disablingCapturingStackErrors: true,
   });
   if (isCompiledQuery(compiled)) return { query: compiled };
@@ -156,21 +127,9 @@ function compile(args: ExecutionArgs): { query: CompiledQuery } | { why: string 
 }
 
 /**
- * Why a document must run on the usual executor, or null when it may be compiled:
- * - @defer and @stream, which graphql-jit does not deliver incrementally;
- * - @skip and @include: graphql-jit 0.8 drops a fragment at every spread once one spread of it is
- *   skipped, ignores a directive on a field whose response key repeats, ignores a null condition
- *   (the usual executor answers BAD_USER_INPUT) and orders fields after a skipped first occurrence;
- * - a string literal anywhere (arguments, input objects, variable defaults, directives):
- *   graphql-jit 0.8 writes literal values into the generated code through JSON.stringify and then
- *   turns its own marker strings back into `new Date(…)`, NaN or Infinity, so a string holding a
- *   marker ran as code (pre-authentication, found by an attack on this gateway). Apps send their
- *   strings as variables, which never enter the generated code;
- * - a `__proto__` alias: an object literal's `"__proto__": value` sets the prototype, so the
- *   generated code dropped that field from the result;
- * - more than MAX_COMPILED_FIELDS fields once fragments are expanded: compiling grows with the
- *   expanded selection (each spread compiled again, times the possible types), and a small
- *   document within the limits could block the event loop while compiling (docs/benchmark.md).
+ * Why a document must run on the usual executor, or null: @defer or @stream; @skip or @include
+ * (graphql-jit 0.8 mishandles them); a string literal anywhere (graphql-jit 0.8 could run one as
+ * code); a `__proto__` alias (dropped from the result); more than MAX_COMPILED_FIELDS expanded fields.
  */
 function uncompilable(document: DocumentNode): string | null {
   let why: string | null = null;
@@ -191,12 +150,8 @@ function uncompilable(document: DocumentNode): string | null {
 }
 
 /**
- * Why an operation whose root selects a non-null field must run on the usual executor (of this
- * schema's queries only `nodes` is one). When such a field fails, the whole `data` is null, and
- * the two executors differ in what they report: the usual executor lists the errors its siblings
- * had raised so far, graphql-jit waits for every sibling and lists all of theirs; and when one of
- * `nodes`' ids failed to load, the usual executor failed the whole list where graphql-jit answered
- * the other nodes (the relay plugin hands repeated ids their entry's promise).
+ * Why an operation whose root selects a non-null field (`nodes`) runs on the usual executor: the
+ * two executors report that field's failure differently.
  */
 function nonNullRootField(args: ExecutionArgs): string | null {
   const [field] = nonNullRootFields(args);
@@ -238,17 +193,16 @@ function finish(result: ExecutionResult, args: ExecutionArgs, usual: Execute): u
   if (!result.errors) return result;
   if (result.errors.some((error) => nulledAbove(result.data, error.path))) return usual(args);
   const source = args.document.loc?.source;
-  return { ...result, errors: result.errors.map((error) => asGraphQLJSError(error, source)) };
+  // `errors` first, as graphql-js answers (graphql-jit puts `data` first): the same bytes, and so
+  // the same ETag (conditional-get.ts), once compiled.
+  const { errors, ...rest } = result;
+  return { errors: errors.map((error) => asGraphQLJSError(error, source)), ...rest };
 }
 
 /**
- * Whether a field error's null went past its own field: a non-null field failed and an ancestor
- * (or the whole `data`) became null. The usual executor stops completing that ancestor at the
- * first such error and lists only the errors it met so far; graphql-jit completes every sibling
- * and lists all of theirs (a list of 20 items the REST API sent without a field: 20 errors
- * instead of 1). Such a result is answered by the usual executor instead. It is rare: the fields
- * that need a REST call of their own are nullable (docs/decisions.md), so only data the gateway
- * cannot render makes one; the request's loaders already hold what the first run read.
+ * Whether a field error's null went past its own field (a non-null field failed and nulled an
+ * ancestor or `data`): graphql-jit then lists every sibling's error where graphql-js stops at the
+ * first, so the usual executor answers, from what the request's loaders already hold.
  */
 function nulledAbove(data: unknown, path: readonly (string | number)[] | undefined): boolean {
   if (!path || path.length === 0) return false;
@@ -262,14 +216,11 @@ function nulledAbove(data: unknown, path: readonly (string | number)[] | undefin
 }
 
 /**
- * graphql-jit's own error class keeps `locations` but no nodes or positions; Yoga rebuilds errors
- * from those (dropping the locations). The same error as graphql-js makes it: source positions
- * (from which graphql-js computes the same locations), path, original error and its extensions.
+ * The error as graphql-js makes it (source positions, path, original error, extensions): Yoga
+ * rebuilds errors from nodes or positions, which graphql-jit's own class lacks.
  */
 function asGraphQLJSError(error: GraphQLError, source: Source | undefined): GraphQLError {
-  // graphql-jit's own errors (a value a scalar cannot serialise, null in a non-null field) have no
-  // original error; graphql-js makes those from a plain Error, which Yoga masks ("Unexpected
-  // error.", logged): the same here.
+  // graphql-jit's own errors have none; graphql-js's equivalents come from a plain Error, masked by Yoga.
   const original = error.originalError ?? new Error(error.message);
   return new GraphQLError(error.message, {
     ...(source && error.locations && { source, positions: error.locations.map((l) => offsetOf(source, l)) }),
@@ -281,7 +232,6 @@ function asGraphQLJSError(error: GraphQLError, source: Source | undefined): Grap
 
 /** The offset in `source` of a 1-based line and column. */
 function offsetOf(source: Source, location: { line: number; column: number }): number {
-  // Line breaks as graphql-js counts them (its getLocation).
   const lineBreak = /\r\n|[\n\r]/g;
   let offset = 0;
   for (let line = 1; line < location.line; line++) {

@@ -13,18 +13,14 @@ import { addVary } from '../shared/vary.ts';
 /** A content coding the gateway answers with; `identity` is no coding at all. */
 export type Coding = 'br' | 'gzip' | 'identity';
 
-/** The settings of compression (COMPRESSION, COMPRESSION_MIN_BYTES in config.ts). */
 export interface CompressionOptions {
-  /** A single answer smaller than this is sent as it is: below ~1 KiB the saving is a few bytes. */
+  /** COMPRESSION_MIN_BYTES: a single answer smaller than this is sent as it is. */
   minBytes: number;
-  /** Streams compressed at once; past it a new stream is sent as it is (each holds a compressor). */
+  /** COMPRESSION_MAX_STREAMS: streams compressed at once; past it a new stream is sent as it is. */
   maxStreams: number;
 }
 
-/**
- * Counts the compressors of open streams, so that a test (and an operator, through a debugger)
- * can see that every one is freed: each holds a zlib or brotli context in native memory.
- */
+/** Counts the compressors of open streams (native memory each), so a test can see every one freed. */
 export interface CompressionTally {
   /** Compressors of streamed answers not yet ended or destroyed. */
   readonly openStreams: number;
@@ -33,15 +29,9 @@ export interface CompressionTally {
 /** The compression plugin, with the count of its open streams. */
 export type Compression = Plugin & { tally: CompressionTally };
 
-// Dynamic content is compressed once per answer, so speed matters more than the last per cent:
-// brotli at quality 4 and gzip at zlib's default level (6); docs/benchmark.md has the figures.
+/** Speed over the last per cent, and gzip at zlib's default level: docs/delivery.md, Levels. */
 const BROTLI_QUALITY = 4;
-/**
- * A stream's compressor lives as long as the stream (a subscription: hours), so its memory is
- * bounded: brotli's window is 256 KiB (lgwin 18) instead of 4 MiB, and gzip's window 8 KiB
- * (windowBits 13) with memLevel 7, instead of 32 KiB and 8. Events are a few KiB, so a
- * smaller window loses little (docs/delivery.md has the memory per open stream).
- */
+/** Smaller windows for a stream's compressor, which lives as long as the stream (docs/delivery.md). */
 const STREAM_BROTLI_LGWIN = 18;
 const STREAM_GZIP = { windowBits: 13, memLevel: 7 } as const;
 /** A stream's compressed output is handed on at least once per this much input (see compressStream). */
@@ -52,21 +42,12 @@ const SINGLE_TYPES = /^(application\/(json|graphql-response\+json)|text\/plain)\
 const STREAM_TYPES = /^(multipart\/mixed|text\/event-stream)\b/i;
 
 /**
- * Compresses answers for clients that accept it, as their Accept-Encoding allows: single answers
- * in brotli (preferred at equal weight) or gzip, streams in gzip only and at most `maxStreams` at
- * once (past it a stream goes as it is); `Vary: Accept-Encoding` on every answer of
- * a compressible type, whatever was chosen, so no cache hands a compressed answer to a client
- * that did not ask for it.
- *
- * Single answers below `minBytes` are sent as they are. Streams (@defer/@stream over
- * multipart/mixed, SSE) are compressed with a flush each time the stream has nothing more at
- * hand, so every part and event reaches the client when it is produced.
- *
- * Never compressed: an answer that already has a Content-Encoding (the GraphiQL page compresses
- * itself), HTML, a 204/304 or any answer without a body, a HEAD.
- *
- * Its onResponse must run before the plugins that look at the answer as sent (it is the first
- * plugin in yoga.ts, after useConditionalGet, whose 304s it leaves alone).
+ * Compresses answers as the client's Accept-Encoding allows (docs/delivery.md#compression):
+ * single answers of at least `minBytes` in brotli or gzip, streams in gzip only, at most
+ * `maxStreams` at once, flushed part by part; `Vary: Accept-Encoding` on every answer of a
+ * compressible type. Never an answer with a Content-Encoding, HTML, a 204/304, a HEAD.
+ * Its onResponse must run before the plugins that look at the answer as sent, after
+ * useConditionalGet's (yoga.ts).
  */
 export function useCompression(options: CompressionOptions): Compression {
   let openStreams = 0;
@@ -88,8 +69,6 @@ export function useCompression(options: CompressionOptions): Compression {
       addVary(response.headers, 'Accept-Encoding');
       const accepted = request.headers.get('accept-encoding');
       if (stream) {
-        // A stream holds its compressor while it is open (a subscription: hours), so streams are
-        // gzip only (brotli's context costs about four times as much) and at most maxStreams at once.
         if (response.body === null || openStreams >= options.maxStreams) return;
         const coding = negotiateCoding(accepted, ['gzip']);
         if (coding !== 'gzip') return;
@@ -139,10 +118,7 @@ export function useCompression(options: CompressionOptions): Compression {
   };
 }
 
-/**
- * A copy of `headers` by their entries: the Headers ponyfill copies another Headers' initial
- * object as it is, and `get` on the copy then misses names that were not written in lower case.
- */
+/** A copy of `headers` by their entries: the ponyfill's copy of a Headers misses mixed-case names. */
 function copyHeaders(headers: Headers, HeadersClass: typeof Headers): Headers {
   const copy = new HeadersClass();
   headers.forEach((value, name) => {
@@ -191,14 +167,10 @@ function parseAcceptEncoding(header: string): Weighted[] {
 }
 
 /**
- * The coding to answer with, given the request's Accept-Encoding (RFC 9110, 12.5.3): the
- * acceptable one (weight above 0, named or through `*`) of highest weight among `offered`, the
- * earlier in `offered` at equal weight (brotli, then gzip, for single answers; gzip alone for
- * streams, whose compressor lives as long as they do). `identity` when the header is absent or
- * empty, when none offered is acceptable, or when identity is named with a higher weight. When
- * nothing is acceptable, not even identity (`identity;q=0`, `*;q=0`), the answer is still sent
- * uncompressed rather than refused with a 406: the RFC allows either, and a client that cannot
- * read JSON has no use for an error in JSON either.
+ * The coding to answer with (RFC 9110, 12.5.3): the acceptable one (weight above 0, named or by
+ * `*`) of highest weight among `offered`, the earlier at equal weight; `identity` when the header
+ * is absent or empty, none offered is acceptable, or identity is named with a higher weight. Never
+ * a 406, even when identity is refused too (docs/delivery.md, Negotiation).
  */
 export function negotiateCoding(
   header: string | null,
@@ -219,17 +191,14 @@ export function negotiateCoding(
       bestWeight = weight;
     }
   }
-  // Identity is preferred only when the client names it, with a higher weight.
   const identity = entries.find((entry) => entry.coding === 'identity')?.q;
   return identity !== undefined && identity > bestWeight ? 'identity' : best;
 }
 
 /**
- * `source` compressed as a stream. Each pull reads the source until it has nothing more at hand
- * (the parts of one payload come as several chunks at once), then flushes (Z_SYNC_FLUSH,
- * BROTLI_OPERATION_FLUSH), so what was produced is decodable at once. The compressor is ended with
- * the source and destroyed when the reader cancels (a client that went away) or the request is
- * aborted; `freed` is called once, either way.
+ * `source` compressed as a stream: each pull reads it until nothing more is at hand (or
+ * HAND_ON_BYTES), then flushes, so what was produced decodes at once. The compressor is ended with
+ * the source, destroyed on cancel or abort; `freed` is called once, either way.
  */
 export function compressStream(
   source: ReadableStream<Uint8Array | string>,
@@ -299,9 +268,7 @@ export function compressStream(
           compressor.write(chunk);
           written += chunk.byteLength;
           next = reader.read();
-          // Hand on at least every HAND_ON_BYTES of input, so a source that always has more at
-          // hand (a long @stream) is not compressed whole before the client reads any of it: the
-          // next pull, and so the next read of the source, waits for the client.
+          // Bounded, so a source that always has more at hand waits for a client that reads slowly.
           if (written >= HAND_ON_BYTES || (await nothingAtHand(next))) {
             written = 0;
             await new Promise<void>((resolve) => compressor.flush(flushKind, () => resolve()));

@@ -12,21 +12,11 @@ interface Tagged {
 const JSON_TYPES = /^application\/(json|graphql-response\+json)\b/i;
 
 /**
- * Conditional GETs on the GraphQL endpoint (RFC 9110, 13.1.2): a 200 JSON answer to a GET (a
- * query, a persisted document by `documentId`, an APQ hash) carries a weak ETag of its body, and a
- * request whose If-None-Match matches it gets a 304 without a body. The tag is computed on the
- * uncompressed text, so it is the same whatever Content-Encoding the answer then gets.
- *
- * Such answers carry `Cache-Control: private, no-cache` (one key's data: no shared cache may keep
- * it; a private one must revalidate before each use) and `Vary: Authorization, Accept,
- * Accept-Encoding`. GET answers with another status carry `Cache-Control: no-store`: an error is
- * not worth keeping. POST answers and streams (multipart/mixed, SSE) are left as they are.
- *
- * The body has to be known to compare it, so a 304 still costs the execution and its REST calls:
- * it saves the bytes of the answer, not the work behind it. A result that query deduplication hands
- * to many requests is hashed once: the tag is kept beside the result, for as long as the result is.
- *
- * Its onResponse runs before useCompression's, which leaves 304s alone.
+ * Conditional GETs on the GraphQL endpoint (RFC 9110, 13.1.2; docs/delivery.md#conditional-gets):
+ * a 200 JSON answer to a GET carries a weak ETag of its uncompressed body, `Cache-Control:
+ * private, no-cache` and `Vary: Authorization, Accept, Accept-Encoding`, and a matching
+ * If-None-Match gets a 304 without a body; other GET answers get `no-store`; POSTs and streams
+ * are left alone. A result shared by query deduplication is hashed once. Runs before useCompression.
  */
 export function useConditionalGet(graphqlEndpoint: string): Plugin {
   /** The result each request was answered with, to find its tag. */
@@ -40,8 +30,7 @@ export function useConditionalGet(graphqlEndpoint: string): Plugin {
     },
     async onResponse({ request, response, setResponse, fetchAPI }) {
       if (request.method !== 'GET' || new URL(request.url).pathname !== graphqlEndpoint) return;
-      // What a GET answers depends on the key and on Accept (JSON, a multipart or SSE stream, a
-      // 406), whatever it is: say so to every cache, streams and refusals included.
+      // Every GET answer depends on the key and on Accept, streams and refusals included.
       addVary(response.headers, 'Authorization', 'Accept');
       const type = response.headers.get('content-type') ?? '';
       if (!JSON_TYPES.test(type) || response.headers.has('content-encoding')) return;
@@ -70,8 +59,7 @@ export function useConditionalGet(graphqlEndpoint: string): Plugin {
 
 function tagOf(text: string, result: object | undefined, tags: WeakMap<object, Tagged>): string {
   const kept = result && tags.get(result);
-  // The same text as the result's last answer (a string compare, usually of one and the same
-  // string): its tag. Otherwise the answer was not the result's plain text (a plugin changed it).
+  // The result's own text again (usually one and the same string): its tag.
   if (kept && kept.text === text) return kept.etag;
   const etag = `W/"${hash('sha1', text, 'base64url')}"`;
   if (result) tags.set(result, { text, etag });

@@ -6,10 +6,8 @@ import { type OperationCosts, READ_COST } from '../execution/operation-cost.ts';
 import type { Caller } from '../upstream/caller.ts';
 
 /**
- * Executions of one key's documents that walk a whole list (cost at least READ_COST × the call
- * budget) at once; the key's further ones wait for one of them to end. Identical walks in flight
- * share their REST calls (coalescing), so the transport's per-key share (fair-share.ts) does not
- * bound them; their cost is the gateway's own work on every page, once per request.
+ * Whole-list walks (cost ≥ READ_COST × the call budget) of one merchant executing at once. Bounded
+ * here: identical walks share their REST calls, so the transport's fair share cannot bound them.
  */
 export const WALKS_PER_KEY = 2;
 
@@ -75,16 +73,12 @@ export function useCostLimit({
     return null;
   };
   /**
-   * A whole-list walk waits for one of its key's slots (see useCostLimit). Anything else passes
-   * synchronously: a hook that returns a promise delays every plugin after it by a tick, and
-   * query deduplication joins identical requests only when they reach it in the same tick.
+   * Only a whole-list walk waits; anything else passes synchronously, since a returned promise
+   * delays later plugins a tick, and query deduplication joins only requests of one tick.
    */
   const waitForWalk = (hook: Hook) => {
     const context = hook.args.contextValue as Partial<GatewayContext> | undefined;
-    // A new key's cost is counted with its merchant's indexes once the merchant is known: one
-    // read of its wallets first, only when the cost counted without them would refuse or queue
-    // it and the cost counted with every list indexed would not. A document refused either way
-    // is refused before any REST call.
+    // A new key's merchant is learnt first (one read) only when its indexes could change the verdict.
     const caller = context?.caller;
     if (learn && caller && context.authorization && !learn.known(caller.scope)) {
       const cost = costOf(hook.args);

@@ -2,52 +2,20 @@ import type { DocumentNode, GraphQLError, Source } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 
-/**
- * The parse and validation cache, in place of Yoga's (`parserAndValidationCache: false` in
- * yoga.ts). Yoga's keeps 1,024 documents by text with no bound in bytes, and fills it for anyone
- * before the key is checked, while a parsed document under the token limit can hold megabytes: a
- * keyless flood could make it hold gigabytes. This one
- *
- * - keeps a document only when the request that parsed it may fill it (`mayKeep`, asked when the
- *   request is answered: a key the REST API accepted lately, which a new key's own REST calls may
- *   have just made it, or a document of the persisted-documents manifest), and only if it
- *   validated without errors (errors are never kept);
- * - is bounded by `maxBytes` of estimated heap (`retainedBytes`), an upper bound of what a kept
- *   document holds, least recently used first out;
- * - hands out the same document object for the same text while it is kept, and, for a document
- *   not kept, to the requests under way with that text (query deduplication and the cost limit's
- *   and compiled execution's WeakMaps rely on it); such a document is forgotten when the last of
- *   them is answered.
- *
- * A kept document is served to any request with the same text, keyed or not: that costs nothing
- * to keep. See docs/production.md, "Parse and validation cache", for the figures.
- */
-
-/** Default of `maxBytes`: ~17 documents at the token limit, over a thousand of an app's screens. */
+/** Default of `maxBytes` (DOCUMENT_CACHE_MAX_BYTES). */
 export const DOCUMENT_CACHE_MAX_BYTES = 32 * 1024 * 1024;
 
-/**
- * Heap a parsed document holds per lexer token, its AST nodes and locations included, with room to
- * spare over the densest documents measured (docs/production.md; test/unit/document-cache.test.ts
- * holds retainedBytes to it).
- */
+/** Heap per lexer token (AST nodes and locations), above the densest documents measured. */
 const BYTES_PER_TOKEN = 600;
 /** Without locations (no token list to count), per character of text: a token has ≥ 2 characters. */
 const BYTES_PER_CHAR_WITHOUT_LOCATIONS = 300;
-/**
- * Heap an escape in a string holds (per backslash of the text): graphql-js builds an escaped
- * string's value with `+=`, so each escape leaves up to a copy of the characters before it, two
- * rope nodes and, for a character past U+00FF, a new string: 120 bytes at most on 64-bit V8, 92
- * measured for `xx\n` repeated (docs/production.md): 80 KB of `\n` escapes holds ~1.4 MB.
- */
+/** Heap an escape in a string may hold (graphql-js builds escaped strings with `+=`). */
 const BYTES_PER_ESCAPE = 128;
 
 /**
- * An upper bound of the heap `document`, parsed from `text`, holds: the text (two bytes per
- * character at most), `BYTES_PER_TOKEN` for each token of the lexer's list, which the
- * document's locations keep alive (comments included), and `BYTES_PER_ESCAPE` for each
- * backslash (one outside a string, in a comment or a block string, is counted too: it only
- * over-estimates).
+ * An upper bound of the heap `document`, parsed from `text`, holds: two bytes per character, plus
+ * BYTES_PER_TOKEN per token of the lexer's list (comments included) and BYTES_PER_ESCAPE per
+ * backslash anywhere (docs/production.md#parse-and-validation-cache-what-an-outsider-can-make-the-gateway-keep).
  */
 export function retainedBytes(text: string, document: DocumentNode): number {
   let token = document.loc?.startToken;
@@ -96,11 +64,7 @@ export function createDocumentCache(maxBytes: number = DOCUMENT_CACHE_MAX_BYTES)
 
 const NO_ERRORS: readonly GraphQLError[] = Object.freeze([]);
 
-/**
- * Characters of text of the documents shared under way (`underWay`); past it, a new document is
- * not shared. An entry leaves when its last request is answered, so this only bounds what a
- * request never answered (Yoga answers every one) could leave behind.
- */
+/** Characters of text shared under way; bounds only what a request never answered could leave. */
 const UNDER_WAY_MAX_CHARS = 1024 * 1024;
 
 const textOf = (source: string | Source): string => (typeof source === 'string' ? source : source.body);
@@ -112,12 +76,11 @@ interface UnderWay {
 }
 
 /**
- * Parses and validates through `cache`. A document not kept is still shared by the requests
- * under way with the same text (query deduplication joins identical queries by their document
- * object), and forgotten when the last of them is answered. When a request is answered, its
- * document is kept if it validated and `mayKeep(request, text)` says so then: a new key's first
- * request is accepted by the time it is answered, when the REST API answered its calls.
- * Place it after every plugin that adds a validation rule: it sees the rules they added.
+ * The parse and validation cache, in place of Yoga's (docs/production.md, Parse and validation
+ * cache). The same text gets the same document object, which query deduplication, the cost limit
+ * and compiled execution key their work by: kept in `cache`, or shared by the requests under way
+ * and forgotten with the last. A document is kept when its request is answered, if it validated
+ * and `mayKeep(request, text)` then says so. Comes after every plugin that adds a validation rule.
  */
 export function useDocumentCache(
   cache: DocumentCache,
@@ -131,7 +94,6 @@ export function useDocumentCache(
     underWay.delete(text);
     underWayChars -= text.length;
   };
-  // The document each request parsed or shared, not kept when it started.
   const parsedFor = new WeakMap<Request, { text: string; document: DocumentNode; shared: UnderWay | null }>();
   const share = (text: string, document: DocumentNode): UnderWay | null => {
     if (underWayChars + text.length > UNDER_WAY_MAX_CHARS) return null;

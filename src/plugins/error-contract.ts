@@ -5,20 +5,12 @@ import { type ErrorCode, requestError } from '../errors/error-codes.ts';
 import { nonNullRootFields } from '../execution/root-fields.ts';
 
 /**
- * One error contract: every error a client sees has an `extensions.code` from ERROR_CODES (error-codes.ts, documented in docs/errors.md),
- * and no error echoes what the client sent. Yoga and its plugins leave four gaps, closed here:
- *
- * - variables that are missing or of the wrong type fail before execution without a code: they
- *   get BAD_USER_INPUT (HTTP 400 as before);
- * - Yoga's JSON body parser copies the parser's message, with a piece of the body, into
- *   `extensions.originalError`: removed, in every environment;
- * - graphql-js repeats names, literals and variables' values whole (`Variable "$x" got invalid
- *   value "…90 KB…"`, `Cannot query field "…"`): every message, of every result and of each
- *   payload of a stream, repeats at most a prefix of them (echoes.ts);
- * - a POST whose Content-Type no parser takes answers an empty 415: it gets an error body with
- *   UNSUPPORTED_MEDIA_TYPE.
- *
- * Field errors the executor raises itself, without a code, get one in `maskUncodedError` below.
+ * One error contract (docs/errors.md): every error a client sees has an `extensions.code` of
+ * ERROR_CODES and echoes at most a prefix of what the client sent (echoes.ts), in every result and
+ * every payload of a stream. Closes Yoga's gaps: uncoded variable errors get BAD_USER_INPUT (400),
+ * the body parser's `extensions.originalError` is removed, an unparsable Content-Type gets an
+ * UNSUPPORTED_MEDIA_TYPE body, and a null `data` lists only its cause. The executor's own field
+ * errors get their code in `maskUncodedError`.
  */
 export function useErrorContract(): Plugin {
   const shortenPayload = ({ result }: { result: ExecutionResult }) => shortenEchoesOf(result);
@@ -43,7 +35,6 @@ export function useErrorContract(): Plugin {
               return;
             }
           }
-          // A result without `data` is a request error: here, the variables could not be coerced.
           if (!(Symbol.asyncIterator in result) && !('data' in result) && result.errors) {
             for (const error of result.errors) {
               const extensions = error.extensions as Record<string, unknown>;
@@ -68,9 +59,7 @@ export function useErrorContract(): Plugin {
           const extensions = error.extensions as Record<string, unknown> | undefined;
           if (!extensions || !('originalError' in extensions)) continue;
           delete extensions.originalError;
-          // Yoga answers such an error 400 under application/json only while originalError is
-          // there; without it, the status must be stated for every media type (GraphQL over HTTP:
-          // a body that is not JSON SHOULD be 400).
+          // Yoga's 400 for it went with originalError: stated for every media type instead.
           const http = extensions.http as { status?: number; spec?: boolean } | undefined;
           if (http?.spec) extensions.http = { ...http, spec: false };
         }
@@ -80,11 +69,8 @@ export function useErrorContract(): Plugin {
 }
 
 /**
- * The errors that nulled `data`: those at a non-null root field (of this schema, `nodes` and
- * `createWithdrawalIntent`). When such a field fails, the usual executor gives up on the whole
- * `data` and lists, beside its error, whichever errors the other root fields had raised by then, a
- * matter of timing (a micro-cached read fails sooner than a sent one). Their fields are not in the
- * answer anyway; listing only the cause makes the answer the same every time.
+ * The errors that nulled `data`: those at a non-null root field. The executor lists beside them
+ * whichever errors the other root fields raised by then, a matter of timing; only the cause is kept.
  */
 function causesOfNullData(errors: readonly GraphQLError[], args: ExecutionArgs): GraphQLError[] {
   const keys = new Set(nonNullRootFields(args).map((field) => (field.alias ?? field.name).value));
@@ -104,16 +90,9 @@ function shortenEchoesOf(result: ExecutionResult): void {
 }
 
 /**
- * Yoga's error masking (every error of a result passes here), with a code on the field errors the
- * executor raises itself. Yoga masks an error thrown by a resolver unless it is a GraphQLError;
- * the executor's own GraphQLErrors pass unmasked and without a code. Two kinds reach a client:
- *
- * - an argument the client made null at run time (`@skip(if: $v)` with `$v: Boolean = false` sent
- *   as null; the error points at the argument's value), on a field or at the root:
- *   BAD_USER_INPUT, message kept, since it says what to fix;
- * - anything else (an abstract type that did not resolve, a list that is not one): a fault of the
- *   gateway, masked as a resolver's error is, "Unexpected error." with INTERNAL_SERVER_ERROR, and
- *   logged.
+ * Yoga's error masking, with a code on the field errors the executor raises itself (unmasked and
+ * uncoded by Yoga): an argument the client made null at run time is BAD_USER_INPUT, its message
+ * kept; anything else is the gateway's fault, masked as a resolver's error ("Unexpected error.").
  */
 export function maskUncodedError(error: unknown, message: string, isDev?: boolean): Error {
   const masked = maskError(error, message, isDev);
@@ -126,7 +105,6 @@ export function maskUncodedError(error: unknown, message: string, isDev?: boolea
     return error;
   }
   if (!Array.isArray(error.path)) return error;
-  // Masked as Yoga masks a resolver's error: one whose original error is not a GraphQLError.
   const fault = new GraphQLError(error.message, {
     ...(error.nodes && { nodes: error.nodes }),
     ...(error.source && { source: error.source }),

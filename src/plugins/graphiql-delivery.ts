@@ -2,11 +2,7 @@ import { createHash } from 'node:crypto';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 
-/**
- * GraphiQL 5 keeps its tabs on one line and scrolls the overflow with its scrollbar hidden, so at
- * 1280 px only 7 of the 9 example tabs show and nothing says more exist. Here they wrap instead,
- * the header growing a row (two rows at 1024 to 1280 px, three at 800).
- */
+/** Makes GraphiQL 5's tabs wrap instead of scrolling out of sight (docs/delivery.md#the-graphiql-page). */
 export const TAB_BAR_STYLE =
   '<style>.graphiql-container .graphiql-session-header{height:auto;min-height:var(--session-header-height)}' +
   '.graphiql-session-header .graphiql-tabs{flex-wrap:wrap}</style>';
@@ -20,14 +16,9 @@ interface Page {
 }
 
 /**
- * How browsers get GraphiQL. The page carries its assets inline (no CDN: it must work offline), so
- * it is about 9 MB. It is built once per process, on the first visit: its bytes, its ETag, and each
- * compressed form (brotli or gzip) when first asked for. A visit then costs no rendering, hashing or
- * copying, compressed or not; a reload costs a 304 (ETag, short private cache lifetime). Private:
- * in sandbox mode the page holds the demo key. `GET /` sends people to it.
- *
- * This replaces Yoga's own GraphiQL plugin, which renders the page again for every visit. The page
- * gets one addition, TAB_BAR_STYLE.
+ * GraphiQL at `endpoint` for a GET accepting HTML, and `GET /` redirected there: the page is built
+ * once per process on the first visit, with TAB_BAR_STYLE, each compressed form when first asked
+ * for, an ETag (a reload is a 304), `Cache-Control: private` (docs/delivery.md#the-graphiql-page).
  */
 export function useGraphiQLDelivery(
   endpoint: string,
@@ -37,7 +28,7 @@ export function useGraphiQLDelivery(
   let page: Promise<Page> | undefined;
   const built = (): Promise<Page> => {
     page ??= Promise.resolve(render(options)).then((rendered) => {
-      // The first </head> is the page's own (the inline scripts mention the string later).
+      // The first </head> is the page's own (its inline scripts mention the string later).
       const html = rendered.replace('</head>', `${TAB_BAR_STYLE}</head>`);
       const bytes = new TextEncoder().encode(html);
       return { bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 32)}"` };
@@ -60,21 +51,13 @@ export function useGraphiQLDelivery(
   };
 }
 
-/**
- * Yoga's GraphiQL renderer, loaded on the first visit: its module holds GraphiQL's assets as
- * strings (about 30 MB of heap), which a process that never serves the page (GRAPHIQL=false, as in
- * production) should not carry.
- */
+/** Yoga's GraphiQL renderer, loaded on the first visit only: its module holds ~30 MB of strings. */
 async function renderOnFirstVisit(options: GraphiQLOptions): Promise<string> {
   const { renderGraphiQL } = await import('@graphql-yoga/render-graphiql');
   return renderGraphiQL(options);
 }
 
-/**
- * The page's answer, in Yoga's own Response class: the Node adapter writes its bytes to the socket
- * as they are, so concurrent visits share one copy (the platform's Response copies a Uint8Array
- * body, 9 MB per visit in flight).
- */
+/** The page's answer, in Yoga's Response class, so concurrent visits share one copy of the bytes. */
 function deliver(request: Request, page: Page, Response: typeof globalThis.Response): Response {
   const headers = new Headers({
     'content-type': 'text/html; charset=utf-8',

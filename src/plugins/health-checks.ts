@@ -1,13 +1,21 @@
 import type { Plugin } from 'graphql-yoga';
 
-/** A probe's bounds: how long it waits for a check, how long a check may run, and how long an answer is reused. */
+/** A probe's bounds (cachedCheck). */
 export interface ProbeBounds {
-  /** How long a probe waits for a check under way; past it, it answers what the previous check found. */
+  /** How long a probe waits for a check under way before answering the previous one's. @default 800 */
   answerMs: number;
-  /** Past this a check counts as failed: the dependency does not answer at all. */
+  /** Past this a check counts as failed. @default 5000 */
   checkTimeoutMs: number;
-  /** An answer is reused this long, so a flood of probes makes one check per interval. */
+  /** How long an answer is reused, so a flood of probes makes one check per interval. @default 1000 */
   cacheMs: number;
+}
+
+/** The dependencies /readyz checks; each resolves true when it answers. */
+export interface HealthChecks {
+  /** The REST API: an answer below 500 counts (a keyless probe's 401 proves it up). */
+  upstream: () => Promise<boolean>;
+  /** The idempotency store. */
+  idempotencyStore: () => Promise<boolean>;
 }
 
 export const PROBE_BOUNDS: ProbeBounds = { answerMs: 800, checkTimeoutMs: 5_000, cacheMs: 1_000 };
@@ -23,25 +31,13 @@ export interface Readiness {
 }
 
 /**
- * GET /healthz: the process is alive (answered at once, from nothing). GET /readyz: the REST API
- * answers (any HTTP answer counts: a 401 to a keyless probe proves it is up and speaking HTTP),
- * how the idempotency store is, which store it is (`store`: in process, or which Redis), and this
- * process's release (`version`).
- *
- * Each check is single-flight with a short cache: however many probes arrive and whatever a
- * dependency does (a Redis that hangs, a REST API that stalls), /readyz answers within `answerMs`,
- * and makes at most one check of each dependency at a time, and one per `cacheMs` (cachedCheck).
- *
- * An unreachable store leaves the gateway ready: reads work without it, and withdrawals are
- * refused unsent until it is back (IDEMPOTENCY_UNAVAILABLE), so taking every replica out of the
- * load balancer would only turn that into a full outage.
- *
- * Once the process is shutting down, /readyz answers 503 at once, without checking anything,
- * while every other request is still served: load balancers stop sending before the listener
- * closes (SHUTDOWN_GRACE_MS).
+ * GET /healthz answers at once while the process lives. GET /readyz answers, within `answerMs`
+ * whatever a dependency does, 200 when the REST API answers (503 otherwise), with the store's
+ * state (an unreachable store leaves the gateway ready), `store` and `version`; 503 at once once
+ * the process is shutting down (docs/configuration.md#health-and-readiness).
  */
 export function useHealthChecks(
-  checks: { upstream: () => Promise<boolean>; idempotencyStore: () => Promise<boolean> },
+  checks: HealthChecks,
   readiness: Readiness,
   bounds: ProbeBounds = PROBE_BOUNDS,
 ): Plugin {
@@ -50,7 +46,7 @@ export function useHealthChecks(
   const upstream = cachedCheck(checks.upstream, bounds);
   const store = cachedCheck(checks.idempotencyStore, bounds);
   return {
-    // Synchronous for every other path: this runs on every request.
+    // Synchronous for every other path: runs on every request.
     onRequest({ url, endResponse }) {
       if (url.pathname === '/healthz') endResponse(json(200, { status: 'ok' }));
       else if (url.pathname === '/readyz') {
@@ -77,14 +73,9 @@ export function useHealthChecks(
 }
 
 /**
- * `check`, shared by every caller while it runs and its answer reused for `cacheMs` after it
- * settles. A caller waits for a check under way at most `answerMs`, then gets what the previous
- * check found (false before the first one settles). A check counts as failed when it throws or has
- * not settled within `checkTimeoutMs`.
- *
- * So a dependency that answers slowly but answers keeps the gateway ready: taking every replica
- * out of the load balancer because the REST API takes 3 s would turn slow into down. One that does
- * not answer within `checkTimeoutMs`, or refuses, makes it not ready.
+ * `check`, single-flight, its answer reused for `cacheMs`. A caller waits at most `answerMs`, then
+ * gets the previous check's answer (false before the first); a check that throws or outlasts
+ * `checkTimeoutMs` fails. So a slow dependency keeps the gateway ready; a silent one does not.
  */
 export function cachedCheck(check: () => Promise<boolean>, bounds: ProbeBounds): () => Promise<boolean> {
   let running: Promise<boolean> | null = null;

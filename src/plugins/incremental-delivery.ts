@@ -19,15 +19,11 @@ import { type ErrorCode, requestError } from '../errors/error-codes.ts';
 import { INPUT_LIMITS } from '../schema/input-limits.ts';
 
 /**
- * @defer and @stream (@graphql-yoga/plugin-defer-stream), whose validation rules (and its own
- * OverlappingFieldsCanBeMerged) are added only for documents that use either directive: for the
- * others they check nothing the standard rules do not, and on every request they cost CPU
- * (docs/benchmark.md#figures-behind-design-choices). Whether a document uses them is remembered
- * per parsed document (Yoga's parser cache hands out one object per query text).
- *
- * Their arguments are checked before execution, once the variables are known (see
- * incrementalArgumentError): the executor takes a negative or null `initialCount` for a bug of
- * its own and the client would see INTERNAL_SERVER_ERROR.
+ * @defer and @stream (@graphql-yoga/plugin-defer-stream), its validation rules run only for
+ * documents that use either directive (they check nothing else, at a cost:
+ * docs/benchmark.md#figures-behind-design-choices). Before execution, a bad argument is refused
+ * (incrementalArgumentError: the executor would answer INTERNAL_SERVER_ERROR), and so is a stream
+ * the client's `accept` cannot take (NOT_ACCEPTABLE, 406, where Yoga would run it first).
  */
 export function useIncrementalDelivery(): Plugin {
   const plugin = useDeferStream() as Plugin;
@@ -63,8 +59,6 @@ export function useIncrementalDelivery(): Plugin {
       setResultAndStopExecution({ errors: [error] });
       return;
     }
-    // A query whose stream the client's `accept` cannot take is refused before anything runs
-    // (Yoga would run it, its deferred parts' REST calls included, then answer an empty 406).
     const request = (args.contextValue as { request?: Request } | undefined)?.request;
     if (request && !acceptsStream(request) && asksForStream(args)) {
       setResultAndStopExecution({ errors: [notAcceptable()] });
@@ -84,10 +78,8 @@ export function useIncrementalDelivery(): Plugin {
 }
 
 /**
- * Whether the request's `accept` takes a query's stream (@defer, @stream), as Yoga's result
- * processors choose: SSE or multipart/mixed, utf-8 media types only, wildcards matching. No
- * `accept` takes anything. (A subscription's `accept` is Yoga's and useResumableStreams' to judge:
- * its own refusals are answered as JSON to a client without SSE.)
+ * Whether the request's `accept` takes a query's stream as Yoga's result processors choose: SSE or
+ * multipart/mixed, utf-8 only, wildcards matching; none takes anything. (A subscription's is Yoga's.)
  */
 function acceptsStream(request: Request): boolean {
   const streams = ['text/event-stream', 'multipart/mixed'];
@@ -115,11 +107,7 @@ function notAcceptable() {
   );
 }
 
-/**
- * Whether the operation that runs defers or streams anything: a @defer or @stream in it (its
- * fragments included) whose `if` is not false with these variables. A client that cannot take a
- * stream may turn them off with `if: $variable`, and gets one JSON answer.
- */
+/** Whether the operation that runs has a @defer or @stream (its fragments included) whose `if` is not false. */
 function asksForStream(args: ExecutionArgs): boolean {
   const variables = (args.variableValues ?? {}) as Record<string, unknown>;
   const active = incrementalDirectives(args, (name, directive) => {
@@ -132,10 +120,7 @@ function asksForStream(args: ExecutionArgs): boolean {
   return active ?? false;
 }
 
-/**
- * Calls `visit` with each @defer and @stream of the operation that runs, its fragments included
- * (each fragment once), until `visit` returns something other than undefined; returns that.
- */
+/** Calls `visit` on each @defer and @stream of the operation that runs (fragments once) until one returns a value. */
 function incrementalDirectives<T>(
   args: ExecutionArgs,
   visit: (name: 'defer' | 'stream', directive: DirectiveNode) => T | undefined,
@@ -172,10 +157,8 @@ function incrementalDirectives<T>(
 }
 
 /**
- * The first bad argument of a @defer or @stream in the operation that runs (its fragments
- * included), as a request error: BAD_USER_INPUT, HTTP 400, nothing executed. Bad: an `if` that
- * is null, an `initialCount` that is not an integer of 0 or more (the literal -1, null, or a
- * variable's value), a `label` longer than INPUT_LIMITS.label (each payload repeats it).
+ * The first bad argument of a @defer or @stream in the operation that runs, as BAD_USER_INPUT (400):
+ * a null `if`, an `initialCount` not an integer ≥ 0, a `label` longer than INPUT_LIMITS.label.
  */
 export function incrementalArgumentError(args: ExecutionArgs): GraphQLError | null {
   const variables = (args.variableValues ?? {}) as Record<string, unknown>;
@@ -199,7 +182,6 @@ function directiveError(
   try {
     values = getDirectiveValues(definition, { directives: [node] }, variables);
   } catch (error) {
-    // graphql-js's own account, e.g. `Argument "if" of non-null type "Boolean!" must not be null.`
     return badArgument(`@${name}: ${(error as Error).message}`, node);
   }
   if (!values) return null;

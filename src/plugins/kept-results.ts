@@ -7,11 +7,7 @@ export interface KeptResult<T = unknown> {
   text: string;
 }
 
-/**
- * The share of kept results' bytes one caller's kept results may take per TTL: a key that sends
- * many variants of a large query must not push every other merchant's results out (it takes
- * sixteen keys doing so to fill the space).
- */
+/** The share of kept results' bytes one caller may take per TTL, so one key cannot push out the rest. */
 export const KEPT_SHARE_PER_CALLER = 1 / 16;
 
 interface Entry extends KeptResult {
@@ -19,22 +15,12 @@ interface Entry extends KeptResult {
 }
 
 /**
- * The results query deduplication keeps after their execution (query-deduplication.ts). The
- * contract, stated here once:
- *
- * A result is kept for as long as every REST answer it was built from stays in the upstream
- * micro-cache (UPSTREAM_CACHE_TTL_MS from when each answer arrived, unless evicted or replaced
- * first). Executing the query again meanwhile would read exactly those cached answers and build
- * the same result, so keeping it changes no answer and no freshness: it only spares the work.
- * Not kept:
- * - a result that read an answer the cache does not keep (a 404, an error, a `fresh` read, any
- *   read with the TTL at 0), or one built from an answer too large to cache;
- * - a result that read no REST answer at all (`{ __typename }`): it costs nothing upstream to
- *   execute again, and any made-up key can send it; so every kept result has read a 2xx for its key;
- * - past the caller's share of the bound in the current TTL (KEPT_SHARE_PER_CALLER): the query
- *   then executes as usual.
- * Kept results hold their share of UPSTREAM_CACHE_MAX_BYTES (CachedReads.keptMaxBytes: a quarter,
- * KEPT_RESULTS_SHARE), counted as REST answers are (entryBytes); least recently used go first.
+ * The results query deduplication keeps after their execution: a result is kept while every REST
+ * answer it was built from stays in the upstream micro-cache, so keeping it changes no answer and
+ * no freshness. Not kept: a result that read an answer the cache does not keep (a 404, an error, a
+ * `fresh` read, a TTL of 0, one too large), or no REST answer at all (so every kept result read a
+ * 2xx for its key), or past the caller's KEPT_SHARE_PER_CALLER in the current TTL. Bounded by
+ * CachedReads.keptMaxBytes, counted as REST answers are (entryBytes), least recently used first out.
  */
 export class KeptResults {
   private readonly entries: LRUCache<string, Entry> | null;
@@ -80,8 +66,7 @@ export class KeptResults {
     const size = entryBytes(kept.text, key);
     let share = this.keptBytes.get(scope);
     if (!share || now - share.since >= this.cache.ttlMs) {
-      // Every result kept in an earlier window has left by the end of this one: at most two
-      // windows' shares are alive at any moment.
+      // A result kept in an earlier window leaves by the end of this one: at most two shares live.
       share = { bytes: 0, since: now };
       this.keptBytes.set(scope, share);
     }

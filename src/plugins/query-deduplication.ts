@@ -21,45 +21,26 @@ export function sharedResultOf(context: GatewayContext): SharedHow | null {
   return sharedResults.get(context) ?? null;
 }
 
-/**
- * Identical queries from the same caller share one execution, instead of executing again. The
- * upstream client already coalesces and caches their REST calls; this spares the GraphQL work on
- * top (execution and serialisation are most of a request's CPU), which matters when many screens
- * of one merchant poll the same dashboard through the same key.
- *
- * A query is shared two ways:
- * - **In flight**: one that arrives while an identical one executes waits for it and answers with
- *   its result. It sees data at most as old as the moment the first query started, as with
- *   upstream coalescing.
- * - **Kept** (`kept`): after the execution, while every REST answer it read is still cached: the
- *   contract is KeptResults' (kept-results.ts). Without it, cached reads finish executions so
- *   quickly that hardly any identical query arrives during one
- *   (docs/benchmark.md#why-the-caches-are-built-this-way).
- *
- * Identical means: the same parsed document (Yoga's parser cache hands out one object per query
- * text), operation name and values of the variables the operation declares (others are ignored
- * by graphql-js, and so here), and the same `generationScope`: the caller's scope and its
- * invalidation generation, so callers never see each other's results, and a query that arrives
- * after the caller's withdrawal succeeded or ended with an unknown outcome (here or on another
- * replica of the fleet) never joins one that started before it, nor gets a result kept from before it.
- *
- * Only queries (never mutations) with a key are shared, and only a result without errors or
- * extensions: a failed result stays with its own request (its errors name that request's
- * failure), and each joiner then executes on its own. A kept result's data is frozen, so no
- * request can change what another receives.
- *
- * Run it after every plugin that may refuse an operation (authentication, limits, rate limits): a
- * request is checked like any other before it is answered with a shared result. And after
- * useEagerStringify, whose text of the result is what a kept result is measured by.
- */
-export function useQueryDeduplication(options: {
+export interface QueryDeduplicationOptions {
   /** The caller's generation scope (MerchantWalletClient.generationScope); null: not shared. */
   generationScope: (context: GatewayContext) => string | null;
-  /** What is shared: results in flight and kept; default: in flight only. The hot path (src/execution/hot-path.ts) shares the same. */
+  /** What is shared, the hot path's too. @default new ResultSharing(): in flight only, none kept */
   sharing?: ResultSharing;
-  /** Called for each query answered with another's result (metrics; the access log reads sharedResultOf). */
+  /** Called for each query answered with another's result (the metrics). @default none */
   onShared?: (context: GatewayContext, how: SharedHow) => void;
-}): Plugin<GatewayContext> {
+}
+
+/**
+ * Identical queries of one caller share one execution (docs/architecture.md, Query deduplication):
+ * one arriving while an identical one executes answers with its result (`in_flight`), and, when
+ * `sharing` keeps results, one arriving while every REST answer it read is still cached (`kept`:
+ * KeptResults' contract). Identical: the same parsed document, operation name, values of the
+ * declared variables and `generationScope`, so callers never see each other's results, nor one from
+ * before their withdrawal. Only keyed queries, and results without errors or extensions, are
+ * shared; a kept result's data is frozen. Comes after every plugin that may refuse an operation,
+ * and after useEagerStringify, whose text measures a kept result.
+ */
+export function useQueryDeduplication(options: QueryDeduplicationOptions): Plugin<GatewayContext> {
   const sharing = options.sharing ?? new ResultSharing();
   return {
     onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
@@ -94,7 +75,6 @@ export function useQueryDeduplication(options: {
       });
       if (!sharing.keeps) return;
       return {
-        // After useEagerStringify's: the text it made is the one every request sends.
         onExecuteDone({ result }) {
           if (Symbol.asyncIterator in result) return;
           const { stringify } = result as { stringify?: (value: ExecutionResult) => string };
@@ -112,10 +92,8 @@ export function markShared(context: GatewayContext, how: SharedHow): void {
 }
 
 /**
- * Results shared between identical queries of one caller: the ones executing (in flight) and,
- * with `kept`, the ones kept after (KeptResults' contract). The key of a query is its caller's
- * generation scope in clear, then a digest of its document, operation name and the values of the
- * variables it declares (useQueryDeduplication says why each part).
+ * Results shared between identical queries of one caller: executing, and with `kept`, kept after.
+ * A query's key is its generation scope in clear, then a digest of the rest (useQueryDeduplication).
  */
 export class ResultSharing {
   private readonly inFlight = new Map<string, Promise<ExecutionResult | null>>();
@@ -147,8 +125,7 @@ export class ResultSharing {
       id = this.nextDocumentId++;
       this.documentIds.set(document, id);
     }
-    // A digest, so that a key's length does not grow with the variables' (the kept results'
-    // keys take room in the cache); the scope stays in clear, first.
+    // A digest, so that a key's length (room in the cache) does not grow with the variables'.
     const digest = createHash('sha256')
       .update(`${id}\n${operationName ?? ''}\n${values}`)
       .digest('base64url');
@@ -188,10 +165,8 @@ export class ResultSharing {
 }
 
 /**
- * The values of the variables `operation` declares, as text; null when they cannot be told apart
- * as text: numbers JSON has no text for (`1e400` arrives as Infinity, which JSON.stringify would
- * write as null, the text of another request's `null`), or nesting past the stack (which
- * useVariableDepthLimit refuses earlier). Such a query then runs on its own, unshared.
+ * The values of the variables `operation` declares, as text; null when text cannot tell them apart
+ * (`1e400` arrives as Infinity, which JSON writes as null), or past the stack: then unshared.
  */
 function serialised(operation: OperationDefinitionNode, variables: unknown): string | null {
   const declared: Record<string, unknown> = {};

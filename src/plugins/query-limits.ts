@@ -8,35 +8,21 @@ import type { ListResource } from '../loaders/loaders.ts';
 import { INPUT_LIMITS, isNestedDeeper } from '../schema/input-limits.ts';
 import { type CostMerchants, useCostLimit } from './cost-limit.ts';
 
-/**
- * Hostile documents are refused before any upstream call, with HTTP 400 and
- * `extensions.code: QUERY_LIMIT_EXCEEDED`: depth, aliases, tokens and directives by GraphQL Armor,
- * cost by cost-limit.ts (connections weighted by first/last), body size by max-request-bytes.ts.
- * Variables nested deeper than any input of the schema are refused before anything walks them.
- */
-
 export interface QueryLimits extends QueryLimitSettings {
   /** Hide "Did you mean …?" suggestions (they leak the schema when introspection is off). */
   blockFieldSuggestions: boolean;
-  /**
-   * MAX_UPSTREAM_CALLS_PER_REQUEST: the most REST reads one request may make, which is what a
-   * walk over a whole list is counted at (see operationCost). Default: the configuration's, 100.
-   */
+  /** MAX_UPSTREAM_CALLS_PER_REQUEST, what a walk over a whole list counts. @default 100 */
   maxUpstreamCalls?: number;
-  /**
-   * Whether the caller's merchant has an up-to-date wallet index of a merchant list (`deposits`,
-   * `withdrawalIntents`, the list a `scan` field reads): its whole-list reads (totalCount, `last`
-   * without `before`) then count one read, not the call budget. Default: none has.
-   */
+  /** Whether a caller's merchant has an up-to-date index of a list (its walks count one read). @default none */
   walletIndexed?: (scope: string, list: ListResource) => boolean;
-  /** Whose walk slots a caller scope takes, and how a new key's merchant is learnt (merchants.ts); default, its own. */
+  /** Whose walk slots a caller scope takes, and how a new key's merchant is learnt. @default each key its own */
   merchants?: CostMerchants;
 }
 
 const CODE = 'QUERY_LIMIT_EXCEEDED' satisfies ErrorCode;
 
 function tag(error: GraphQLError): void {
-  // graphql-armor refuses from inside the parser, whose errors start with "Syntax Error: ".
+  // graphql-armor refuses from inside the parser, whose messages start with "Syntax Error: ".
   error.message = error.message.replace(/^Syntax Error: /, '');
   const extensions = error.extensions as Record<string, unknown>;
   extensions.code = CODE;
@@ -48,7 +34,11 @@ export function walkCostOf(limits: QueryLimits): number {
   return READ_COST * (limits.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS);
 }
 
-/** `costs`: the cost of operations, shared with the hot path; default: one of its own. */
+/**
+ * Refuses hostile documents before any upstream call with QUERY_LIMIT_EXCEEDED, HTTP 400: depth,
+ * aliases, tokens and directives (GraphQL Armor), cost (useCostLimit); and over-nested variables
+ * with BAD_USER_INPUT. `costs` is shared with the hot path (default: one of its own).
+ */
 export function useQueryLimits(
   limits: QueryLimits,
   costs: OperationCosts = new OperationCosts(
@@ -80,10 +70,8 @@ export function useQueryLimits(
 }
 
 /**
- * Refuses a request whose `variables` or `extensions` nest objects and lists more than `maxDepth`
- * levels, with HTTP 400 and BAD_USER_INPUT, before the document is parsed. No input of the schema
- * nests that deep, so such variables cannot be valid; and code that walks them recursively (query
- * deduplication's key, a scalar's parser, a log line) would overflow the stack on 100 000 levels.
+ * Refuses, before parsing, a request whose `variables` or `extensions` nest deeper than `maxDepth`
+ * (no input does), with BAD_USER_INPUT, 400: code that walks them recursively would overflow the stack.
  */
 export function useVariableDepthLimit(maxDepth: number): Plugin {
   return {
@@ -94,11 +82,7 @@ export function useVariableDepthLimit(maxDepth: number): Plugin {
   };
 }
 
-/**
- * The refusal of a request whose `variables` or `extensions` nest deeper than `maxDepth`, or null.
- * For every path that takes a client's variables before the HTTP pipeline does (a WebSocket's
- * subscribe message is serialised again to be sent through it).
- */
+/** useVariableDepthLimit's refusal, or null, for a path that takes variables before the pipeline (WebSocket). */
 export function nestingError(
   params: { variables?: unknown; extensions?: unknown },
   maxDepth: number = INPUT_LIMITS.variableDepth,

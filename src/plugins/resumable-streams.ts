@@ -4,7 +4,7 @@ import { eventIdOf, StreamInterrupted } from '../subscriptions/feed.ts';
 
 /**
  * How a subscription's results leave over GraphQL over SSE (`Accept: text/event-stream`; the
- * WebSocket bridge in websocket.ts reads the same stream), in place of Yoga's own SSE writer for
+ * WebSocket bridge in websocket/bridge.ts reads the same stream), in place of Yoga's own SSE writer for
  * subscriptions (queries and @defer/@stream keep Yoga's):
  *
  * - Every `next` event carries the id of its event (`id:` line), the same text as the result's

@@ -1,12 +1,7 @@
 import { GatewayError } from '../errors/errors.ts';
+import type { Aged, Consumer, Direction } from '../loaders/walk.ts';
 import type { ListIndex, ListItem } from '../loaders/wallet-index.ts';
-import {
-  type Aged,
-  type Consumer,
-  type Direction,
-  IndexReady,
-  type MerchantListReader,
-} from '../loaders/wallet-lists.ts';
+import { IndexReady, type MerchantListReader } from '../loaders/wallet-lists.ts';
 import { type ConnectionShape, Edge } from './connections.ts';
 import {
   type ConnectionArgs,

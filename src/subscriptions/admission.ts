@@ -1,16 +1,11 @@
 import { GatewayError } from '../errors/errors.ts';
 
-/**
- * Admission of subscriptions: at most `perKey` open per API key (counted by caller scope, the HMAC
- * of the key) and `max` in all, per process. Every subscription holds a stream and a share of a
- * poller until it ends, so one key must not take the process's share, nor the process more than
- * it can poll for.
- */
+/** At most `perKey` open subscriptions per caller scope and `max` in all, per process. */
 
 export interface AdmissionLimits {
-  /** Open subscriptions one API key may have, per process (SUBSCRIPTIONS_PER_KEY). */
+  /** SUBSCRIPTIONS_PER_KEY. */
   perKey: number;
-  /** Open subscriptions in all, per process (MAX_SUBSCRIPTIONS). */
+  /** MAX_SUBSCRIPTIONS. */
   max: number;
 }
 
@@ -23,7 +18,6 @@ export class Admission {
     this.limits = limits;
   }
 
-  /** Subscriptions admitted and not yet discharged. */
   get open(): number {
     return this.openCount;
   }

@@ -5,23 +5,15 @@ import type { DepositDTO } from '../upstream/types.ts';
 import type { Feed, Watcher } from './feed.ts';
 import { type ListState, listFeed } from './list-feed.ts';
 
-/**
- * The deposit subscription, Subscription.depositsUpdated: its feed (what a poller reads, feed.ts)
- * and the Watcher the resolver hands to LivePolling.watch (live.ts), which filters it per
- * subscriber and checks the wallet first.
- */
+/** Subscription.depositsUpdated: its feed (feed.ts) and the Watcher its resolver hands to LivePolling.watch. */
 
-/** The statuses a deposit passes through before a final one (completed, failed). */
+/** The statuses before a final one (completed, failed). */
 const IN_FLIGHT = ['pending', 'processing'];
 
 /**
- * All deposits of one caller scope, for a checkout or point-of-sale screen waiting for a payment,
- * or a deposits list: the subscriber is shown each deposit that appears or changes status after
- * it subscribed (nothing at first: the screen queried the list, and a payment screen waits for a
- * new one); a new `updatedAt` alone is no news. One feed per caller scope serves every subscriber
- * of that key, whatever wallet or statuses each one wants (they are filtered per subscriber): the
- * REST list has no wallet filter, and a status filter would hide a deposit's way to the status a
- * screen waits for. What a poll and a resume read: list-feed.ts.
+ * All deposits of one caller scope, one feed for every subscriber of the key whatever wallet or
+ * statuses each wants: each deposit that appears or changes status after subscribing (a new
+ * `updatedAt` alone is no news), nothing at first (docs/subscriptions.md, How it polls).
  */
 export function depositsFeed(client: MerchantWalletClient, scope: string): Feed<DepositDTO, ListState> {
   return listFeed<DepositDTO>({
@@ -35,12 +27,9 @@ export function depositsFeed(client: MerchantWalletClient, scope: string): Feed<
 }
 
 /**
- * Subscription.depositsUpdated: the merchant's deposits as they appear and change status, only
- * those into wallet `walletId` (a global or REST id, as the client gave it) and with these REST
- * statuses when given. One feed per caller scope serves every wallet and filter. The wallet is
- * checked as `wallet(id:)` checks it: a malformed id is BAD_USER_INPUT before anything else (this
- * function throws it), and a wallet the REST API does not show this key (unknown, or another
- * merchant's: one answer) is NOT_FOUND before anything is polled.
+ * The Watcher of Subscription.depositsUpdated: the deposits into `walletId` (a global or REST id)
+ * and with these REST statuses, when given. Throws BAD_USER_INPUT for a malformed id; its `check`
+ * answers NOT_FOUND for a wallet this key is not shown (unknown or another merchant's), before any poll.
  */
 export function depositsUpdated(filter: {
   walletId?: string | undefined;

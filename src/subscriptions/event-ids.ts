@@ -4,27 +4,20 @@ import { INPUT_LIMITS } from '../schema/input-limits.ts';
 import type { Feed, FeedKind, Position } from './feed.ts';
 
 /**
- * Event ids: what a subscriber has seen of a feed (a Position, feed.ts), written so that any
- * replica, and this one after a restart, can compute what changed since by reading the REST API.
- * No process state is needed: the id carries the position itself.
- *
- * Layout (then base64url): format 1, the feed kind, whether a boundary follows, the boundary
- * (creation time in ms, 6 bytes, and REST id), the number of followed records, each one's REST id,
- * version tag (8 bytes) and creation time (6 bytes), then a 12-byte HMAC-SHA256 of all that keyed
- * by the caller's Authorization value. A UUID-shaped REST id takes 17 bytes, another id its
- * length plus one (at most MAX_ID_BYTES).
- *
- * What it holds is the merchant's own REST ids and digests of versions, never the key: the MAC is
- * keyed by it, so an id is refused (EVENT_ID_NOT_RESUMABLE) when another key sends it, when it
- * was altered or forged, and when its format is not this one. A resume reads with the caller's
- * own key anyway, so even a forged id could only ever show the caller its own records.
+ * Event ids: a subscriber's Position (feed.ts), carried in the id itself so that any replica, or
+ * this one after a restart, can compute what changed since from the REST API. Layout, then
+ * base64url: format, feed kind, a boundary flag, the boundary (creation ms, 6 bytes; REST id), the
+ * followed count, each followed record's REST id, version tag (8 bytes) and creation (6 bytes), then
+ * a 12-byte HMAC-SHA256 keyed by the caller's Authorization value. A REST id takes 17 bytes when
+ * UUID-shaped, else its length plus one. Refused (EVENT_ID_NOT_RESUMABLE) when another key sends it,
+ * altered, or of another format.
  */
 
 const FORMAT = 1;
 const KINDS: readonly FeedKind[] = ['withdrawal_intent', 'withdrawal_intents', 'deposits'];
 const MAC_BYTES = 12;
 const TAG_BYTES = 8;
-/** Followed records an id may carry: more than any feed follows (list-feed.ts MAX_FOLLOWED). */
+/** More than any feed follows (list-feed.ts MAX_FOLLOWED). */
 export const MAX_FOLLOWED_IN_ID = 100;
 const MAX_ID_BYTES = 200;
 /** Longer texts are refused unread (the argument is refused by length before this, feed.ts). */
@@ -36,7 +29,6 @@ export function versionTag(version: string): string {
   return createHash('sha256').update(version).digest().subarray(0, TAG_BYTES).toString('base64url');
 }
 
-/** The event id of `position` in a feed of `kind`, for the caller whose key is `authorization`. */
 export function encodeEventId(kind: FeedKind, position: Position, authorization: string): string {
   const parts: Buffer[] = [Buffer.from([FORMAT, KINDS.indexOf(kind), position.boundary ? 1 : 0])];
   if (position.boundary) parts.push(uint48(position.boundary.at), restId(position.boundary.id));
@@ -51,11 +43,7 @@ export function encodeEventId(kind: FeedKind, position: Position, authorization:
   return Buffer.concat([body, mac(body, authorization)]).toString('base64url');
 }
 
-/**
- * The position an event id of a feed of `kind` holds, for the caller whose key is
- * `authorization`. Throws EVENT_ID_NOT_RESUMABLE when it is not one the gateway sent to this key
- * for this kind of feed (malformed, altered, another key's, another format or feed kind).
- */
+/** The position an event id of a feed of `kind` holds, for this key; EVENT_ID_NOT_RESUMABLE when it was not sent to it. */
 export function decodeEventId(text: string, kind: FeedKind, authorization: string): Position {
   const bytes = text.length <= MAX_EVENT_ID_LENGTH ? Buffer.from(text, 'base64url') : Buffer.alloc(0);
   if (bytes.length <= MAC_BYTES || bytes.toString('base64url') !== text) throw notResumable('malformed');
@@ -63,7 +51,7 @@ export function decodeEventId(text: string, kind: FeedKind, authorization: strin
   if (!timingSafeEqual(bytes.subarray(-MAC_BYTES), mac(body, authorization))) {
     throw notResumable('not sent to this API key');
   }
-  // Signed by this key: what follows was written by encodeEventId, but maybe by another release.
+      // Signed by this key: written by encodeEventId, but maybe by another release.
   if (body[0] !== FORMAT) throw notResumable('an older or newer format');
   if (body[1] !== KINDS.indexOf(kind)) throw notResumable('from another subscription field');
   try {
@@ -83,7 +71,6 @@ export function decodeEventId(text: string, kind: FeedKind, authorization: strin
   }
 }
 
-/** The error of an event id the gateway cannot resume from; `reason` says why, for the client. */
 export function notResumable(reason: string): GatewayError {
   return new GatewayError(
     'EVENT_ID_NOT_RESUMABLE',
@@ -152,10 +139,7 @@ class Reader {
   }
 }
 
-/**
- * `values` (changes of `feed`, oldest first) as the updates a subscriber at `position` is sent:
- * each with the id of where it stands once shown it (Feed.advance).
- */
+/** `values` (changes, oldest first) as the updates sent to a subscriber at `position`, each with its event id. */
 export function updatesFrom<T extends { id: string }>(
   feed: Pick<Feed<T, unknown>, 'kind' | 'advance'>,
   position: Position,

@@ -6,97 +6,75 @@ import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 
 /**
- * The feed contract: what the live-polling engine (live.ts) asks of a feed module
- * (withdrawal-feeds.ts, deposit-feeds.ts), what travels on a feed's topic, and what a subscription
- * field resolves an event to. Both sides import this file and not each other, so the engine knows
- * no feed: a new feed kind adds its name to FeedKind (a metrics label) and nothing to the engine.
+ * The feed contract between the live-polling engine (live.ts) and the feed modules
+ * (withdrawal-feeds.ts, deposit-feeds.ts), which import this file and not each other: a new feed
+ * kind adds its name to FeedKind (a metrics label) and nothing to the engine.
  */
 
 export type FeedKind = 'withdrawal_intent' | 'withdrawal_intents' | 'deposits';
 
-/** Why a feed ended for all its subscribers: the REST API's answer to its poll, as a gateway code. */
+/** Why a feed ended for all its subscribers: its poll's error, as a gateway code. */
 export type EndCode = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND';
 
-/**
- * What the poller publishes on the feed's topic (JSON, as it may travel through Redis). `id` is the
- * update's event id (event-ids.ts): where a subscriber stands once shown it.
- */
+/** What a poller publishes on the feed's topic (JSON: it may travel through Redis); `id` is its event id. */
 export type LiveEvent<T> = { kind: 'update'; value: T; id: string } | { kind: 'end'; code: EndCode };
 
 /**
- * Where a subscriber stands in a feed, as an event id carries it (event-ids.ts), so that any
- * replica can compute what changed since from the REST API alone. `followed`: the records that
- * may still change, each with a tag of the version the subscriber saw (versionTag) and its
- * creation time (ms); `boundary`: the newest record created that the subscriber knows of (a list
- * feed's): a record created later is news, and one created earlier and not followed was final
- * already.
+ * Where a subscriber stands, as its event id carries it (event-ids.ts): `followed`, the records that
+ * may still change, each with its seen version's tag and creation time (ms); `boundary`, the newest
+ * record it knows of: one created later is news, one created earlier and not followed was final.
  */
 export interface Position {
   boundary?: { at: number; id: string };
   followed: { id: string; tag: string; at: number }[];
 }
 
-/** What a poller watches for one caller scope. Values carry an id and a version to tell repeats. */
+/** What a poller watches for one caller scope; values carry an id and a version. */
 export interface Feed<T extends { id: string }, S> {
   /** Topic and lease name: kind, caller scope and subject. */
   readonly name: string;
   readonly kind: FeedKind;
-  /** The first state, read with the subscribing request's own caller: its key is proven now. */
+  /** The first state, read with the subscribing request's own caller. */
   begin(caller: Caller): Promise<S>;
-  /** What a subscriber is shown first, from the state its poller has. */
   initial(state: S): T[];
-  /** One fresh read: the new state and the values that changed since `state`. */
+  /** One fresh read: the new state and the values changed since `state`. */
   poll(caller: Caller, state: S): Promise<{ state: S; changed: T[] }>;
-  /** Two values of one id with the same version are the same news. */
   version(value: T): string;
-  /** Nothing can follow this value: the subscriber's stream ends after it, the poller stops. */
+  /** Nothing can follow this value: streams end after it, the poller stops. */
   isLast(value: T): boolean;
-  /** Where a subscriber stands that has seen everything up to `state`. */
   position(state: S): Position;
-  /** Where a subscriber at `position` stands once also shown `value` (one of poll's `changed`). */
+  /** Where a subscriber at `position` stands once also shown `value`. */
   advance(position: Position, value: T): Position;
   /**
-   * What a subscriber back at `position` (from its last event id) must be shown, oldest first, and
-   * the feed's state now, from fresh reads with `caller`. Throws EVENT_ID_NOT_RESUMABLE when
-   * `position` is too far behind to catch up within the feed's bound of reads.
+   * What a subscriber back at `position` must be shown, oldest first, and the state now, from fresh
+   * reads; EVENT_ID_NOT_RESUMABLE when it is too far behind for the feed's bound of reads.
    */
   resume(caller: Caller, position: Position): Promise<{ state: S; changed: T[] }>;
 }
 
-/** What one subscriber asks for: the feed it watches, and what of it it is shown. */
 export interface Watch<T extends { id: string }, S> {
   feed: Feed<T, S>;
-  /** Filters what this subscriber is shown; everything when absent. */
+  /** Everything when absent. */
   accept?: ((value: T) => boolean) | undefined;
-  /**
-   * Runs once the subscription is admitted and before anything else: a subscriber's own
-   * precondition (e.g. that a wallet is the caller's). What it throws refuses the subscription.
-   */
+  /** A subscriber's own precondition, run once admitted: what it throws refuses the subscription. */
   check?: (() => Promise<void>) | undefined;
 }
 
-/**
- * How a feed module offers a subscription field: the Watch of one subscribing caller, built with
- * the engine's client (resolvers have no client; see GatewayContext). What it throws refuses the
- * subscription before it is admitted.
- */
+/** A subscription field's Watch, built with the engine's client; what it throws refuses the subscription. */
 export type Watcher<T extends { id: string }, S> = (
   client: MerchantWalletClient,
   caller: Caller,
 ) => Watch<T, S>;
 
-/** The end of a feed an error of its poll means, if it does: the key refused, the intent gone. */
+/** The end an error of a poll means, if any: the key refused, the intent gone. */
 export function endCodeOf(error: unknown): EndCode | undefined {
   const code = isGatewayError(error) ? error.code : undefined;
   return code === 'UNAUTHENTICATED' || code === 'FORBIDDEN' || code === 'NOT_FOUND' ? code : undefined;
 }
 
 /**
- * What a subscriber's stream throws when it stops because this process is shutting down (not
- * because the feed ended): the transports end the client's stream as a dropped connection, never
- * as a completed one, so the standard clients reconnect (to another replica, or this one once it
- * is back) instead of finishing. The SSE delivery (plugins/resumable-streams.ts) ends the
- * response without `complete`; the WebSocket bridge (websocket/bridge.ts) closes the socket with 1012.
+ * Thrown by a stream this process interrupts at shutdown: the transports end it as a dropped
+ * connection, never as completed (SSE without `complete`, a WebSocket with 1012), so clients reconnect.
  */
 export class StreamInterrupted extends GraphQLError {
   override readonly name = 'StreamInterrupted';
@@ -108,7 +86,6 @@ export class StreamInterrupted extends GraphQLError {
   }
 }
 
-/** Puts `event` on the topic `name` of `target`: how pollers publish and relays hand on. */
 export function deliver(
   target: Pick<EventTarget, 'dispatchEvent'>,
   name: string,
@@ -118,9 +95,8 @@ export function deliver(
 }
 
 /**
- * A subscription field's resolve: the event's value, or the error its feed ended with. Each event
- * is resolved as a request of its own (GatewayContext.renew): its nested fields read now, with
- * their own deadline, not through what an earlier event of the stream loaded.
+ * A subscription field's resolve: the event's value, or its feed's end as an error. Each event is
+ * resolved as a request of its own (GatewayContext.renew): nested fields read now, with their own deadline.
  */
 export function liveValue<T>(event: LiveEvent<T>, _args: unknown, context: { renew(): void }): T {
   if (event.kind === 'end') {
@@ -132,27 +108,17 @@ export function liveValue<T>(event: LiveEvent<T>, _args: unknown, context: { ren
   return event.value;
 }
 
-/** Per subscription context, the id of the event its field resolved last (liveValue). */
 const eventIds = new WeakMap<object, string>();
 
-/**
- * The id of the event a subscription's result was just resolved from: what useResumableStreams
- * adds to the result as `extensions.eventId` (and SSE's `id:`). Results of one subscription are
- * resolved one at a time, so it is the id of the result at hand.
- */
+/** The event id of the result just resolved (`extensions.eventId`): a subscription's results resolve one at a time. */
 export function eventIdOf(context: object): string | undefined {
   return eventIds.get(context);
 }
 
-/** The `after` argument of every subscription field. */
 export const AFTER_DESCRIPTION =
   'Resume from this event id: the `extensions.eventId` of the last result received (a Last-Event-ID header wins). What changed since comes first; nothing is missed across a reconnect or a restart, and an event may come twice. An id not sent to this key, or too old, is refused with EVENT_ID_NOT_RESUMABLE.';
 
-/**
- * The event id a subscription resumes from: the request's `Last-Event-ID` header (EventSource
- * sends its last id when it reconnects, so it is newer than an `after` in its URL), else the
- * field's `after` argument; undefined for a subscription that starts afresh.
- */
+/** The event id to resume from: `Last-Event-ID` (EventSource's, newer than an `after` in its URL), else `after`. */
 export function resumeFrom(after: string | null | undefined, context: object): string | undefined {
   const header = (context as { request?: Request }).request?.headers.get('last-event-id');
   // By length before anything reads it: no id this API issues is longer.
@@ -170,10 +136,7 @@ export function resumeFrom(after: string | null | undefined, context: object): s
   return header || after || undefined;
 }
 
-/**
- * The GraphQL error a subscriber's stream ends with when its feed ended (LiveEvent `end`). Only
- * the one-intent feed can end with NOT_FOUND (the list feeds read pages), hence its wording.
- */
+/** The error a stream ends with when its feed ended; only the one-intent feed ends with NOT_FOUND. */
 function endError(code: EndCode): GatewayError {
   switch (code) {
     case 'UNAUTHENTICATED':

@@ -8,36 +8,21 @@ import { Relay } from './relay.ts';
 import { subscriberStream } from './subscriber.ts';
 
 /**
- * Subscriptions over a REST API that has no events: the gateway polls for its subscribers.
- * LivePolling composes the parts and knows no feed (feed.ts is the contract; withdrawal-feeds.ts
- * and deposit-feeds.ts offer the subscription fields as Watchers):
- *
- * - admission.ts: `perKey` open subscriptions per key and `max` in all, per process.
- * - poller.ts: one poller per feed (a caller scope and what it watches), however many subscribers
- *   it has; in a fleet, one per feed across all replicas (leases.ts), the others relaying through
- *   Redis. It backs off while nothing changes and stops at a final value, when its last subscriber
- *   leaves, or when the REST API refuses the key (its subscribers get UNAUTHENTICATED or
- *   FORBIDDEN, then their streams end).
- * - relay.ts: subscribers listen on a process-local target, which relays what `events` brings,
- *   and catches up on what a lost Redis subscriber connection missed.
- * - subscriber.ts: each subscriber's stream, repeats dropped.
- *
- * A caller scope is the HMAC of one Authorization value, so every subscriber of a poller sent the
- * same key. The poller keeps that key in memory while it has subscribers and nowhere else: events,
- * Redis channels and lease names carry the scope, never the key.
+ * Subscriptions over a REST API that has no events: LivePolling admits subscribers (admission.ts),
+ * runs one poller per feed however many subscribers it has (poller.ts; in a fleet, one across the
+ * replicas: leases.ts), hands what pollers publish to each subscriber (relay.ts, subscriber.ts) and
+ * knows no feed (feed.ts). The key stays in the poller's memory; events, channels and leases carry
+ * the caller scope. docs/subscriptions.md.
  */
 
-/** Where a new subscriber stands before its first value: what it is shown first is advanced from here. */
 const emptyPosition: Position = { followed: [] };
 
-/** What LivePolling is made with: the poll loop's settings (poller.ts) and the admission limits (admission.ts). */
 export interface LiveOptions extends PollSettings, AdmissionLimits {}
 
 export class LivePolling {
   private readonly pollers = new Map<string, Poller>();
   private readonly admission: Admission;
   private readonly relay: Relay;
-  /** This process as a lease holder. */
   private readonly owner = randomUUID();
   /** Aborted by close(): every stream ends. */
   private readonly closing = new AbortController();
@@ -50,10 +35,7 @@ export class LivePolling {
     this.relay = new Relay(options);
   }
 
-  /**
-   * A subscription field's stream: `watcher` (from a feed module) built with this engine's client
-   * for `caller`, then open(). What the watcher throws refuses the subscription at once.
-   */
+  /** A subscription field's stream: `watcher` built for `caller`, then open(); what it throws refuses at once. */
   watch<T extends { id: string }, S>(
     caller: Caller,
     watcher: Watcher<T, S>,
@@ -64,19 +46,11 @@ export class LivePolling {
   }
 
   /**
-   * One subscriber's stream of `feed`, for the request of `caller`: admitted against the limits,
-   * listening before its first read so no change falls between, then its poller joined or
-   * started. Throws (a GatewayError) when refused, when the first read fails, or when the key is
-   * refused. `accept` filters what this subscriber is shown. The stream ends at a last value, an
-   * `end` event, close(), or when the consumer returns; its resources are freed then, even if it
-   * was never read. `check`, when given, runs once admitted and before anything else (a
-   * subscriber's own precondition, e.g. that a wallet is the caller's); what it throws refuses
-   * the subscription.
-   *
-   * `after`, an event id this feed sent to this key (event-ids.ts), resumes: the subscriber is
-   * shown first what changed since (Feed.resume, fresh reads with `caller`) instead of what a new
-   * subscriber is shown. An id that is not one (EVENT_ID_NOT_RESUMABLE) is refused before
-   * anything else.
+   * One subscriber's stream of `feed`: admitted, `check`ed, listening before its first read (so no
+   * change falls between), its poller joined or started; with `after` (an event id sent to this key
+   * for this feed), first what changed since. Throws a GatewayError when refused, when `check` or the
+   * first read fails, or for an id it cannot resume from. It ends at a last value, an `end`, close()
+   * or the consumer's return, freeing what it holds even if never read.
    */
   async open<T extends { id: string }, S>(
     caller: Caller,
@@ -147,14 +121,8 @@ export class LivePolling {
   }
 
   /**
-   * What a subscriber back at `position` is shown first: what changed since (Feed.resume). Its
-   * poller takes the state that resume read when it has none. When it has one (another subscriber
-   * of the feed, resuming at the same time or subscribed before), that state was read at another
-   * time and the poller's next updates are only what changes after it: were it the later read,
-   * what changed between the two would reach this subscriber through neither (a final status
-   * missed for good). So this subscriber is also shown one poll from its own read: one read
-   * more, and repeats are dropped (subscriber.ts). The same when the poller has stopped meanwhile
-   * (at a last value another subscriber's read found).
+   * What changed since `position`. A poller that has a state already (read at another time) or has
+   * stopped cannot bring what changed between the two reads, so one poll from this read is added.
    */
   private async resume<T extends { id: string }, S>(
     caller: Caller,
@@ -168,32 +136,22 @@ export class LivePolling {
     return [...resumed.changed, ...since.changed];
   }
 
-  /** What runs now: open subscriptions and pollers (tests assert both return to 0). */
+  /** Open subscriptions and pollers (tests assert both return to 0). */
   activity(): { subscriptions: number; pollers: number } {
     return { subscriptions: this.admission.open, pollers: this.pollers.size };
   }
 
-  /**
-   * The delivery of `events` to this process stopped (its Redis subscriber connection closed):
-   * remembers, per feed, the state its subscribers have, for catchUp (relay.ts).
-   */
+  /** The delivery of `events` stopped (the Redis subscriber connection closed): see Relay.deliveryLost. */
   deliveryLost(): void {
     this.relay.deliveryLost(this.pollers.values());
   }
 
-  /**
-   * The delivery of `events` works again: what changed meanwhile goes to the local subscribers
-   * (relay.ts). Failures are logged, never thrown.
-   */
+  /** The delivery of `events` works again: see Relay.catchUp; failures are logged, never thrown. */
   catchUp(): Promise<void> {
     return this.relay.catchUp(this.pollers.values());
   }
 
-  /**
-   * Interrupts every stream (StreamInterrupted: clients reconnect and resume elsewhere, they are
-   * not told the subscription completed) and stops every poller, giving up their leases: at
-   * shutdown, before the server closes.
-   */
+  /** At shutdown: interrupts every stream (StreamInterrupted) and stops every poller, giving up its lease. */
   close(): void {
     this.closing.abort();
     for (const poller of [...this.pollers.values()]) poller.stop();

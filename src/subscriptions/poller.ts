@@ -9,23 +9,18 @@ import { deliver, endCodeOf, type Feed, type LiveEvent } from './feed.ts';
 import type { PollLeases } from './leases.ts';
 
 /**
- * One poll loop: the poller of one feed (a caller scope and what it watches), shared by all of
- * that feed's subscribers in this process.
- *
- * - Each tick it takes or renews the feed's lease (leases.ts); only the holder polls and
- *   publishes on `events`, so in a fleet one replica polls per feed and the others relay.
- * - It reads fresh (no micro-cache) every `pollMs`, doubling the interval up to `maxPollMs` while
- *   nothing changes and dropping back at a change. It stops at a final value, when its last
- *   subscriber leaves, or when the REST API refuses the key (it publishes an `end` first).
- * - It keeps the key its subscribers sent (they share one caller scope, the HMAC of one key) in
- *   memory while it runs and nowhere else: events, Redis channels and lease names carry the scope.
+ * The poll loop of one feed, shared by its subscribers in this process. Each tick it takes or renews
+ * the feed's lease, and only the holder polls (fresh reads) and publishes on `events`. The interval
+ * doubles from `pollMs` up to `maxPollMs` while nothing changes and drops back at a change. It stops
+ * at a last value, when its last subscriber leaves, or at a poll error that ends the feed (it
+ * publishes an `end` first); it keeps its subscribers' key until then, and only in memory.
  */
 
 export interface PollSettings {
   client: MerchantWalletClient;
   /** Each poll is a request of its own (Callers.forRequest). */
   callers: Callers;
-  /** Where pollers publish and subscribers listen: in-process, or Redis (redis-event-target). */
+  /** In-process, or Redis (redis-event-target). */
   events: Pick<EventTarget, 'addEventListener' | 'removeEventListener' | 'dispatchEvent'>;
   leases: PollLeases;
   pollMs: number;
@@ -36,19 +31,17 @@ export interface PollSettings {
 
 export class Poller {
   readonly feed: Feed<{ id: string }, unknown>;
-  /** The key its subscribers sent; '' once stopped. */
+  /** '' once stopped. */
   authorization: string;
   subscribers = 0;
-  /** The feed's state as last read; undefined until the first read. */
+  /** Undefined until the first read. */
   state: unknown;
   stopped = false;
-  /** The first read while it runs. */
   private beginning: Promise<unknown> | undefined;
   private interval: number;
   private leading = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly settings: PollSettings;
-  /** This process as a lease holder. */
   private readonly owner: string;
   private readonly onStop: (poller: Poller) => void;
 
@@ -69,10 +62,7 @@ export class Poller {
     this.schedule();
   }
 
-  /**
-   * The feed's state, read first with the subscribing request's own caller when there is none
-   * yet. Throws what that read throws.
-   */
+  /** The feed's state, read first with the subscribing request's caller when there is none; throws what that read throws. */
   async ready(caller: Caller): Promise<unknown> {
     if (this.state === undefined) {
       // Subscribers arriving together share the first read.
@@ -86,11 +76,8 @@ export class Poller {
   }
 
   /**
-   * Takes `state` (read fresh by a resuming subscriber, Feed.resume) as the feed's state when it
-   * has none yet, so its first poll compares with it instead of reading a first state again.
-   * Answers whether it took it: when it has a state of its own (read at another time) or has
-   * stopped (at a last value another subscriber's read found, say), its next updates, if any, are
-   * not what changed since `state` (LivePolling's resume closes that gap).
+   * Takes a resuming subscriber's fresh `state` when the poller has none and has not stopped, so its
+   * first poll compares with it; answers whether it took it.
    */
   adopt(state: unknown): boolean {
     if (this.state !== undefined || this.stopped) return false;
@@ -104,7 +91,6 @@ export class Poller {
     if (this.stopped) return;
     this.stopped = true;
     clearTimeout(this.timer);
-    // Forget the key with the poller.
     this.authorization = '';
     this.onStop(this);
     if (this.leading) {

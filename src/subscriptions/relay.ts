@@ -5,13 +5,9 @@ import { deliver, endCodeOf, type Feed, type LiveEvent } from './feed.ts';
 import type { Poller, PollSettings } from './poller.ts';
 
 /**
- * Fan-out to this process's subscribers, and catch-up when news could not reach them.
- *
- * Subscribers listen on a process-local target, which relays what `events` brings (whichever
- * process's poller published it): one listener on `events` per feed with local subscribers, however
- * many they are. In a fleet, news published while this process's Redis subscriber connection was
- * down never reaches it; `deliveryLost` and `catchUp` (wired to that connection) read what was
- * missed and hand it to the local subscribers, who drop what they have seen already.
+ * Fan-out to this process's subscribers: one listener on `events` per feed with local subscribers,
+ * relaying to a process-local target. `deliveryLost` and `catchUp` (wired to the Redis subscriber
+ * connection) read what news published meanwhile never brought, and hand it to the local subscribers.
  */
 
 /** What a feed's subscribers were last known to have seen, kept while news could not reach them. */
@@ -22,13 +18,9 @@ interface Missed {
 }
 
 export class Relay {
-  /** Where subscribers listen: what `events` brings for their feeds, and what catchUp found. */
   private readonly local = new EventTarget();
-  /** Per feed name with local subscribers: how many, and the listener relaying `events` to `local`. */
   private readonly relays = new Map<string, { listeners: number; relay: (event: Event) => void }>();
-  /** Feeds whose news may have been lost while the delivery of `events` was down (deliveryLost). */
   private readonly missed = new Map<string, Missed>();
-  /** Between deliveryLost and catchUp. */
   private deliveryDown = false;
   private readonly settings: PollSettings;
 
@@ -36,10 +28,7 @@ export class Relay {
     this.settings = settings;
   }
 
-  /**
-   * One subscriber's events of feed `name`, until `signal` aborts (the iteration then throws an
-   * AbortError). Each call must be matched by one `unlisten(name)`.
-   */
+  /** One subscriber's events of `name` until `signal` aborts (then an AbortError); one `unlisten` per call. */
   listen(name: string, signal: AbortSignal): AsyncIterable<unknown[]> {
     const events = on(this.local, name, { signal });
     const relayed = this.relays.get(name);
@@ -62,25 +51,18 @@ export class Relay {
     if (relayed.listeners > 0) return;
     this.settings.events.removeEventListener(name, relayed.relay);
     this.relays.delete(name);
-    // Its key is not needed any more.
     this.missed.delete(name);
   }
 
-  /**
-   * The delivery of `events` to this process stopped: remembers, per feed of `pollers`, the state
-   * its subscribers have, for catchUp. The first loss counts until catchUp; feeds begun meanwhile
-   * are remembered by catchUp itself.
-   */
+  /** Remembers the state each feed's subscribers have, for catchUp; the first loss counts until catchUp. */
   deliveryLost(pollers: Iterable<Poller>): void {
     this.deliveryDown = true;
     for (const poller of pollers) this.remember(poller);
   }
 
   /**
-   * The delivery of `events` works again: one fresh read per feed that still has local
-   * subscribers, and what changed since they were last served goes to them (not to the fleet:
-   * other processes did not lose it). Subscribers drop repeats. Failures are logged; the feed's
-   * next change brings its news as usual.
+   * One fresh read per feed that still has local subscribers; what changed goes to them only (other
+   * processes did not lose it). Failures are logged: the feed's next change brings its news as usual.
    */
   async catchUp(pollers: Iterable<Poller>): Promise<void> {
     // The first connection, or another 'ready' after one catch-up: nothing was lost.
@@ -99,7 +81,7 @@ export class Relay {
             deliver(this.local, feed.name, update);
           }
         } catch (error) {
-          // The key refused or the intent gone: that `end` was lost too; the streams end now.
+          // That `end` was lost too: the streams end now.
           const end = endCodeOf(error);
           if (end) {
             metrics?.livePoll(feed.kind, 'ended');

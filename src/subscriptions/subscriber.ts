@@ -1,25 +1,21 @@
 import { type Feed, type LiveEvent, StreamInterrupted } from './feed.ts';
 
 /**
- * One subscriber's stream: what it is shown first, then the events relayed to it (relay.ts),
- * repeats dropped (a new leader re-reading, a catch-up) and filtered by `accept`. It ends after a
- * last value or an `end` event, or when `events` aborts: quietly when the consumer left, with
- * StreamInterrupted when `interrupted` (the process shutting down) aborted. `release` frees what
- * the subscription holds; it runs when the stream ends, however it ends, even if it was never read, and may run
- * more than once.
+ * One subscriber's stream: what it is shown first, then the events relayed to it, repeats dropped
+ * and filtered by `accept`. It ends after a last value or an `end` event, or when `events` aborts:
+ * quietly when the consumer left, with StreamInterrupted once `interrupted` aborted. `release` runs
+ * when the stream ends, however it ends, even if it was never read (maybe more than once).
  */
 
-/** Versions remembered per subscriber to drop repeats (a new leader re-reading, say); oldest go first. */
+/** Versions remembered per subscriber to drop repeats; oldest go first. */
 const MAX_SEEN = 1_000;
 
 export function subscriberStream<T extends { id: string }>(options: {
   feed: Feed<T, unknown>;
-  /** What it is shown first, with event ids. */
   initial: { kind: 'update'; value: T; id: string }[];
   events: AsyncIterable<unknown[]>;
   accept: (value: T) => boolean;
   release: () => void;
-  /** Aborted when the process shuts down: the stream then throws StreamInterrupted. */
   interrupted: AbortSignal;
 }): AsyncIterableIterator<LiveEvent<T>> {
   const { feed, initial, events, accept, release, interrupted } = options;
@@ -51,7 +47,6 @@ export function subscriberStream<T extends { id: string }>(options: {
       if ((error as Error).name !== 'AbortError') throw error;
       // The gateway is closing: not the end of the feed, so the client must reconnect, not finish.
       if (interrupted.aborted) throw new StreamInterrupted();
-      // Otherwise the consumer left; the stream just ends.
     } finally {
       release();
     }

@@ -5,21 +5,12 @@ import { notResumable, versionTag } from './event-ids.ts';
 import type { Feed, Position, Watcher } from './feed.ts';
 import { type ListState, listFeed } from './list-feed.ts';
 
-/**
- * The withdrawal subscriptions: Subscription.withdrawalIntentUpdated watches one intent,
- * Subscription.withdrawalIntentsUpdated the merchant's list. Each is a feed (what a poller reads,
- * feed.ts) and a Watcher the resolver hands to LivePolling.watch (live.ts), which polls it.
- */
+/** The withdrawal subscriptions' feeds (feed.ts) and the Watchers their resolvers hand to LivePolling.watch. */
 
-/** Statuses after which an intent never changes (see WithdrawalIntentStatus). */
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
-/** The statuses an intent passes through before a final one, as the REST `statusIn` filter. */
+/** The statuses before a final one, as the REST `statusIn` filter. */
 const IN_FLIGHT = ['pending', 'preparing', 'reviewing'];
-/**
- * The in-flight intents one page of a list poll reads: the REST API's largest page, so that a
- * merchant with up to this many intents in flight has every one looked at on every poll, at two
- * reads a poll (list-feed.ts: more in flight, a page in turn).
- */
+/** The in-flight page of a list poll: the REST API's largest (docs/subscriptions.md#what-a-poll-costs). */
 const IN_FLIGHT_WINDOW = 1000;
 
 export const isFinalWithdrawal = (intent: WithdrawalIntentDTO) => FINAL.has(intent.status);
@@ -31,10 +22,7 @@ function notFound(id: string): GatewayError {
   });
 }
 
-/**
- * One withdrawal intent of one caller scope: GET /withdrawal-intents/{id} per poll. A subscriber
- * is shown the intent as it is now, then each change; the stream ends after a final status.
- */
+/** One intent of one caller scope, read by id: the intent now, then each change, until a final status. */
 export function withdrawalIntentFeed(
   client: MerchantWalletClient,
   scope: string,
@@ -58,8 +46,7 @@ export function withdrawalIntentFeed(
     isLast: isFinalWithdrawal,
     position: positionOf,
     advance: (_position, intent) => positionOf(intent),
-    // The intent now, unless the subscriber saw this very version and it is not final (a final
-    // one is shown again: it ends the stream). One read, as a first subscription's.
+    // Nothing when the subscriber saw this version, unless it is final (it ends the stream).
     async resume(caller, position) {
       if (position.boundary || position.followed.length !== 1 || position.followed[0]?.id !== id) {
         throw notResumable('from another withdrawal intent');
@@ -72,7 +59,6 @@ export function withdrawalIntentFeed(
   };
 }
 
-/** Where a watcher of one intent stands: the version of it it saw. */
 function positionOf(intent: WithdrawalIntentDTO): Position {
   return {
     followed: [{ id: intent.id, tag: versionTag(versionOf(intent)), at: Date.parse(intent.createdAt) || 0 }],
@@ -80,9 +66,8 @@ function positionOf(intent: WithdrawalIntentDTO): Position {
 }
 
 /**
- * All withdrawal intents of one caller scope, for a list screen: the subscriber is shown each
- * intent created or changed (a new `status` or `updatedAt`) after it subscribed (nothing at first:
- * the screen queried the list). What a poll and a resume read: list-feed.ts.
+ * All withdrawal intents of one caller scope, for a list screen: each intent created or changed (a
+ * new `status` or `updatedAt`) after subscribing, nothing at first.
  */
 export function withdrawalIntentsFeed(
   client: MerchantWalletClient,
@@ -99,12 +84,11 @@ export function withdrawalIntentsFeed(
   });
 }
 
-/** Subscription.withdrawalIntentUpdated: the intent now, then its changes, until a final status. */
 export function withdrawalIntentUpdated(id: string): Watcher<WithdrawalIntentDTO, WithdrawalIntentDTO> {
   return (client, caller) => ({ feed: withdrawalIntentFeed(client, caller.scope, id) });
 }
 
-/** Subscription.withdrawalIntentsUpdated: the merchant's intents as they change, with these REST statuses if given. */
+/** Subscription.withdrawalIntentsUpdated: with these REST statuses, if given. */
 export function withdrawalIntentsUpdated(
   statuses: readonly string[] | undefined,
 ): Watcher<WithdrawalIntentDTO, ListState> {

@@ -7,24 +7,18 @@ import { isOkEnvelope } from './envelope.ts';
 import { entryBytes, type Read, type RequestReads } from './reads.ts';
 
 /**
- * The upstream client's shared memory across requests: a per-key micro-cache of successful GET
- * responses, and coalescing of identical GETs in flight (coalescing.ts). Every key starts with the
- * caller's scope, an HMAC of its Authorization value under a per-process (or the fleet's) secret
- * (caller-scope.ts), so an entry can only ever answer the same key that fetched it, and the key
- * itself is never stored. It keeps REST answers only; query deduplication keeps its results itself
- * (plugins/kept-results.ts) and asks `isCurrent` whether what they read is still here.
+ * The client's memory across requests: a micro-cache of 2xx GET envelopes and the coalescing of
+ * identical GETs in flight (coalescing.ts), every key led by the caller's scope (caller-scope.ts),
+ * so an entry only ever answers the key that fetched it. Cached answers are parsed and frozen.
  */
 
 export interface ResponseCacheOptions {
-  /** How long a 2xx GET response is served from memory; 0 disables caching (coalescing stays on). */
+  /** 0 disables caching; coalescing stays on. */
   ttlMs: number;
-  /** Upper bound on the bytes of cached answers; least recently used entries go first. */
   maxBytes: number;
-  /** Clock, for tests. */
   now?: () => number;
-  /** Whether to hand a coalesced answer out one turn per waiter (coalescing.ts); default: while the loop has idle time. */
+  /** Default: while the event loop has idle time (coalescing.ts). */
   staggerJoiners?: () => boolean;
-  /** Counts hits, misses and coalesced waits (metrics). */
   observer?: Pick<UpstreamObserver, 'cache'>;
 }
 
@@ -35,21 +29,12 @@ interface CachedResponse extends UpstreamResponse {
 }
 
 export class ResponseCache {
-  /**
-   * Answers kept parsed: every hit hands out the same objects, as coalescing hands one answer to
-   * every joiner, without a `JSON.parse` per hit (docs/benchmark.md#why-the-caches-are-built-this-way).
-   * They are frozen from the moment they are cached, so no request can change another's answer.
-   */
   private readonly entries: LRUCache<string, CachedResponse> | null;
   private readonly ttlMs: number;
   private readonly now: () => number;
   private serial = 0;
   private readonly inFlight: InFlightCalls;
-  /**
-   * Invalidation bumps a scope's generation, which is part of every key: older entries (and GETs
-   * still in flight when a withdrawal succeeded) become unreachable and age out. Bounded; a scope
-   * forgotten here restarts at 0, by which time its old entries are far past their TTL.
-   */
+  /** A scope's generation is part of every key: invalidation bumps it. */
   private readonly generations = new LRUCache<string, number>({ max: 100_000 });
   private readonly observer: Pick<UpstreamObserver, 'cache'> | undefined;
 
@@ -63,7 +48,6 @@ export class ResponseCache {
       options.ttlMs > 0
         ? new LRUCache<string, CachedResponse>({
             maxSize: options.maxBytes,
-            // entryBytes: the text, its parsed objects, its key and a fixed overhead.
             sizeCalculation: (entry, key) => entryBytes(entry.text, key),
             ttl: options.ttlMs,
             // A test clock must be read on every access, not memoised between timer ticks.
@@ -72,11 +56,7 @@ export class ResponseCache {
         : null;
   }
 
-  /**
-   * The response for GET `path` in a caller's scope (CallerScopes.scopeOf): from the cache (hit),
-   * from an identical call already in flight (join), or from `fetch` (miss; its 2xx answer is then
-   * cached when it is a well-formed envelope). `reads` records which, and what was read.
-   */
+  /** GET `path` in a scope: a hit, a join of the call in flight, or a miss that calls `fetch`; `reads` notes which. */
   async get(
     scope: string,
     path: string,
@@ -91,11 +71,7 @@ export class ResponseCache {
     return this.miss(key, fetch, reads);
   }
 
-  /**
-   * Whether every one of `reads` is still the answer in the cache (not expired, evicted or
-   * replaced since): executing the query that read them again would read exactly them. A check is
-   * a hit on each: they stay as recently used as what was built from them.
-   */
+  /** Whether each of `reads` is still the answer cached under its key; counts as a hit on each. */
   isCurrent(reads: readonly Read[]): boolean {
     if (!this.entries) return false;
     for (const read of reads) {
@@ -104,10 +80,7 @@ export class ResponseCache {
     return true;
   }
 
-  /**
-   * The scope plus its generation: two reads in the same generation scope may share one answer
-   * (same caller, and no invalidation between them).
-   */
+  /** The scope and its generation: reads in one generation scope may share an answer. */
   generationScope(scope: string): string {
     return `${scope}:${this.generations.get(scope) ?? 0}`;
   }
@@ -117,7 +90,6 @@ export class ResponseCache {
     this.generations.set(scope, (this.generations.get(scope) ?? 0) + 1);
   }
 
-  /** Distinct GETs in flight that identical calls would join. */
   get inFlightCount(): number {
     return this.inFlight.size;
   }
@@ -158,7 +130,7 @@ export class ResponseCache {
     });
   }
 
-  /** Caches a 2xx well-formed envelope; where it is cached, or null when it is not. */
+  /** Caches a 2xx well-formed envelope: where, or null when it is not kept. */
   private store(key: string, response: UpstreamResponse): Read | null {
     if (!this.entries || response.status < 200 || response.status >= 300 || !isOkEnvelope(response.json)) {
       return null;

@@ -1,23 +1,12 @@
 import type { Caller } from './caller.ts';
 import type { MerchantWalletClient } from './client.ts';
 
-/**
- * Who each piece of work calls the REST API as, with its deadline and call budget: the one place
- * that turns REQUEST_DEADLINE_MS and MAX_UPSTREAM_CALLS_PER_REQUEST into a Caller. Built once by
- * the runtime (src/runtime.ts) and handed to whatever makes REST calls on a key's behalf.
- */
+/** The one place that turns REQUEST_DEADLINE_MS and MAX_UPSTREAM_CALLS_PER_REQUEST into a Caller. */
 export interface Callers {
-  /** REQUEST_DEADLINE_MS: the time one request has for all its REST calls, retries included. */
   readonly requestDeadlineMs: number;
-  /**
-   * A GraphQL request, an event of a subscription, or a poll of a feed: each is a request of its
-   * own, with REQUEST_DEADLINE_MS from now and MAX_UPSTREAM_CALLS_PER_REQUEST calls.
-   */
+  /** A GraphQL request, a subscription event or a feed's poll: a deadline from now and the full call budget. */
   forRequest(authorization: string, requestId?: string): Caller;
-  /**
-   * One REST call made on a key's behalf outside any request (a step of a wallet index build, the
-   * proof of a WebSocket's key): `withinMs` from now (default REQUEST_DEADLINE_MS), one call.
-   */
+  /** One call outside any request (an index build step, a WebSocket's key proof): `withinMs` from now. */
   forOneCall(authorization: string, withinMs?: number): Caller;
 }
 

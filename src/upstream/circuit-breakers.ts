@@ -11,24 +11,16 @@ import { RETRYABLE_STATUS } from './error-mapping.ts';
 import { failureOf } from './transport-errors.ts';
 
 /**
- * Circuit breakers on the REST API, one per route template (`GET /deposits/{id}`,
- * `POST /withdrawal-intents`, …), from cockatiel. After `failures` consecutive failed attempts on a
- * route (502/503/504 answers, timeouts, resets, refused connections) its circuit opens: calls on
- * that route fail at once with UPSTREAM_UNAVAILABLE and `retryAfterSeconds`, without reaching the
- * REST API. After `halfOpenAfterMs` one call goes through as a probe; its success closes the
- * circuit, its failure opens it again. While the probe is out, other calls on the route fail fast
- * too (cockatiel would queue them behind it). Every attempt passes here, retries included, so
- * retries stop as soon as a circuit opens and never multiply load on it.
- *
- * A 4xx, a 500 and the GraphQL request's own deadline are not the REST API struggling, and do not
- * count. One breaker per template, shared by every caller: the REST API's health is the same for
- * all merchants.
+ * One cockatiel circuit breaker per route template, shared by every caller. `failures` failed
+ * attempts in a row (no answer, in time or at all, or a 502/503/504) open the route's circuit: its
+ * calls then fail at once with UPSTREAM_UNAVAILABLE and `retryAfterSeconds`; after
+ * `halfOpenAfterMs` one probe decides, and calls during it fail fast too.
+ * docs/upstream-client.md#failure-behaviour.
  */
 
 export interface CircuitBreakerOptions {
-  /** Consecutive failed attempts that open a route's circuit; 0 turns the breakers off. */
+  /** 0 turns the breakers off. */
   failures: number;
-  /** How long an open circuit refuses calls before it lets a probe through. */
   halfOpenAfterMs: number;
 }
 
@@ -36,7 +28,7 @@ export type CircuitStateName = 'closed' | 'open' | 'half-open';
 
 interface Breaker {
   policy: CircuitBreakerPolicy;
-  /** When the circuit last opened (epoch ms). */
+  /** Epoch ms. */
   openedAt: number;
 }
 
@@ -48,11 +40,7 @@ export class CircuitBreakers {
     this.options = options;
   }
 
-  /**
-   * Runs one attempt on `route` through its breaker. Throws a GatewayError (UPSTREAM_UNAVAILABLE,
-   * `circuit: "open"`, `retryAfterSeconds`) without calling `attempt` when the circuit is open or
-   * its probe is out; otherwise returns or throws what the attempt did.
-   */
+  /** Runs `attempt` through the route's breaker; throws the circuit's error, unsent, while it is open or probing. */
   async run<T extends { status: number }>(route: string, attempt: () => Promise<T>): Promise<T> {
     if (this.options.failures <= 0) return attempt();
     const breaker = this.breaker(route);
@@ -63,7 +51,7 @@ export class CircuitBreakers {
     try {
       return await breaker.policy.execute(attempt);
     } catch (error) {
-      // Raced with another call that opened the circuit between the check above and execute().
+      // Another call opened the circuit between the check above and execute().
       if ((error as { isBrokenCircuitError?: boolean }).isBrokenCircuitError) {
         throw circuitOpen(route, this.retryAfterMs(breaker));
       }
@@ -71,7 +59,6 @@ export class CircuitBreakers {
     }
   }
 
-  /** Each route's circuit state, for health and metrics. */
   states(): Record<string, CircuitStateName> {
     const states: Record<string, CircuitStateName> = {};
     for (const [route, { policy }] of this.breakers) states[route] = stateName(policy.state);
@@ -86,7 +73,6 @@ export class CircuitBreakers {
     let breaker = this.breakers.get(route);
     if (!breaker) {
       const policy = circuitBreaker(
-        // Transport failures count when transport-errors.ts says so: no answer in time, or at all.
         handleWhen((error) => failureOf(error)?.circuit === true).orWhenResult((result) =>
           RETRYABLE_STATUS.has((result as { status: number }).status),
         ),
@@ -106,11 +92,7 @@ export class CircuitBreakers {
   }
 }
 
-/**
- * The transport's stage after the call budget's check: each attempt through its route's breaker.
- * An attempt the circuit refuses never leaves the gateway: `next` is not called (so the attempt is
- * not spent from the budget), and it is reported as refused ('circuit_open').
- */
+/** The stage after the budget's check: an attempt the circuit refuses is not sent, not spent, and reported refused. */
 export function circuit(
   breakers: CircuitBreakers,
   observer: UpstreamObserver | undefined,
@@ -136,7 +118,6 @@ function stateName(state: CircuitState): CircuitStateName {
   return 'open';
 }
 
-/** The call was not made: its route's circuit is open. Carries when to try again. */
 function circuitOpen(route: string, retryAfterMs: number): GatewayError {
   return new GatewayError(
     'UPSTREAM_UNAVAILABLE',

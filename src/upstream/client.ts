@@ -4,9 +4,9 @@ import { ResponseCache } from './cache.ts';
 import type { UpstreamResponse, UpstreamTelemetry } from './call.ts';
 import type { Caller } from './caller.ts';
 import { CallerScopes } from './caller-scope.ts';
-import { type Decoder, decodeOne, decodePage, decodeResponse, envelopeCode } from './envelope.ts';
-import { fromUpstreamStatus } from './error-mapping.ts';
+import { type Decoder, decodeOne, decodePage, decodeResponse } from './envelope.ts';
 import { KeyEvidence } from './key-evidence.ts';
+import { type KeyProof, KeyProofs } from './key-proofs.ts';
 import { type MerchantRecords, Merchants, walletIdsOf } from './merchants.ts';
 import { type CachedReads, KEPT_RESULTS_SHARE, RequestReads } from './reads.ts';
 import { Transport, type TransportOptions } from './transport.ts';
@@ -18,6 +18,7 @@ import type {
   WalletDTO,
   WithdrawalIntentDTO,
 } from './types.ts';
+import { notSent, type WithdrawalPostResult, withdrawalPostResult } from './withdrawal-post-result.ts';
 
 /**
  * The one client of the Merchant Wallet REST API (its methods, by purpose: docs/upstream-client.md).
@@ -73,40 +74,6 @@ export interface CallerOptions {
 /** How long a refused key is remembered by default: a key made valid meanwhile waits at most this. */
 export const REFUSED_KEY_TTL_MS = 30_000;
 
-/**
- * Whether the REST API accepts a caller's key (MerchantWalletClient.proveKey), decided once where
- * the answer is read.
- */
-export type KeyProof =
-  /** A 2xx (or a refusal only its merchant can get), now or in the last 10 minutes. */
-  | { kind: 'accepted' }
-  /** A 401, now or remembered: `error` is the UNAUTHENTICATED error the caller is answered with. */
-  | { kind: 'refused'; error: GatewayError }
-  /** No answer that says either (a 403, a 5xx, a timeout, an open circuit): try again later. */
-  | { kind: 'unproven' };
-
-/**
- * What one POST /withdrawal-intents did (MerchantWalletClient.createWithdrawalIntent), decided
- * once, from the HTTP facts. Only `created` and `rejected` are answers of the REST API; `error` is
- * what the caller is shown when the POST did not create an intent.
- */
-export type WithdrawalPostResult =
-  /** A 2xx carrying the intent: it exists. */
-  | { outcome: 'created'; intent: WithdrawalIntentDTO }
-  /**
-   * A 4xx: the REST API refused the POST and created nothing. `code` is its envelope's code as the
-   * client is shown it (`extensions.upstream.code`: a machine word, else null); `error` the mapped
-   * GatewayError, whose message is the spec's for a documented code.
-   */
-  | { outcome: 'rejected'; status: number; code: string | null; error: GatewayError }
-  /** Never left the gateway (an open circuit, a spent call budget, a key refused lately): nothing was created. */
-  | { outcome: 'not_sent'; error: GatewayError }
-  /**
-   * May have reached the REST API, and no usable answer came back (a timeout, a reset, a 5xx, a
-   * 1xx/3xx, a 2xx that cannot be read): it may have created an intent. `error` is OUTCOME_UNKNOWN.
-   */
-  | { outcome: 'unknown'; error: GatewayError };
-
 export class MerchantWalletClient {
   private readonly transport: Transport;
   private readonly cache: ResponseCache;
@@ -123,14 +90,8 @@ export class MerchantWalletClient {
   private readonly onWithdrawal: ((scope: string) => Promise<void>) | undefined;
   /** What the REST API said of each caller scope lately: accepted, refused, or not known yet. */
   private readonly evidence: KeyEvidence;
-  /**
-   * proveKeyNow's GET under way for each scope, and the proof shared by those asked meanwhile
-   * (sent once it answered); one entry per key with a GET in flight.
-   */
-  private readonly proofsUnderWay = new Map<
-    string,
-    { running: Promise<KeyProof>; next: Promise<KeyProof> | null }
-  >();
+  /** Whether the REST API accepts a caller's key (key-proofs.ts). */
+  private readonly proofs: KeyProofs;
 
   constructor(options: UpstreamClientOptions, clock?: () => number) {
     this.scopes = options.scopes ?? new CallerScopes();
@@ -160,6 +121,9 @@ export class MerchantWalletClient {
     };
     this.evidence = new KeyEvidence(options.refusedKeyTtlMs ?? REFUSED_KEY_TTL_MS, undefined, (scope) =>
       this.merchants.forget(scope),
+    );
+    this.proofs = new KeyProofs(this.evidence, (caller) =>
+      this.get(caller, 'GET /wallets', '/wallets?page=1&size=1', decodePage<WalletDTO>, true),
     );
   }
 
@@ -199,58 +163,19 @@ export class MerchantWalletClient {
   }
 
   /**
-   * Whether the REST API accepts the caller's key: from the evidence when it accepted or refused
-   * it lately, or from the answer of the key's first call under way (no call of its own), else one
-   * GET of the smallest page of wallets (fresh: never cached or coalesced). For deciding about a key before serving what was kept for it (a replayed
-   * withdrawal, a WebSocket past the allowance of keys not yet accepted).
+   * Whether the REST API accepts the caller's key, asking it only when the evidence does not say
+   * (KeyProofs.prove): before serving what was kept for a key.
    */
-  async proveKey(caller: Caller): Promise<KeyProof> {
-    const scope = caller.scope;
-    // A call of this key already under way answers for it: many proofs at once make one call.
-    await this.evidence.firstAnswer(scope);
-    if (this.evidence.isKnownGood(scope)) return { kind: 'accepted' };
-    const refusal = this.evidence.refusal(scope);
-    if (refusal) return { kind: 'refused', error: refusal };
-    return this.askKey(caller);
+  proveKey(caller: Caller): Promise<KeyProof> {
+    return this.proofs.prove(caller);
   }
 
   /**
-   * Whether the REST API accepts the caller's key now: one fresh GET of the smallest page of
-   * wallets, whatever it said lately, except for a key refused within the TTL (refused, no call).
-   * Proofs asked for one key while its GET is under way share the next GET, started once that one
-   * answered: every proof is answered by a call sent after it was asked. Before replaying a kept
-   * withdrawal outcome: a key revoked a moment ago must not be answered it.
+   * Whether the REST API accepts the caller's key now, with a GET sent after the caller asked
+   * (KeyProofs.proveNow): before replaying a kept withdrawal outcome.
    */
   proveKeyNow(caller: Caller): Promise<KeyProof> {
-    const scope = caller.scope;
-    const refusal = this.evidence.refusal(scope);
-    if (refusal) return Promise.resolve({ kind: 'refused', error: refusal });
-    const under = this.proofsUnderWay.get(scope);
-    if (under) {
-      under.next ??= under.running.then(() => this.proveKeyNow(caller));
-      return under.next;
-    }
-    const entry: { running: Promise<KeyProof>; next: Promise<KeyProof> | null } = {
-      running: this.askKey(caller).finally(() => {
-        if (this.proofsUnderWay.get(scope) === entry) this.proofsUnderWay.delete(scope);
-      }),
-      next: null,
-    };
-    this.proofsUnderWay.set(scope, entry);
-    return entry.running;
-  }
-
-  /** One fresh GET of the smallest page of wallets, read as a KeyProof. */
-  private async askKey(caller: Caller): Promise<KeyProof> {
-    try {
-      await this.get(caller, 'GET /wallets', '/wallets?page=1&size=1', decodePage<WalletDTO>, true);
-      return { kind: 'accepted' };
-    } catch (error) {
-      if (error instanceof GatewayError && error.code === 'UNAUTHENTICATED') {
-        return { kind: 'refused', error };
-      }
-      return { kind: 'unproven' };
-    }
+    return this.proofs.proveNow(caller);
   }
 
   /** The caller scope of an Authorization value: an HMAC, the same on every replica of a fleet. */
@@ -464,55 +389,4 @@ function query(params: ListParams): string {
   const search = new URLSearchParams({ page: String(params.page), size: String(params.size) });
   if (params.statusIn?.length) search.set('statusIn', params.statusIn.join(','));
   return `?${search.toString().replace(/%2C/g, ',')}`;
-}
-
-/**
- * The decision table of an answered POST: a 4xx alone says nothing was created; a 2xx that reads
- * as an intent says one was; a 5xx, a 1xx/3xx, or a 2xx that cannot be read may follow a commit.
- */
-function withdrawalPostResult(
-  response: UpstreamResponse,
-  idempotencyKey: string | null,
-): WithdrawalPostResult {
-  const { status, json } = response;
-  if (status >= 400 && status < 500) {
-    const { message } = (typeof json === 'object' && json !== null ? json : {}) as { message?: unknown };
-    const error = fromUpstreamStatus(
-      status,
-      envelopeCode(json),
-      typeof message === 'string' ? message : null,
-      response.retryAfterMs,
-    );
-    return { outcome: 'rejected', status, code: error.upstream?.code ?? null, error };
-  }
-  if (status >= 200 && status < 300) {
-    try {
-      return { outcome: 'created', intent: decodeResponse(response, decodeOne<WithdrawalIntentDTO>) };
-    } catch (error) {
-      return { outcome: 'unknown', error: outcomeUnknown(idempotencyKey, error, { status, code: null }) };
-    }
-  }
-  return {
-    outcome: 'unknown',
-    error: outcomeUnknown(idempotencyKey, null, { status, code: envelopeCode(json) }),
-  };
-}
-
-/**
- * A withdrawal refused before it was sent: the same error, saying so, so the client knows nothing
- * moved. A key refused within the TTL keeps the words of the REST API's 401 (the answer a refused
- * key gets everywhere, operation-status.ts), with `sent: false`.
- */
-function notSent(error: GatewayError): GatewayError {
-  if (error.code === 'UNAUTHENTICATED') {
-    return new GatewayError(error.code, error.message, {
-      ...(error.upstream && { upstream: error.upstream }),
-      extensions: { sent: false },
-    });
-  }
-  return new GatewayError(
-    error.code,
-    `The withdrawal was not sent, so nothing was created: ${error.message}`,
-    { extensions: { ...error.extensions, sent: false } },
-  );
 }

@@ -3,25 +3,15 @@ import type { UpstreamResponse } from './call.ts';
 import type { Read } from './reads.ts';
 
 /**
- * Identical GETs in flight share one call. Its answer is handed to the requests that joined it one
- * event-loop turn (setImmediate) per waiter: without turns, they all resume in the same tick and
- * finish their GraphQL work back to back, and a request arriving meanwhile waits behind all of
- * them before its own upstream call even starts. With turns, the server reads new requests in
- * between (docs/benchmark.md#why-the-caches-are-built-this-way).
- *
- * Turns spread the waiters out in time, and requests spread out coalesce less on their next call,
- * so turns are only taken where that is cheap:
- * - for small answers (≤ TURNS_MAX_BYTES, such as a wallet list): a call that brings a page of 250
- *   deposits costs the REST API and this process far more than the turns save, and must stay shared;
- * - for no longer than the call itself took: past that, the remaining waiters get it at once;
- * - never while the event loop is saturated (`staggerJoiners`): then nothing can start earlier,
- *   and every extra turn is CPU taken from the requests.
+ * Identical GETs in flight share one call. Its joiners get the answer one event-loop turn apart
+ * (setImmediate), so requests arriving meanwhile are read in between; only for answers of at most
+ * TURNS_MAX_BYTES, for no longer than the call took, and while `staggerJoiners` says the loop has
+ * idle time. Why: docs/upstream-client.md#micro-cache-and-coalescing.
  */
 
-/** One GET in flight, as the cache sees it (InFlightCalls.find / start). */
 export interface InFlightCall {
   readonly call: Promise<UpstreamResponse>;
-  /** Where its answer is cached, once it is (set by the cache); null: not cached. */
+  /** Where its answer is cached (set by the cache); null: not cached. */
   stored: Read | null;
 }
 
@@ -33,15 +23,11 @@ interface Entry extends InFlightCall {
   small: boolean;
 }
 
-/** Answers up to this size are handed out in turns. */
 const TURNS_MAX_BYTES = 32 * 1024;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/**
- * True while the event loop was less than `threshold` busy over the last `windowMs` (event loop
- * utilization, sampled at most once per window).
- */
+/** True while event loop utilisation stayed under `threshold` over the last `windowMs` (sampled once per window). */
 export function loopHasIdleTime(threshold = 0.8, windowMs = 100): () => boolean {
   let sample = performance.eventLoopUtilization();
   let sampledAt = performance.now();
@@ -58,16 +44,12 @@ export function loopHasIdleTime(threshold = 0.8, windowMs = 100): () => boolean 
   };
 }
 
-/** The GETs in flight, by cache key, and their hand-out to the requests that join them. */
 export class InFlightCalls {
   private readonly calls = new Map<string, Entry>();
   private readonly staggerJoiners: () => boolean;
   private readonly now: () => number;
 
-  /**
-   * `staggerJoiners`: whether to hand an answer out one turn per waiter now; default: while the loop
-   * has idle time. `now`: the clock that times calls and turns; a test's clock, or performance.now.
-   */
+  /** `now` times calls and turns (a test's clock, or performance.now). */
   constructor(
     staggerJoiners: () => boolean = loopHasIdleTime(),
     now: () => number = () => performance.now(),
@@ -76,12 +58,10 @@ export class InFlightCalls {
     this.now = now;
   }
 
-  /** The call in flight under `key`, if any. */
   find(key: string): InFlightCall | undefined {
     return this.calls.get(key);
   }
 
-  /** Registers `call` under `key` until it settles; joiners of it get their answer in turns. */
   start(key: string, call: Promise<UpstreamResponse>): InFlightCall {
     const entry: Entry = {
       call: call.finally(() => this.calls.delete(key)),
@@ -113,12 +93,10 @@ export class InFlightCalls {
     });
   }
 
-  /** Distinct GETs in flight. */
   get size(): number {
     return this.calls.size;
   }
 
-  /** Whether the next waiter of this call gets its own event-loop turn. */
   private takesTurns(entry: Entry): boolean {
     return entry.small && this.now() - entry.settledAt < entry.took && this.staggerJoiners();
   }

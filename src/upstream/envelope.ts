@@ -4,10 +4,8 @@ import { fromUpstreamStatus } from './error-mapping.ts';
 import type { Page, PagingDTO } from './types.ts';
 
 /**
- * The spec's envelopes, decoded: `{ code: "ok", message, data, paging? }` on success,
- * `{ code, message, data: null }` on error. A non-2xx answer throws its mapped GatewayError; a 2xx
- * answer that is not the envelope the spec promises throws UPSTREAM_ERROR rather than reaching a
- * resolver half-formed.
+ * The spec's envelopes, decoded: a non-2xx answer throws its mapped GatewayError; a 2xx that is not
+ * the success envelope `{ code: "ok", data, paging? }` throws UPSTREAM_ERROR, never reaching a resolver.
  */
 
 export type Decoder<T> = (data: unknown, paging: unknown) => T;
@@ -25,13 +23,11 @@ export function decodeResponse<T>(response: UpstreamResponse, decode: Decoder<T>
   return decode(json.data, json.paging);
 }
 
-/** A single resource: an object with a string id. */
 export function decodeOne<T extends { id: string }>(data: unknown): T {
   if (!isObject(data) || typeof data.id !== 'string') throw upstreamMalformed(200, 'data is not a resource');
   return data as unknown as T;
 }
 
-/** A list of resources with its paging object. */
 export function decodePage<T extends { id: string }>(data: unknown, paging: unknown): Page<T> {
   if (!Array.isArray(data)) throw upstreamMalformed(200, 'data is not a list');
   if (!isPaging(paging)) throw upstreamMalformed(200, 'paging is missing or malformed');
@@ -39,15 +35,11 @@ export function decodePage<T extends { id: string }>(data: unknown, paging: unkn
   return { items: data as T[], paging };
 }
 
-/**
- * Whether a 2xx body is the success envelope the spec promises (`code: "ok"` and a `data`
- * member): the micro-cache keeps nothing else, so a malformed answer is never served again.
- */
+/** Whether a 2xx body is the success envelope: the micro-cache keeps nothing else. */
 export function isOkEnvelope(json: unknown): boolean {
   return isObject(json) && json.code === 'ok' && 'data' in json;
 }
 
-/** The `code` of an error envelope, when the body is one. */
 export function envelopeCode(json: unknown): string | null {
   return isObject(json) && typeof json.code === 'string' ? json.code : null;
 }

@@ -2,36 +2,24 @@ import { shortenEchoes } from '../errors/echoes.ts';
 import { USER_ERRORS } from '../errors/error-codes.ts';
 import { GatewayError } from '../errors/errors.ts';
 
-/**
- * What went wrong upstream, in the gateway's codes: a REST error answer by its status (and the
- * spec's code). A call that got no answer is mapped by undici's error code, in transport-errors.ts.
- */
+/** REST error answers in the gateway's codes; calls that got no answer: transport-errors.ts. */
 
-/** Answers worth another attempt of an idempotent GET; the same count against a route's circuit. */
+/** Answers worth another attempt of a GET; the same count against a route's circuit. */
 export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([502, 503, 504]);
 
-/**
- * The REST codes of the refusals createWithdrawalIntent answers as typed results (USER_ERRORS, the
- * one table of them: the spec's `data_invalid` and `withdrawal_intent.*` codes, and the
- * Idempotency-Key extension's `idempotency_key_reused`); key-evidence.ts takes them as proof of a key.
- */
+/** The REST codes of the user errors (USER_ERRORS); key-evidence.ts takes them as proof of a key. */
 export const USER_ERROR_CODES: ReadonlySet<string> = new Set(USER_ERRORS.map((row) => row.code));
 
-/**
- * The codes whose `message` the spec writes for the caller: `bad_request` (a GET's query or id
- * refused; the message names the parameter) and the user errors' codes. Only these messages reach
- * a client; see fromUpstreamStatus.
- */
+/** The codes whose `message` the spec writes for the caller, the only REST text a client sees. */
 const DOCUMENTED_CODES: ReadonlySet<string> = new Set(['bad_request', ...USER_ERROR_CODES]);
 
 /** A code as `extensions.upstream.code` repeats it: a machine word, else null (the log has it). */
 const CODE_SHAPE = /^[A-Za-z0-9_.:-]{1,64}$/;
 
 /**
- * A 4xx/5xx answer of the REST API, mapped to the gateway's codes. Of the REST API's text, a
- * client sees only the `message` of a 4xx with a DOCUMENTED_CODES code (its echoes shortened);
- * any other 4xx (an unknown code, no code) gets a generic message, and what the REST API said is
- * kept on the error as `withheld` for the log (useErrorLogging), never for the client.
+ * A 4xx/5xx answer in the gateway's codes. A client sees the REST API's `message` only for a 4xx with
+ * a DOCUMENTED_CODES code (echoes shortened); any other 4xx gets a generic message, and what the
+ * REST API said goes on the error as `withheld`, for the log only.
  */
 export function fromUpstreamStatus(
   status: number,
@@ -49,7 +37,6 @@ export function fromUpstreamStatus(
   }
   if (status === 404) return new GatewayError('NOT_FOUND', 'Not found.', { upstream });
   if (status === 429) {
-    // How long the client should wait, when the REST API said.
     const extensions =
       retryAfterMs === undefined ? {} : { retryAfterSeconds: Math.ceil(retryAfterMs / 1000) };
     return new GatewayError('RATE_LIMITED', 'The REST API is rate limiting requests.', {
@@ -58,8 +45,7 @@ export function fromUpstreamStatus(
     });
   }
   if (status >= 400 && status < 500) {
-    // The spec's message field is meant for humans and names the offending field; it is the only
-    // upstream text a client sees. Anything else may name hosts or internals.
+    // Any other text may name hosts or internals.
     if (code !== null && DOCUMENTED_CODES.has(code) && message !== null) {
       return new GatewayError('BAD_USER_INPUT', shortenEchoes(message), { upstream });
     }

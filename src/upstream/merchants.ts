@@ -2,61 +2,34 @@ import { LRUCache } from 'lru-cache';
 import type { CallerScopes } from './caller-scope.ts';
 
 /**
- * Which caller scopes (API keys) are keys of one merchant, learnt from what the REST API already
- * says: every answer is scoped to the key's merchant, and a wallet belongs to exactly one merchant,
- * so two keys whose 2xx answers name the same wallet id are keys of one merchant. What shows a
- * key's wallets: the wallet list and a wallet by id, and the `wallet.id` of the deposits and
- * withdrawal intents in its lists (the receiving or source wallet, always the merchant's own).
- *
- * A merchant is named by a tag, `m.` and an HMAC of one of its wallet ids under the callers'
- * scope secret (the fleet's, with Redis): never a wallet id, never a key. The tag of a group of
- * wallets is the least tag of its wallets, so replicas that saw the same wallets agree on it
- * without asking one another; a key whose answers join two groups (its merchant's newer wallet
- * and an older one) merges them under the lesser tag. With a store (the fleet's Redis), each
- * wallet's record keeps the least tag proposed for it, so a replica that saw fewer of a
- * merchant's wallets adopts the tag the others use (`MerchantRecords`). Until then it may group a
- * merchant's keys under another tag: less sharing, never a wrong one.
- *
- * A key that shows no wallet (a merchant without wallets, or a key whose reads all failed) stays a
- * merchant of its own: its scope is its group. The group only decides what may be shared across a
- * merchant's keys: its wallet index (where its items lie, never the items: every item shown is
- * read with the caller's own key and checked), its fair share of the REST API, its walk slots, its
- * idempotency records' bound and, if set, its rate limit. A wrong group could therefore share a
- * bound or discard an index, never show one merchant another's data.
- *
- * Every answer is handed in; a wallet the key named before costs a set lookup, a new one an HMAC,
- * so a screen pays a few lookups for it and a new wallet joins its merchant with the answer that
- * first names it. A key the REST API
- * refused (401: revoked, rotated out) is forgotten; its merchant's index stays for the other keys.
+ * Which caller scopes are keys of one merchant, learnt from the wallet ids their 2xx answers name
+ * (a wallet belongs to one merchant): docs/wallet-index.md#a-merchant-not-a-key. A group is named
+ * by a tag, `m.` and the least HMAC of its wallets' ids (never an id or a key), so replicas that saw
+ * the same wallets agree; with `records` (the fleet's), each wallet keeps the least tag proposed.
+ * A key that names no wallet is a group of its own. A wrong group can only share a bound or discard
+ * an index, never show one merchant another's data.
  */
 
-/** Keys whose merchant is kept (as many as caller scopes). */
 const MEMBERS_KEPT = 10_000;
-/** Wallets whose merchant is kept (about 150 bytes each). */
+/** About 150 bytes each. */
 const WALLETS_KEPT = 100_000;
 /** How often a key's wallets are proposed to the fleet's records again (which reads back theirs). */
 export const REFRESH_MS = 60_000;
-/** Wallet ids kept per key (for the fast path): merchants have few, and one shared wallet is all a group needs. */
+/** Wallet ids kept per key for the fast path: one shared wallet is all a group needs. */
 const WALLETS_PER_KEY = 8;
-/** A merchant tag's prefix: a scope (base64url) never contains a dot, so the two never collide. */
+/** A scope (base64url) never contains a dot, so a tag never equals one. */
 const TAG_PREFIX = 'm.';
 
-/** The fleet's copy of which merchant tag each wallet tag has (redis/merchant-records.ts). */
 export interface MerchantRecords {
-  /**
-   * Proposes `tag` for each of these wallet tags: each record keeps the least tag ever proposed
-   * for its wallet. Resolves to the records after, in order.
-   */
+  /** Keeps the least tag ever proposed for each wallet tag; resolves to each record after, in order. */
   propose(walletTags: readonly string[], tag: string): Promise<readonly string[]>;
 }
 
 interface Member {
   tag: string;
-  /** When the fleet's records were last asked about its wallets (or when it was first seen). */
+  /** When the fleet's records were last asked about its wallets. */
   learnt: number;
-  /** The wallet ids its answers named (at most WALLETS_PER_KEY; a merchant's others go the slow path). */
   wallets: Set<string>;
-  /** The tags of all the wallets its answers named (at most WALLETS_PER_KEY × 4). */
   tags: Set<string>;
 }
 
@@ -67,12 +40,8 @@ export class Merchants {
   private readonly wallets: LRUCache<string, string>;
   private readonly records: MerchantRecords | undefined;
   private readonly now: () => number;
-  /**
-   * The tag this process last proposed for each wallet tag, and when: proposed again when a lesser
-   * one is learnt, or once REFRESH_MS passed (which reads back what other replicas proposed).
-   */
+  /** The tag last proposed for each wallet tag, and when: again for a lesser one, or after REFRESH_MS. */
   private readonly proposed: LRUCache<string, { tag: string; at: number }>;
-  /** Wallet id → its tag: an HMAC once per wallet per process. */
   private readonly tagsOfIds: LRUCache<string, string>;
 
   constructor(
@@ -80,7 +49,6 @@ export class Merchants {
     options: {
       records?: MerchantRecords;
       now?: () => number;
-      /** Keys and wallets kept (least recently used go first); default MEMBERS_KEPT and WALLETS_KEPT. */
       kept?: { keys: number; wallets: number };
     } = {},
   ) {
@@ -93,21 +61,17 @@ export class Merchants {
     this.now = options.now ?? Date.now;
   }
 
-  /** The group of a caller scope: its merchant's tag once learnt, else the scope itself. */
+  /** The scope's group: its merchant's tag once learnt, else the scope itself. */
   of(scope: string): string {
     return this.members.get(scope)?.tag ?? scope;
   }
 
-  /** Whether anything was learnt of this scope yet (a group, or that its answers named no wallet). */
+  /** Whether anything was learnt of this scope (a group, or that its answers named no wallet). */
   known(scope: string): boolean {
     return this.members.has(scope);
   }
 
-  /**
-   * Wallet ids a 2xx answer for this scope named (see the module's comment). Returns the scope's
-   * group after it. Cheap for wallets the scope named before (a set lookup each): callers hand in
-   * every answer, so a wallet first named by a later answer joins at once.
-   */
+  /** Notes the wallet ids a 2xx answer for this scope named; returns its group. A set lookup per known wallet. */
   learn(scope: string, walletIds: Iterable<string>): string {
     const now = this.now();
     let member = this.members.get(scope);
@@ -132,7 +96,6 @@ export class Merchants {
       if (member.wallets.size < WALLETS_PER_KEY) member.wallets.add(id);
       if (member.tags.size < WALLETS_PER_KEY * 4) member.tags.add(tag);
     }
-    // Known as a merchant of its own until its answers name a wallet.
     if (member.tags.size === 0) return member.tag;
     const before = member.tag;
     let tag = before.startsWith(TAG_PREFIX) ? before : undefined;
@@ -148,31 +111,25 @@ export class Merchants {
     return member.tag;
   }
 
-  /**
-   * Told when a key's group changes name (`from`: its scope, or a merchant's tag a lesser one
-   * replaced): what was kept under the old name (its wallet index) may move to the new one.
-   */
+  /** Told when a group changes name (a scope learnt, or a tag replaced by a lesser one), so its index moves. */
   readonly retagged = new Set<(from: string, to: string) => void>();
 
   private retag(from: string, to: string): void {
     for (const listener of this.retagged) listener(from, to);
   }
 
-  /**
-   * A key the gateway tried to learn and could not (its wallets' read failed or was refused): a
-   * merchant of its own until one of its answers names a wallet, so it is not read again.
-   */
+  /** A key whose wallets' read failed or was refused: a group of its own, so it is not read again. */
   tried(scope: string): void {
     if (!this.members.has(scope))
       this.members.set(scope, { tag: scope, learnt: this.now(), wallets: new Set(), tags: new Set() });
   }
 
-  /** The key was refused (a 401): it is no longer counted as its merchant's. */
+  /** A 401: the key no longer counts as its merchant's. */
   forget(scope: string): void {
     this.members.delete(scope);
   }
 
-  /** Everything learnt, for a new scope secret (tags under the old one mean nothing any more). */
+  /** For a new scope secret: tags under the old one mean nothing any more. */
   clear(): void {
     this.members.clear();
     this.wallets.clear();
@@ -187,12 +144,7 @@ export class Merchants {
     }
   }
 
-  /**
-   * The fleet's records of these wallets: each keeps the least tag proposed for it, and the least
-   * of theirs and ours wins, here and for the scope, so every replica ends on a merchant's least
-   * tag as its keys' answers come in. In the background: a request never waits for Redis, and
-   * Redis failing only means this replica groups by what it saw itself.
-   */
+  /** Proposes to the fleet's records, adopting a lesser tag they hold; in the background (a failure: again later). */
   private record(scope: string, wallets: Set<string>, tag: string): void {
     const now = this.now();
     const asked = [...wallets].filter((wallet) => {
@@ -221,9 +173,8 @@ export class Merchants {
 }
 
 /**
- * The merchant wallet ids of REST items (deposits, withdrawal intents): their `wallet.id` where
- * the reference's `type` is `merchant_wallet`. The spec shows no other type; one it may add (a
- * platform's or a shared wallet) would name a wallet that is not the merchant's own.
+ * The ids of REST items' `wallet` where its `type` is `merchant_wallet`; another type the spec may
+ * add could name a wallet that is not the merchant's own.
  */
 export function walletIdsOf(
   items: readonly { wallet?: { id?: unknown; type?: unknown } | null }[],

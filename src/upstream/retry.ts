@@ -5,21 +5,19 @@ import { RETRYABLE_STATUS } from './error-mapping.ts';
 import { failureOf, transportError } from './transport-errors.ts';
 
 export interface RetryOptions {
-  /** Extra attempts for an idempotent GET after a connection error or a 502/503/504. */
+  /** Extra attempts of a GET after a connection error or a 502/503/504. */
   maxRetries: number;
-  /** Base of the jittered exponential backoff between GET attempts. */
+  /** Base of the full-jitter exponential backoff. */
   retryBaseDelayMs: number;
   /** A 429's Retry-After up to this long is waited out and the GET retried; longer ones are surfaced. */
   maxRetryAfterMs: number;
 }
 
 /**
- * A GET's attempts: again after a connection error or a 502/503/504, with full-jitter exponential
- * backoff, while retries are left and the next one still fits before the request's deadline; and
- * again after a 429 whose Retry-After is short and ends before the deadline. Resolves to the last
- * answer, whatever its status. A GatewayError from an attempt (budget spent, circuit open) ends
- * the retries at once; a call that got no answer at all rejects with its GatewayError
- * (transport-errors.ts). `activity` counts the timers of the waits.
+ * A GET's attempts, with backoff, after a connection error or a 502/503/504, and after a 429 whose
+ * Retry-After is short, while retries are left and the next fits the request's deadline. Resolves to
+ * the last answer, whatever its status; a GatewayError from an attempt (budget, circuit) ends it at
+ * once, and a call that got no answer rejects with its GatewayError (transport-errors.ts).
  */
 export function retry(
   options: RetryOptions,
@@ -38,7 +36,6 @@ export function retry(
     const ceiling = options.retryBaseDelayMs * 2 ** attempt;
     return sleep(Math.random() * ceiling);
   };
-  /** Whether another attempt still fits before the caller's deadline. */
   const hasTimeLeft = (deadline: number | undefined, attempt: number): boolean =>
     deadline === undefined || Date.now() + options.retryBaseDelayMs * 2 ** attempt < deadline;
 

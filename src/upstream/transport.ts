@@ -21,20 +21,12 @@ import { failureKind } from './transport-errors.ts';
 import { wire } from './wire.ts';
 
 /**
- * How bytes reach the REST API: one undici Pool with keep-alive per process, explicit timeouts, the
- * GraphQL request's deadline on every call, and bounded, jittered retries for idempotent GETs.
- * A call passes these stages (each a Stage, call.ts), outermost first:
+ * How bytes reach the REST API: one undici Pool with keep-alive per process, explicit timeouts and
+ * the request's deadline on every call. Each call passes these stages (call.ts), outermost first:
  *
  *   retry (GETs only) → fair share → budget → circuit → spend → observe → wire
  *
- * Every attempt, retries included, waits for a slot of its caller's share of the REST API
- * (fair-share.ts: a few calls per key in flight, a POST never waits), then passes the request's
- * call budget (`budget` below, Caller.calls) and the route's circuit breaker (circuit-breakers.ts)
- * before it leaves; the share comes first so that the budget and the spending of it are checked
- * and counted in one step, after any wait. One that leaves is counted against the budget
- * (`spend`), counted and traced (`observe`), and sent (wire.ts: the deadline, the caller's key,
- * `x-request-id` and `traceparent`). Retry is retry.ts. Nothing here knows a resource or an
- * envelope (client.ts and envelope.ts do).
+ * docs/upstream-client.md#layout says what each does. Nothing here knows a resource or an envelope.
  */
 
 export interface TransportOptions extends RetryOptions {
@@ -45,28 +37,16 @@ export interface TransportOptions extends RetryOptions {
   connections: number;
   maxResponseBytes: number;
   circuitBreaker: CircuitBreakerOptions;
-  /**
-   * Each key's share of the REST API (fair-share.ts); default: CALLS_PER_KEY calls in flight per
-   * key past each request's first FREE_CALLS_PER_REQUEST, no hook. `callsPerKey: 0` turns it off.
-   */
+  /** Default: CALLS_PER_KEY and CALLS_PER_KEY_PER_SECOND; `callsPerKey: 0` turns the stage off. */
   fairShare?: Partial<FairShareOptions>;
 }
 
-/**
- * Each key's share by default (fair-share.ts): past a request's first 5 calls, at most 2 calls of
- * a key's expensive requests in flight at once, chosen by `npm run bench -- --neighbour`
- * (docs/benchmark.md#a-noisy-neighbour); 2 keeps a screen's two scans in parallel.
- */
+/** Each share's calls in flight by default (docs/upstream-client.md#fair-share). */
 export const CALLS_PER_KEY = 2;
 
-/**
- * Each key's pace by default (fair-share.ts): past its share in flight, a key's expensive calls go
- * at most 10 a second on average, 10 at once. Chosen by `npm run bench -- --neighbour`
- * (docs/benchmark.md).
- */
+/** Each share's calls a second by default (docs/upstream-client.md#fair-share). */
 export const CALLS_PER_KEY_PER_SECOND = 10;
 
-/** A GET's headers beyond the ones every call has (wire.ts): none. */
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 export class Transport {
@@ -77,9 +57,8 @@ export class Transport {
   private readonly breakers: CircuitBreakers;
   private readonly underWay: Activity = { calls: 0, timers: 0 };
   private readonly fairShare: FairShare;
-  /** One attempt, through every stage but retry: a POST's only one. */
+  /** One attempt through every stage but retry: a POST's only one. */
   private readonly sendOnce: Stage;
-  /** A GET: its attempts, retried. */
   private readonly read: (call: UpstreamCall) => Promise<UpstreamResponse>;
 
   constructor(options: TransportOptions, telemetry: UpstreamTelemetry = {}) {
@@ -115,13 +94,7 @@ export class Transport {
     this.read = retry(options, this.underWay, this.sendOnce);
   }
 
-  /**
-   * One GET (`path` below the base path; `route` its template, e.g. `GET /deposits/{id}`) with
-   * bounded, jittered retries on connection errors and 502/503/504, and a 429 waited out when its
-   * Retry-After is short and fits the deadline. Returns the last answer, whatever its status;
-   * throws a GatewayError when no answer came, the route's circuit is open, or the request's call
-   * budget is spent.
-   */
+  /** One GET, retried as retry.ts says: its last answer, or a GatewayError (no answer, circuit open, budget spent). */
   get(caller: Caller, route: string, path: string): Promise<UpstreamResponse> {
     return this.read({
       method: 'GET',
@@ -134,10 +107,9 @@ export class Transport {
   }
 
   /**
-   * One POST, never retried: a second attempt could move money twice; it never waits for its key's
-   * share either (fair-share.ts). Throws a GatewayError when it
-   * was not sent (open circuit, spent budget), else the raw transport error when no answer came,
-   * for the caller to decide what it means (see createWithdrawalIntent).
+   * One POST, never retried (a second attempt could move money twice), never waiting for its share.
+   * Throws a GatewayError when it was not sent (open circuit, spent budget), else the raw transport
+   * error when no answer came, for the caller to decide what it means (withdrawal-post-result.ts).
    */
   post(
     caller: Caller,
@@ -154,11 +126,7 @@ export class Transport {
     return this.breakers.states();
   }
 
-  /**
-   * Whether the REST API answers HTTP at all; a keyless probe gets a 401, which counts. It goes on
-   * a connection of its own: a REST API that stalls probes cannot take the pool's connections from
-   * real requests (and /readyz makes one probe at a time, plugins/health-checks.ts).
-   */
+  /** Whether the REST API answers HTTP (a keyless probe's 401 counts), on a connection of its own. */
   async ping(): Promise<boolean> {
     const response = await this.probe.request({ method: 'GET', path: `${this.pathPrefix}/wallets` });
     await response.body.dump();
@@ -166,14 +134,9 @@ export class Transport {
   }
 
   async close(): Promise<void> {
-    // A probe under way is not waited for: its answer no longer matters.
     await Promise.all([this.pool.close(), this.probe.destroy()]);
   }
 
-  /**
-   * Calls under way, timers pending (deadlines, backoffs, waits for a share), calls waiting for
-   * their key's share, and the pool's sockets and queue.
-   */
   activity() {
     const { connected, free, pending, queued, running } = this.pool.stats;
     const { calls, timers } = this.underWay;
@@ -187,13 +150,10 @@ export class Transport {
 }
 
 /**
- * The request's call budget (Caller.calls, MAX_UPSTREAM_CALLS_PER_REQUEST), in two parts around
- * the circuit: `budget` refuses an attempt once the request has made as many calls as it may;
- * `spend` counts one that is about to leave. An attempt the circuit refuses never left, so it is
- * not spent.
+ * The request's call budget (Caller.calls) around the circuit: `budget` refuses an attempt once the
+ * budget is spent (QUERY_LIMIT_EXCEEDED, reported as refused); `spend` counts one about to leave.
  */
 
-/** Refuses the attempt (QUERY_LIMIT_EXCEEDED, reported as refused: 'budget') when the budget is spent. */
 function budget(observer: UpstreamObserver | undefined, next: Stage): Stage {
   return (call, attempt) => {
     const { calls } = call.caller;
@@ -210,7 +170,6 @@ function spend(next: Stage): Stage {
   };
 }
 
-/** The request has made as many upstream calls as one request may: the rest of its fields fail. */
 function budgetSpent(max: number): GatewayError {
   return new GatewayError(
     'QUERY_LIMIT_EXCEEDED',
@@ -219,11 +178,7 @@ function budgetSpent(max: number): GatewayError {
   );
 }
 
-/**
- * Each attempt that leaves the gateway, counted (UpstreamObserver.sent: outcome and duration)
- * and traced: its span is a child of the active one, and the wire sends its `traceparent`.
- * `host` is the REST API's, for the span's `server.address`.
- */
+/** Counts (UpstreamObserver.sent) and traces each attempt that leaves; `host` is the span's `server.address`. */
 function observe(telemetry: UpstreamTelemetry, host: string, next: Wire): Stage {
   const { observer, tracer } = telemetry;
   return async (call, attempt) => {

@@ -5,11 +5,9 @@ import { settledAnswer } from '../shared/deep-freeze.ts';
 import type { Activity, Wire } from './call.ts';
 
 /**
- * The wire: one attempt as one request on the undici Pool, with the GraphQL request's deadline,
- * the caller's Authorization value forwarded unchanged, its `x-request-id`, and the attempt's
- * `traceparent` (so the REST API's traces and logs join the gateway's). Resolves to the answer
- * whatever its status; rejects with undici's error when none came (transport-errors.ts says what
- * it means), or with a DEADLINE error once the deadline passed.
+ * The last stage: one attempt as one request on the undici Pool, with the request's deadline, the
+ * Authorization value unchanged, `x-request-id` and `traceparent`. Resolves to the answer whatever
+ * its status; rejects with undici's error when none came, or DEADLINE once the deadline passed.
  */
 
 const propagator = new W3CTraceContextPropagator();
@@ -19,14 +17,12 @@ const headerSetter = {
   },
 };
 
-/** Requests go to `pathPrefix` + the call's path; `activity` counts the call and its deadline timer. */
 export function wire(pool: Pool, pathPrefix: string, activity: Activity): Wire {
   return async (call, span) => {
     const { caller } = call;
     const remaining = caller.deadline === undefined ? undefined : caller.deadline - Date.now();
     if (remaining !== undefined && remaining <= 0) throw deadlinePassed();
-    // A timer of our own rather than AbortSignal.timeout(): that one stays scheduled until it fires,
-    // up to REQUEST_DEADLINE_MS after the call ended; this one is cleared as soon as the call ends.
+    // Not AbortSignal.timeout(): that timer stays scheduled until it fires; this one is cleared with the call.
     const deadline = remaining === undefined ? undefined : new AbortController();
     const timer =
       deadline &&
@@ -82,7 +78,7 @@ export function wire(pool: Pool, pathPrefix: string, activity: Activity): Wire {
   };
 }
 
-/** The error of a call whose request's deadline passed (DEADLINE: transport-errors.ts); fair-share.ts fails a queued call with it too. */
+/** The error of a call whose request's deadline passed (DEADLINE), on the wire or in fair-share.ts's queue. */
 export function deadlinePassed(cause?: unknown): Error {
   return Object.assign(new Error('request deadline passed', cause === undefined ? {} : { cause }), {
     code: 'DEADLINE',

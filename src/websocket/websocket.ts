@@ -1,27 +1,35 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { EventSourceParserStream } from 'eventsource-parser/stream';
-import { type ExecutionResult, type FormattedExecutionResult, parse } from 'graphql';
-import { CloseCode, type Context, type SubscribePayload } from 'graphql-ws';
+import type { FormattedExecutionResult } from 'graphql';
+import { CloseCode, type Context } from 'graphql-ws';
 import { type Extra, useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { isBearer } from '../context.ts';
 import { nestingError } from '../plugins/query-limits.ts';
 import { schema } from '../schema/index.ts';
 import type { Caller } from '../upstream/caller.ts';
 import type { CallerScopes } from '../upstream/caller-scope.ts';
 import type { Callers } from '../upstream/callers.ts';
-import type { KeyProof } from '../upstream/client.ts';
+import type { KeyProof } from '../upstream/key-proofs.ts';
 import type { Gateway } from '../yoga.ts';
+import {
+  authorizationOf,
+  BRIDGED,
+  type Bridged,
+  bridge,
+  headersOf,
+  RESTART_REASON,
+  SERVICE_RESTART,
+} from './bridge.ts';
+import { type AcknowledgedSocket, UnprovenAllowance } from './unproven-allowance.ts';
 
 /**
  * GraphQL over WebSocket (the graphql-ws protocol, `graphql-transport-ws`) at the gateway's
  * GraphQL path, for clients that want one socket for many subscriptions.
  *
  * Each operation a socket starts runs through the very same HTTP pipeline as a POST: the bridge
- * below hands it to `gateway.fetch` as a POST with `Accept: text/event-stream` and relays the SSE
- * answer as graphql-ws messages. So authentication, trusted documents, rate and query limits,
+ * (bridge.ts) hands it to `gateway.fetch` as a POST with `Accept: text/event-stream` and relays the
+ * SSE answer as graphql-ws messages. So authentication, trusted documents, rate and query limits,
  * metrics, traces and the access log apply to a WebSocket operation exactly as to an HTTP one,
  * with no second list of rules to keep in step.
  *
@@ -39,13 +47,12 @@ import type { Gateway } from '../yoga.ts';
  * connection_init, else the oldest waiting for its key's proof, else the oldest in the allowance
  * below, is closed with 1013 Try Again Later (graphql-ws clients retry it with backoff) and cut if
  * it does not answer the close within a second. Only when every socket is acknowledged for a key
- * accepted lately is the upgrade answered 503. So sockets that never send connection_init churn
- * through their own slots and cannot lock merchants out.
+ * accepted lately is the upgrade answered 503 (why: docs/subscriptions.md, WebSocket admission).
  *
  * Admission by evidence: a well-formed key proves nothing (anyone can make one up), so only keys
  * the REST API accepted lately (MerchantWalletClient.scopeKnownGood) may fill the process's cap.
  * Sockets of keys not accepted lately share a small allowance (`unproven`, 5 % of `max` by
- * default). Past it, such a key's socket waits for one REST call that proves the key
+ * default: unproven-allowance.ts). Past it, such a key's socket waits for one REST call that proves the key
  * (MerchantWalletClient.proveKey) before it is acknowledged: accepted, it takes an ordinary slot;
  * refused, it is closed with 4401; with no answer either way, with 4429, as past its key's cap, so
  * graphql-ws clients retry with backoff. A socket in the allowance leaves it once its key is
@@ -311,175 +318,3 @@ const TRY_AGAIN_LATER = 1013;
 
 /** How long a socket closed to make room has to answer the close before it is cut. */
 const CLOSE_GRACE_MS = 1_000;
-
-/** An acknowledged socket: its key's scope, when an operation last ran on it, its ws socket. */
-interface AcknowledgedSocket {
-  scope: string;
-  busyAt: number;
-  ws: WebSocket;
-}
-
-/**
- * The slots of the sockets of keys not accepted lately, all keys together: holds those sockets,
- * and lets out the ones whose key has been accepted since (they then count as ordinary sockets).
- * Its work is bounded by its size, whatever the number of sockets.
- */
-class UnprovenAllowance {
-  private readonly held = new Set<AcknowledgedSocket>();
-  private readonly size: number;
-  readonly isKnownGood: (scope: string) => boolean;
-
-  constructor(size: number, isKnownGood: (scope: string) => boolean) {
-    this.size = size;
-    this.isKnownGood = isKnownGood;
-  }
-
-  /** Whether no slot is left, once the sockets whose key was accepted since have left. */
-  isFull(): boolean {
-    if (this.held.size < this.size) return false;
-    this.release();
-    return this.held.size >= this.size;
-  }
-
-  take(socket: AcknowledgedSocket): void {
-    this.held.add(socket);
-  }
-
-  /** A socket closed: its slot, if it held one, is free. */
-  leave(socket: AcknowledgedSocket): void {
-    this.held.delete(socket);
-  }
-
-  /** The socket that has held its slot longest, once the sockets whose key was accepted since have left. */
-  oldest(): AcknowledgedSocket | undefined {
-    this.release();
-    const [oldest] = this.held;
-    return oldest;
-  }
-
-  /** Lets out the sockets whose key was accepted since. */
-  release(): void {
-    for (const socket of this.held) if (this.isKnownGood(socket.scope)) this.held.delete(socket);
-  }
-}
-
-const BRIDGED = parse('subscription Bridged { __typename }');
-
-interface Bridged {
-  payload: SubscribePayload;
-  headers: Headers;
-  /** The operation's socket: closed with SERVICE_RESTART when the gateway interrupts a stream. */
-  socket: Extra['socket'];
-}
-
-/**
- * A stream interrupted by the gateway's shutdown closes its socket with 1012 Service Restart,
- * which graphql-ws's client (and Apollo's and urql's, which use it) retries, re-subscribing every
- * operation of the socket; a `complete` would have ended the operation for good.
- */
-const SERVICE_RESTART = 1012;
-const RESTART_REASON = 'Service restart: reconnect and resume';
-
-/** The headers an operation of this socket is sent with: its key, and who the client says it is. */
-function headersOf(request: IncomingMessage, params: Readonly<Record<string, unknown>> | undefined): Headers {
-  const headers = new Headers({ 'content-type': 'application/json', accept: 'text/event-stream' });
-  const authorization = authorizationOf(request, params);
-  for (const [name, value] of [
-    ['authorization', authorization],
-    ['user-agent', request.headers['user-agent']],
-    ['x-request-id', request.headers['x-request-id']],
-    ['graphql-client-name', request.headers['graphql-client-name']],
-    ['graphql-client-version', request.headers['graphql-client-version']],
-  ] as const) {
-    if (typeof value !== 'string') continue;
-    try {
-      headers.set(name, value);
-    } catch {
-      // Not a valid header value: sent without it, the operation fails as it would over HTTP.
-    }
-  }
-  return headers;
-}
-
-/**
- * The socket's well-formed `Bearer <key>`, from the connection_init payload or else the upgrade
- * request's header (the rule of HTTP requests, context.ts); null when neither has one.
- */
-function authorizationOf(
-  request: IncomingMessage,
-  params: Readonly<Record<string, unknown>> | undefined,
-): string | null {
-  const value = params?.Authorization ?? params?.authorization ?? request.headers.authorization;
-  return typeof value === 'string' && isBearer(value) ? value : null;
-}
-
-/**
- * One operation through the HTTP pipeline, its results as an async iterator. Returning it (the
- * client completed, or the socket closed) aborts the request at once, which ends the gateway's
- * subscription, even while it waits for the next event. A stream that ends without `complete`
- * was interrupted by the gateway's shutdown (plugins/resumable-streams.ts): the socket is closed
- * with SERVICE_RESTART and the operation is not completed, so the client reconnects.
- */
-function bridge(
-  gateway: Gateway,
-  { payload, headers, socket }: Bridged,
-  path: string,
-): AsyncIterableIterator<ExecutionResult> {
-  const aborted = new AbortController();
-  async function* results(): AsyncGenerator<ExecutionResult> {
-    const response = await gateway.fetch(`http://gateway.ws${path}`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ ...payload, ...(payload.query === '' && { query: undefined }) }),
-      signal: aborted.signal,
-    });
-    if (!response.headers.get('content-type')?.startsWith('text/event-stream') || !response.body) {
-      // Refused before it ran (401, 413, 429, trusted documents...): one result, as the POST got.
-      yield (await response.json()) as ExecutionResult;
-      return;
-    }
-    const events = response.body
-      .pipeThrough(new TextDecoderStream())
-      .pipeThrough(new EventSourceParserStream())
-      .getReader();
-    // Cancelling the reader cancels the response body, which ends the gateway's execution.
-    cancel = () => void events.cancel().catch(() => {});
-    if (aborted.signal.aborted) cancel();
-    for (;;) {
-      const { done, value: event } = await events.read();
-      if (event?.event === 'complete') return;
-      if (done) {
-        if (aborted.signal.aborted) return;
-        socket.close(SERVICE_RESTART, RESTART_REASON);
-        // Never completes: graphql-ws returns this iterator once the socket has closed.
-        await new Promise((resolve) => aborted.signal.addEventListener('abort', resolve, { once: true }));
-        return;
-      }
-      if (event.event === 'next' && event.data) yield JSON.parse(event.data) as ExecutionResult;
-    }
-  }
-  let cancel = () => {};
-  const generator = results();
-  const stop = () => {
-    aborted.abort();
-    cancel();
-  };
-  const iterator: AsyncIterableIterator<ExecutionResult> = {
-    [Symbol.asyncIterator]: () => iterator,
-    next: () =>
-      generator.next().catch((error: unknown) => {
-        if (aborted.signal.aborted) return { done: true, value: undefined };
-        throw error;
-      }),
-    return: async () => {
-      stop();
-      await generator.return(undefined).catch(() => {});
-      return { done: true, value: undefined };
-    },
-    throw: async (error?: unknown) => {
-      stop();
-      return generator.throw(error);
-    },
-  };
-  return iterator;
-}

@@ -22,10 +22,7 @@ export type ParsedWithdrawalInput =
 
 /** Positive is checked apart: at most 18 integer digits and 2 decimals, as the spec's amount. */
 const WITHDRAWAL_AMOUNT = /^(?:0|[1-9]\d{0,17})(?:\.\d{1,2})?$/;
-/**
- * The `idempotencyKey` input's contract. The sandbox checks its Idempotency-Key header
- * separately and on purpose: each half states what it accepts.
- */
+/** The `idempotencyKey` input's contract (the sandbox checks its own header apart, on purpose). */
 const IDEMPOTENCY_KEY = new RegExp(`^[\\x21-\\x7e]{1,${INPUT_LIMITS.idempotencyKey}}$`);
 
 /**
@@ -77,8 +74,7 @@ export function parseCreateWithdrawalInput(input: CreateWithdrawalInput): Parsed
       'idempotencyKey',
     );
   }
-  // Longer than any Tron address: refused as input here, with no wallet lookup (the address
-  // checks below may send one) and no base58 decoding of a long string.
+  // Refused as input, before the address checks below (a wallet lookup, base58 decoding).
   if (input.destination.identifier.length > INPUT_LIMITS.tronAddress) {
     return invalid(
       `destination.identifier must be a Tron address of ${INPUT_LIMITS.tronAddress} characters; received ${input.destination.identifier.length}`,

@@ -3,9 +3,8 @@ import type { Held, IdempotencyRecord, IdempotencyStore, PendingRecord } from '.
 import { nowOrLater, type StoreGuard, wasAsked } from './store-calls.ts';
 
 /**
- * One request's hold on an idempotency key: its name on the key's lease (idempotency-store.ts),
- * and the record it last wrote while holding it. Every write it makes to the key is fenced by
- * both, so a holder paused past its lease, and overtaken, changes nothing.
+ * One request's hold on an idempotency key (rule R1): its name on the key's lease and the record it
+ * last wrote, by both of which every write it makes to the key is fenced. Calls are guarded (R8).
  */
 export class KeyLease {
   readonly holder = randomUUID();
@@ -36,9 +35,8 @@ export class KeyLease {
   }
 
   /**
-   * Claims the key with the fresh record when nobody holds it (null: held now); else what holds
-   * it. A claim whose answer was lost (a timeout) may still have been written: freed once the
-   * store answers, so a retry need not wait out the lease.
+   * Claims the key with the fresh record (null: held now), else answers what holds it; a claim
+   * whose answer was lost is freed once the store answers (R1).
    */
   claim(): Promise<Held | null> {
     const { scope, key, holder, fresh } = this;
@@ -62,8 +60,7 @@ export class KeyLease {
     const taken = await this.guard(() =>
       this.store.takeOver(scope, key, found, next, this.leaseMs, holder),
     ).catch(async (error: unknown) => {
-      // A takeover Redis may still run holds the key for a lease: give the lease up, and keep the
-      // record (its submission's outcome is unknown) as it was.
+      // Gives up the lease a takeover may still take, keeping the record as it was (R1).
       if (wasAsked(error)) await nowOrLater(() => this.store.settle(scope, key, holder, next, next));
       throw error;
     });

@@ -8,27 +8,9 @@ import type { IdempotencyStore, Submission } from './idempotency-store.ts';
 import type { StoreGuard } from './store-calls.ts';
 
 /**
- * Finding what a POST with no answer created, without ever guessing. The REST API does not
- * deduplicate and an intent carries nothing of the request that made it, so an intent is taken as
- * a submission's only when all of this holds:
- *
- * - it has the submission's content (wallet, amount, fee mode, destination);
- * - it was created inside the submission's window: from when the POST was sent, less the clock
- *   allowance, to when the gateway stopped waiting plus the late-commit and clock allowances;
- * - the whole window was read (page by page, newest first, back to the window's start) after the
- *   window closed (the late-commit allowance after the gateway stopped waiting);
- * - nobody was handed it already (claimed intents), and no other submission of the same payout
- *   (another key, an unkeyed request, another replica) could have created it;
- * - it was made after the store's registries began (a Redis that lost its data lost its claims);
- * - it is the only such intent.
- *
- * No candidate in a fully read, closed window means the submission created nothing: sending again is
- * safe. Anything else is ambiguous, and the key stays blocked.
- *
- * Assumptions, stated in the docs: the REST API commits a request no later than the late-commit
- * allowance after the gateway stopped waiting for it; its clock is within the clock allowance of
- * the gateway's; its list is ordered newest first. An identical payout made straight on the REST
- * API (not through the gateway) inside the window cannot be told apart from the submission's own.
+ * What a POST with no answer created, without ever guessing: rule R7 of docs/withdrawals.md (its
+ * conditions, decisions and stated assumptions). An intent carries nothing of the request that
+ * made it, so it is taken as a submission's only by content, time window and the store's claims.
  */
 
 export interface ReconcileSettings {
@@ -44,7 +26,7 @@ export interface ReconcileSettings {
 export type AmbiguityReason =
   /** Another request with the same key is being processed right now. */
   | 'IN_PROGRESS'
-  /** The window has not closed yet: the first POST may still commit. Retry after retryAfterSeconds. */
+  /** The window has not closed yet: the first POST may still commit. */
   | 'WINDOW_OPEN'
   /** The list could not be read back to the window's start (the REST API failed, or the call budget ran out). */
   | 'WINDOW_UNREAD'
@@ -70,11 +52,7 @@ export function windowOf(submission: Submission, settings: ReconcileSettings) {
   };
 }
 
-/**
- * The payout a body makes, as a name for its submissions in the store: a hash of its content, the
- * same on every replica. The sender wallet belongs to one merchant, so two merchants never share
- * a payout.
- */
+/** The payout a body makes, naming its submissions in the store: a hash of its content (R2). */
 export function payoutOf(body: CreateWithdrawalIntentBody): string {
   return createHash('sha256')
     .update(
@@ -101,7 +79,7 @@ export function matchesBody(intent: WithdrawalIntentDTO, body: CreateWithdrawalI
   );
 }
 
-/** Time a retry keeps for reading the list once the window has closed; less, and it answers WINDOW_OPEN. */
+/** Time kept for reading the list once the window has closed; less left, and it is WINDOW_OPEN. */
 const READ_RESERVE_MS = 2_000;
 /** Pages of the intent list one reconciliation may read before it calls the window unread. */
 const MAX_PAGES = 50;
@@ -116,10 +94,9 @@ export interface ReconcileReads {
 }
 
 /**
- * Decides what `submission` created, reading the caller's intents once its window has closed,
- * waiting for that when the request's deadline allows. The list is read before the submissions
- * and claims: an intent seen in the list was registered by its submission before it existed, so
- * that submission, or its claim, is seen too.
+ * Decides what `submission` created, reading the caller's intents once its window has closed
+ * (waiting for that within the deadline). Throws only a refused key and the store's refusal. The
+ * list is read before the submissions and claims, so an intent it lists has its registration seen.
  */
 export async function reconcileSubmission(
   reads: ReconcileReads,
@@ -141,7 +118,6 @@ export async function reconcileSubmission(
   try {
     read = await readWindow(client, caller, window, settings.pageSize, MAX_PAGES);
   } catch (error) {
-    // A refused key is the caller's answer; anything else only means the list was not read.
     if (isGatewayError(error) && (error.code === 'UNAUTHENTICATED' || error.code === 'FORBIDDEN')) {
       throw error;
     }
@@ -158,14 +134,10 @@ export async function reconcileSubmission(
 }
 
 /**
- * The caller's intents created inside `window` (REST clock, epoch ms), read from the list, newest
- * first. Page 1 first; when the window lies further back than page 1 reaches, a binary search over
- * the pages finds the first page that reaches back to `window.to` (intents made after the window,
- * however many, are skipped), then pages are read in order until one reaches past `window.from` or
- * the list ends. Intents made while paging push older ones onto later pages: seen again, never
- * missed, and a page found by the search only moves later. `complete` is false when `maxPages`
- * did not suffice; a list found out of order is read whole from page 1. Errors of the REST API
- * propagate.
+ * The caller's intents created inside `window` (REST clock, epoch ms), newest first: page 1, a
+ * binary search for the first page reaching back to `window.to`, then pages in order past
+ * `window.from` (R7). `complete` is false when `maxPages` did not suffice; a list found out of
+ * order is read whole from page 1. Errors of the REST API propagate.
  */
 export async function readWindow(
   client: MerchantWalletClient,
@@ -175,7 +147,7 @@ export async function readWindow(
   maxPages: number,
 ): Promise<{ items: WithdrawalIntentDTO[]; complete: boolean }> {
   let reads = 0;
-  /** Pages the search probed, kept for the read in sequence: intents only move later, so still valid. */
+  /** Pages the search probed, reused in sequence: intents only move later, so they stay valid. */
   const probed = new Map<number, Awaited<ReturnType<typeof fetchPage>>>();
   const read = async (page: number) => {
     const kept = probed.get(page);
@@ -220,7 +192,6 @@ export async function readWindow(
   let page = 2;
   const oldest = first.times.at(-1) ?? Number.NEGATIVE_INFINITY;
   if (ordered && oldest > window.to && first.totalPages > 2) {
-    // The smallest page whose oldest intent is no newer than the window's end.
     let [low, high] = [2, first.totalPages];
     while (low < high) {
       if (reads >= maxPages) return { items: [], complete: false };
@@ -234,7 +205,6 @@ export async function readWindow(
       if (probe.items.length === 0 || (probe.times.at(-1) as number) <= window.to) high = middle;
       else low = middle + 1;
     }
-    // Out of order: the search means nothing, so the whole list is read.
     page = ordered ? low : 2;
     previous = Number.POSITIVE_INFINITY;
   }
@@ -244,10 +214,7 @@ export async function readWindow(
   return { items: [...seen.values()], complete: false };
 }
 
-/**
- * The decision, from the window's intents, the owners of those already handed out, and the other
- * submissions of the payout. Pure: reconcileSubmission reads, this judges.
- */
+/** R7's decision from the window's intents, their owners and the payout's other submissions. Pure. */
 export function decide(
   submission: Submission,
   body: CreateWithdrawalIntentBody,
@@ -267,7 +234,6 @@ export function decide(
       inWindow(Date.parse(intent.createdAt), window) &&
       (owners.get(intent.id) ?? submission.owner) === submission.owner,
   );
-  // Handed to this very owner already (a save that failed after the claim): that is the answer.
   const mine = candidates.find((intent) => owners.get(intent.id) === submission.owner);
   if (mine) return { kind: 'found', intent: mine };
   if (candidates.length === 0) return { kind: 'none' };
@@ -277,7 +243,6 @@ export function decide(
   }
   const [candidate] = candidates as [WithdrawalIntentDTO];
   const createdAt = Date.parse(candidate.createdAt);
-  // Made (on either clock) before the store's registries began: its claim may be lost with them.
   if (createdAt < registrySince + settings.clockAllowanceMs) {
     return { kind: 'ambiguous', reason: 'REGISTRY_RESET', candidates: ids, retryAfterMs: null };
   }
@@ -285,7 +250,6 @@ export function decide(
     (other) => other.id !== submission.id && inWindow(createdAt, windowOf(other, settings)),
   );
   if (rivals.length > 0) {
-    // A rival still in flight will settle: its answer claims the intent, or leaves it unknown.
     const settling = rivals.filter((rival) => rival.endedAt === null && rival.endsBy > now);
     const retryAfterMs = settling.length
       ? Math.max(...settling.map((rival) => windowOf(rival, settings).closesAt)) - now

@@ -2,27 +2,14 @@ import type { IdempotencyRecord, Submission } from './idempotency-store.ts';
 
 /**
  * The format of the withdrawal records a fleet shares in Redis (key records and payout submissions,
- * as JSON), so that two releases can run side by side on one Redis during a rolling deploy.
- *
- * Every JSON record this release writes carries `v: RECORD_FORMAT`. A record without `v` was
- * written by 0.1.0 and is format 1, the same as this release's. A record of a format this release
- * does not know (a newer release's, or a state it has never heard of) is never guessed at: the
- * withdrawal that meets it is refused unsent (IDEMPOTENCY_UNAVAILABLE, reason
- * RECORD_FORMAT_UNKNOWN), and a replica of the newer release answers the retry.
- *
- * The rules for changing a record (docs/upgrading.md): a release reads the previous release's
- * records, and writes only records the previous release reads; a change the previous release
- * cannot read is staged over two releases (first one that reads the new format, then one that
- * writes it) and bumps RECORD_FORMAT. Key names are part of the format: renaming one is such a
- * change (a replica that looks under another name reads a claimed key as free). The fleet test
- * `store-format.test.ts` pins every key and field this release writes.
+ * as JSON), carried as `v` by every record this release writes; a record without `v` is 0.1.0's,
+ * format 1. A record this release cannot read is never guessed at (rule R10, docs/withdrawals.md);
+ * the rules for changing the format, key names included, are docs/upgrading.md's, and the fleet
+ * test `store-format.test.ts` pins every key and field.
  */
 export const RECORD_FORMAT = 1;
 
-/**
- * A record this release cannot read: a newer release's format, or one no release wrote (edited or
- * corrupt). The withdrawal that meets it is refused unsent; retrying helps only in the first case.
- */
+/** A record this release cannot read: a newer release's, or one edited or corrupt (R10). */
 export class UnknownRecordFormatError extends Error {
   readonly format: unknown;
   /** A newer release's record (a replica of it can answer), not an edited or corrupt one. */
@@ -60,11 +47,7 @@ function parsed(json: string, what: string): Record<string, unknown> {
 }
 
 const isText = (value: unknown) => typeof value === 'string';
-/**
- * A REST error code as the REST API writes them (`withdrawal_intent.balance_insufficient`): a
- * refusal replays its code, as a typed result even for a code this release does not know
- * (WithdrawalRefusedError), so a record whose code is not one (empty, say) is not a refusal.
- */
+/** A REST error code as the REST API writes them; a record whose code is not one is not a refusal. */
 const isCode = (value: unknown) => typeof value === 'string' && /^[a-z][a-z0-9_.]{0,127}$/.test(value);
 const isTime = (value: unknown) => typeof value === 'number' && Number.isFinite(value);
 
@@ -91,14 +74,13 @@ function isSubmission(value: unknown): boolean {
 }
 
 /**
- * A key record from its stored JSON, exactly as stored (a record without `v` keeps none: the
- * fenced writes compare what they expect with the stored text, so it must stringify back to it).
+ * A key record from its stored JSON, exactly as stored (without `v` if it had none): fenced writes
+ * compare the stored text with what they expect. Throws UnknownRecordFormatError.
  */
 export function readKeyRecord(json: string): IdempotencyRecord {
   const record = parsed(json, 'idempotency record');
   const fields = STATE_FIELDS[String(record.state)];
   if (!fields) {
-    // A state this release has never heard of: a newer release's, if its format says so.
     throw new UnknownRecordFormatError('idempotency record', `state ${String(record.state)}`, false);
   }
   if (!isText(record.fingerprint) || !isTime(record.startedAt) || !fields(record)) {

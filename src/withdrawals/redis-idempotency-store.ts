@@ -14,21 +14,11 @@ import {
 import { readKeyRecord, readSubmission } from './record-format.ts';
 
 /**
- * The idempotency store of a fleet, in Redis (the contract: idempotency-store.ts). Every key has a
- * TTL, and the only record forgotten before it is a refusal, by CLAIM at the scope's bound (there is
- * no store-wide bound but Redis's memory); Redis itself must not evict
- * (`maxmemory-policy noeviction`, checked at start-up by warnIfRedisEvicts): a full Redis refuses
- * the claim, and the withdrawal is refused unsent.
- *
- * Per idempotency key: the record (JSON, 24 h) and its lease (`leaseMs`, judged by Redis's own
- * clock, so the replicas' clocks never have to agree), and the caller scope's index of its keys (a
- * sorted set scored by expiry) that bounds how many one scope may hold, with beside it the scope's
- * refusals (another sorted set, which the previous release neither reads nor writes: its refusals
- * are not named there, so they are kept to their TTL). Every step that decides
- * who may send is one Lua script, atomic in Redis. Keys of one caller scope share the hash tag
- * `{scope}`, a payout's submissions the tag `{payout}`, and each claimed intent is one key: every
- * script touches one slot, so they stay valid in a Redis Cluster (CLAIM also deletes a forgotten
- * refusal's record, which it cannot name in advance: a key of the same scope, so of the same slot).
+ * The idempotency store of a fleet, in Redis (the contract: idempotency-store.ts; the keys:
+ * docs/upgrading.md; bounds: docs/withdrawals.md, Storage bounds). Every key has a TTL; Redis must
+ * not evict (`maxmemory-policy noeviction`, warnIfRedisEvicts), so a full Redis refuses the claim.
+ * Every step that decides who may send is one Lua script touching one hash slot (`{scope}` or
+ * `{payout}`), so the scripts stay valid in a Redis Cluster; leases are judged by Redis's clock.
  */
 
 const PREFIX = 'mwg';
@@ -36,13 +26,10 @@ const PREFIX = 'mwg';
 const SINCE_KEY = `${PREFIX}:registry-since`;
 
 // KEYS: record, lease, scope index, scope refusals. ARGV: record JSON, ttl ms, lease ms, key, now ms,
-// max keys, holder, the scope's record key prefix, its lease key prefix. Returns nil when claimed
-// (or the number of refusals forgotten to make room, when some were), 'full' at the scope's bound
-// held by other records, else {record JSON, 1 if leased}. A claim this holder already made (a
-// command the client could not see answered) counts as claimed.
-// At the bound, the scope's oldest refusal is forgotten (record and index entry), and only a record
-// that is still a refusal and unleased: an entry of the refusals set is a hint (a key that expired
-// and was claimed again, by this release or the one before, may still be named there).
+// max keys, holder, the scope's record and lease key prefixes. Returns nil when claimed (this
+// holder's earlier claim included), or the number of refusals forgotten to make room; 'full' when
+// other records fill the scope's bound; else {record JSON, 1 if leased}. A refusals entry is a hint:
+// only a record still refused and unleased is forgotten.
 const CLAIM = `
 local current = redis.call('GET', KEYS[1])
 if current then
@@ -88,9 +75,8 @@ redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
 return 1`;
 
 // KEYS: record, lease, scope index, scope refusals. ARGV: holder, expected JSON, record JSON ('' forgets),
-// ttl ms, key, now ms, '1' when the record is a refusal. Fenced: applies only while holder holds
-// the lease, or nobody does and the record is expected. A refusal is named in the scope's
-// refusals, scored by its expiry, so that CLAIM may forget it to make room.
+// ttl ms, key, now ms, '1' when the record is a refusal (named in the refusals for CLAIM). Fenced:
+// applies only while holder holds the lease, or nobody does and the record is expected.
 const SETTLE = `
 local lease = redis.call('GET', KEYS[2])
 if lease ~= ARGV[1] and (lease or redis.call('GET', KEYS[1]) ~= ARGV[2]) then return 0 end
@@ -144,9 +130,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly onEvicted: (() => void) | undefined;
 
   /**
-   * `connections`: one, or several used in turn, so that one WAIT held by a slow replica does not
-   * queue every other withdrawal's commands behind it (replication is one ordered stream, so a
-   * WAIT on any connection acknowledges every write made before it).
+   * `connections`: one, or several used in turn, so that a WAIT held by a slow replica does not
+   * queue every other withdrawal's commands (a WAIT acknowledges every write made before it).
    */
   constructor(connections: RedisClient | readonly RedisClient[], options: RedisStoreOptions) {
     this.connections = Array.isArray(connections) ? connections : [connections as RedisClient];
@@ -164,10 +149,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * One command for a request: refused at once (NotAskedError) while the health knows Redis does
-   * not answer. Its own failures are not reported to the health: a command may wait here behind
-   * another's WAIT for a slow replica, which says nothing about Redis itself; the health's PING
-   * and the other callers judge that.
+   * One command for a request, refused at once (NotAskedError) while the health knows Redis does
+   * not answer. Its failures are not reported to the health: it may have waited behind a WAIT.
    */
   private async run<T>(command: () => Promise<T>): Promise<T> {
     if (this.health && !this.health.responsive) throw new NotAskedError('redis does not answer');
@@ -175,9 +158,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * One script whose write must survive a failover: with acknowledgements asked for, sent with a
-   * WAIT behind it on the same connection (a pipeline goes to the one node of the script's slot),
-   * and refused (ReplicaAckError) when fewer replicas hold it.
+   * One script whose write must survive a failover: followed by a WAIT in one pipeline when
+   * acknowledgements are asked for; ReplicaAckError when fewer replicas hold it.
    */
   private async acknowledged(script: string, keys: string[], args: (string | number)[]): Promise<unknown> {
     if (this.minReplicaAcks === 0) {
@@ -191,15 +173,13 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         .wait(this.minReplicaAcks, this.ackTimeoutMs)
         .exec();
       const [[writeError, written] = [], [waitError, acknowledged] = []] = replies ?? [];
-      // A pipeline's MOVED is not followed by ioredis: the write is refused, and the Cluster's
-      // slots are read again for the next one.
+      // ioredis does not follow a pipeline's MOVED: refused, slots read again for the next write.
       if (writeError && /^(MOVED|ASK|CLUSTERDOWN)/.test(writeError.message)) refreshSlots(redis);
       if (writeError) throw writeError;
       if (waitError) throw waitError;
       return [written, Number(acknowledged)] as const;
     });
-    // Nothing written (not the holder, or already claimed): nothing to acknowledge. Too few
-    // replicas is Redis answering, not Redis failing: the health is not told.
+    // Nothing written (not the holder, or already claimed): nothing to acknowledge.
     if (written !== 0 && acknowledged < this.minReplicaAcks) {
       throw new ReplicaAckError(acknowledged, this.minReplicaAcks);
     }
@@ -353,11 +333,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     return since === null ? Number.NEGATIVE_INFINITY : Number(since);
   }
 
-  /**
-   * Marks that Redis lost its data now (keepFleetScopeSecret found the fleet's secret gone):
-   * claims and submissions written before are gone, and reconciliation will not vouch for intents
-   * made before this.
-   */
+  /** Marks now as when Redis lost its data (its claims with it): R7 vouches for no older intent. */
   async markDataLoss(): Promise<void> {
     await this.redis.set(SINCE_KEY, Date.now());
   }
@@ -369,8 +345,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 }
 
-// The scope is an HMAC and the payout a hash (base64url): neither contains the braces of a hash tag.
-// An intent's owner key stands alone, so it needs no tag.
+// Scopes and payouts are base64url, so they never contain a hash tag's braces.
 const recordKey = (scope: string, key: string) => `${PREFIX}:{${scope}}:idem:${key}`;
 const leaseKey = (scope: string, key: string) => `${PREFIX}:{${scope}}:lease:${key}`;
 const indexKey = (scope: string) => `${PREFIX}:{${scope}}:keys`;

@@ -1,24 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import type { Caller } from '../upstream/caller.ts';
-import type { MerchantWalletClient, WithdrawalPostResult } from '../upstream/client.ts';
+import type { MerchantWalletClient } from '../upstream/client.ts';
 import type { CreateWithdrawalIntentBody, WithdrawalIntentDTO } from '../upstream/types.ts';
+import type { WithdrawalPostResult } from '../upstream/withdrawal-post-result.ts';
 import type { IdempotencyStore, Submission } from './idempotency-store.ts';
 import { RECORD_FORMAT } from './record-format.ts';
 import { nowOrLater } from './store-calls.ts';
 import { DataInvalidError, WithdrawalUserError, withdrawalUserError } from './user-errors.ts';
 
 /**
- * What a sent POST leaves its key holding, each kind named for it (WithdrawalService's contract):
- * the intent, the refusal, nothing, or the pending submission. The POST's own result
- * (WithdrawalPostResult: created | rejected | not_sent | unknown) is the client's, from HTTP facts.
+ * What a sent POST leaves its key holding, decided from the client's WithdrawalPostResult
+ * (docs/withdrawals.md, Where it is decided).
  */
 export type SentOutcome =
-  /** The intent exists, and is claimed for the submission's owner (or its submission stays). */
+  /** The intent exists, claimed for the submission's owner (or its submission stays: R3). */
   | { kind: 'created'; intent: WithdrawalIntentDTO }
   /** A business refusal of the REST API: nothing was created, and the refusal is the key's to keep. */
   | { kind: 'refusal_kept'; refusal: WithdrawalUserError }
-  /** Nothing was created, and the failure says nothing of the withdrawal (401, 403, another 4xx, not sent). */
+  /** Nothing was created, and the failure says nothing of the withdrawal (R6). */
   | { kind: 'forgotten'; error: unknown }
   /** It may have created an intent: its submission stays registered, `ended`, for reconcilers. */
   | { kind: 'unknown'; error: unknown; ended: Submission };
@@ -43,9 +43,9 @@ export function newSubmission(caller: Caller, owner: string, leaseMs: number, no
 }
 
 /**
- * Sends one POST registered as `submission` of `payout`, and settles the registration by its
- * outcome: a created intent is claimed for the submission's owner before it is returned, a
- * definite failure or a refusal removes the submission, an unknown outcome leaves it, ended.
+ * Sends one POST registered as `submission` of `payout` and settles the registration: a created
+ * intent is claimed before it is returned (R3), a refusal or a definite failure removes the
+ * submission, an unknown outcome leaves it, ended. Never throws.
  */
 export async function sendSubmission(
   deps: SendDeps,
@@ -59,9 +59,7 @@ export async function sendSubmission(
   const outcome = await outcomeOf(deps, caller, body, key);
   if (outcome.kind === 'created') {
     const { intent } = outcome;
-    // The intent exists: it is answered whatever the store says. When the claim cannot be written,
-    // the submission stays registered (in flight, then past its end), so no reconciler can take
-    // the intent as its own: it sees a rival and answers ambiguous instead.
+    // The intent exists: answered whatever the store says (R3).
     await nowOrLater(async () => {
       const other = await store.claimIntent(intent.id, submission.owner);
       if (other === null) await store.removeSubmission(payout, submission.id);
@@ -105,17 +103,13 @@ async function outcomeOf(
     case 'rejected': {
       const refusal = withdrawalUserError(result.code, result.error.message);
       if (!refusal) return { kind: 'forgotten', error: result.error };
-      // Every field but the wallet passed input.ts: a data_invalid that names no input field is
-      // the REST API refusing the wallet (its message speaks of `senderWalletId`). Said in the
-      // input's own terms when the wallet is indeed not the caller's.
+      // The REST API refusing the wallet, said in the input's terms (R4).
       if (refusal instanceof DataInvalidError && refusal.field === null) {
         try {
           await requireWallet(deps.client, caller, body.senderWalletId, body.senderWalletId);
         } catch (error) {
-          // Refused either way; without the wallet's answer the refusal is not the key's to keep.
           if (error instanceof WithdrawalUserError) return { kind: 'refusal_kept', refusal: error };
-          // The wallet's GET failed: the POST's own refusal is the answer (nothing was created),
-          // not the GET's outage, which says nothing of the POST. Not kept: a retry asks again.
+          // The GET failed: the POST's own refusal is the answer, not kept (R4).
           return { kind: 'forgotten', error: refusal };
         }
       }

@@ -40,27 +40,11 @@ type TakenKey =
   | { kind: 'held'; lease: KeyLease; earlier: Submission | undefined };
 
 /**
- * Creating a withdrawal at most once per idempotency key, against a REST API that does not
- * deduplicate, with other keys, unkeyed requests and other replicas acting at the same time
- * (the guarantee, as invariants, is in the docs' Withdrawals page). A keyed request takes the key,
- * resolves an earlier request's POST, then sends (submitKeyed):
- *
- * - take the key (takeKey): concurrent requests with the same key in this process join the first
- *   one (submit, before any step); across processes the key's lease (KeyLease) lets one request send at a time, and every
- *   write a request makes to its key is fenced by its lease (a holder paused past it changes
- *   nothing). A success or a business refusal is kept for 24 h and replayed; the same key with a
- *   different input is IdempotencyKeyReusedError;
- * - resolve an earlier request (resolveEarlier): an unknown outcome (OUTCOME_UNKNOWN) left the key
- *   pending with its submission. A retry reconciles (reconcile.ts): it returns the one intent the
- *   submission can have created, sends again when a fully read, closed window holds none, and
- *   otherwise sends nothing and answers OUTCOME_UNKNOWN with a reason, keeping the key blocked;
- * - send (sendHeld): every POST, keyed or not, is registered as a submission of its payout before
- *   it is sent, and every intent handed to a caller is claimed for it before the answer leaves
- *   (send-submission.ts). A definite failure (401, 403, another 4xx, not sent) creates nothing
- *   and leaves nothing: the key is forgotten, and a retry asks the REST API again.
- *
- * Without a key the POST is sent once and never retried; its submission and intent are registered
- * all the same, so no keyed retry can take its intent.
+ * createWithdrawalIntent at most once per idempotency key, against a REST API that does not
+ * deduplicate: the guarantee (I1–I5) and rules R1–R11 of docs/withdrawals.md. A keyed request
+ * takes the key (takeKey: R1, R4, R5), resolves an earlier request's unknown outcome
+ * (resolveEarlier: R7), then sends (sendHeld: R2, R3, R6); an unkeyed one is registered and sent
+ * once (R2).
  */
 export class WithdrawalService {
   private readonly inFlight = new Map<
@@ -101,14 +85,12 @@ export class WithdrawalService {
   }
 
   /**
-   * createWithdrawalIntent: checks the input (input.ts), then submits it. Refusals are typed
-   * results (WithdrawalUserError) that name the GraphQL input's fields, in the REST API's order:
-   * an unknown wallet is named before a bad destination, as the REST API would name it.
+   * Checks the input (input.ts), then submits it. Refusals are WithdrawalUserErrors naming the
+   * GraphQL input's fields in the REST API's order (an unknown wallet before a bad destination).
    */
   async create(caller: Caller, input: CreateWithdrawalInput): Promise<WithdrawalIntentDTO> {
     const parsed = parseCreateWithdrawalInput(input);
     if (!parsed.ok) {
-      // The address was refused here, before the REST API saw the wallet it checks first.
       if (parsed.error.code === 'withdrawal_intent.destination_invalid') {
         await requireWallet(this.client, caller, String(input.walletId), parsed.walletId);
       }
@@ -117,7 +99,7 @@ export class WithdrawalService {
     return this.submit(caller, parsed.body, parsed.idempotencyKey);
   }
 
-  /** Sends a checked body once per idempotency key (see the class comment). */
+  /** Sends a checked body once per idempotency key; requests of a key under way join it (R1). */
   async submit(
     caller: Caller,
     body: CreateWithdrawalIntentBody,
@@ -139,12 +121,7 @@ export class WithdrawalService {
     return result;
   }
 
-  /**
-   * `outcome`, once the caller's cached reads and kept results are forgotten (here and across the
-   * fleet) whenever its money moved or may have: after a success, whether the intent was created
-   * now, replayed or found by reconciling a lost answer, and after OUTCOME_UNKNOWN. Before the
-   * answer leaves, so the caller's next read shows the withdrawal. A definite refusal moved nothing.
-   */
+  /** `outcome`, once the caller's reads are forgotten after a success or OUTCOME_UNKNOWN (R9). */
   private forgettingReads(
     caller: Caller,
     outcome: Promise<WithdrawalIntentDTO>,
@@ -168,7 +145,6 @@ export class WithdrawalService {
     const submission = newSubmission(caller, ownerOfUnkeyed(randomUUID()), this.settings.leaseMs, this.now());
     const payout = payoutOf(body);
     await this.guard(() => this.store.putSubmission(payout, submission)).catch(async (error: unknown) => {
-      // Not sent: a submission written late, or not acknowledged, must not stand as a rival of others.
       if (wasAsked(error)) await nowOrLater(() => this.store.removeSubmission(payout, submission.id));
       throw error;
     });
@@ -177,7 +153,6 @@ export class WithdrawalService {
     throw sent.kind === 'refusal_kept' ? sent.refusal : sent.error;
   }
 
-  /** A keyed request: take the key, resolve an earlier request's POST, send (see the class comment). */
   private async submitKeyed(
     caller: Caller,
     body: CreateWithdrawalIntentBody,
@@ -194,22 +169,19 @@ export class WithdrawalService {
   }
 
   /**
-   * Takes the key: claims it when nobody has, waits while another request holds its lease, replays
-   * a kept outcome, or takes over a pending key nobody holds (its request ended without an answer,
-   * or its process died). Throws a kept refusal, IdempotencyKeyReusedError, UNAUTHENTICATED (a
-   * key revoked since, requireAcceptedKey), IDEMPOTENCY_UNAVAILABLE (the store, guardStore), or
-   * OUTCOME_UNKNOWN (IN_PROGRESS) when the deadline comes before the other request's outcome.
+   * Claims the key, waits while another request holds it, replays a kept outcome, or takes over a
+   * pending key nobody holds (R1, R4, R5). Throws a kept refusal, IdempotencyKeyReusedError,
+   * UNAUTHENTICATED (a key revoked since), IDEMPOTENCY_UNAVAILABLE (the store), or OUTCOME_UNKNOWN
+   * (IN_PROGRESS) when the deadline comes before the other request's outcome.
    */
   private async takeKey(caller: Caller, key: string, fingerprint: string): Promise<TakenKey> {
     const fresh: PendingRecord = { v: RECORD_FORMAT, state: 'pending', fingerprint, startedAt: this.now() };
     const { leaseMs } = this.settings;
     const lease = new KeyLease(this.store, this.guard, leaseMs, caller.scope, key, fresh);
     let held = await this.traced('withdrawal.idempotency.claim', () => lease.claim());
-    /** A request counts once in the `waited` metric, however often it polls a key another holds. */
     let waited = false;
     for (let wait = 10; held; wait = Math.min(wait * 2, 200)) {
       const { record, leased } = held;
-      // A settled record is answered from the store: only to a key the REST API still accepts.
       if (record.state !== 'pending') await this.requireAcceptedKey(caller);
       if (record.fingerprint !== fingerprint) throw this.reused();
       if (record.state === 'succeeded') {
@@ -223,7 +195,6 @@ export class WithdrawalService {
       if (leased) {
         if (!waited) this.metrics?.idempotency('waited');
         waited = true;
-        // Another request (in another process) may be sending right now: wait for its outcome.
         if (caller.deadline !== undefined && Date.now() + wait >= caller.deadline) {
           throw outcomeStillUnknown(key, 'IN_PROGRESS', [], leaseMs);
         }
@@ -231,7 +202,6 @@ export class WithdrawalService {
         held = (await lease.read()) ?? (await lease.claim());
         continue;
       }
-      // A pending record nobody holds: take the key over (only one request can).
       if (await lease.takeOver(record)) return { kind: 'held', lease, earlier: record.attempt };
       held = await lease.read();
     }
@@ -239,9 +209,8 @@ export class WithdrawalService {
   }
 
   /**
-   * Resolves `earlier`, the POST of a request whose outcome is unknown (reconcile.ts): the intent
-   * it created, claimed for this key; null when it created none, and this request sends. Otherwise
-   * throws OUTCOME_UNKNOWN: nothing is sent and the key stays blocked.
+   * Reconciles `earlier`, a POST whose outcome is unknown (R7): the intent it created, claimed for
+   * this key; null when it created none. Otherwise throws OUTCOME_UNKNOWN, the key kept blocked.
    */
   private async resolveEarlier(
     caller: Caller,
@@ -251,7 +220,6 @@ export class WithdrawalService {
     earlier: Submission,
   ): Promise<WithdrawalIntentDTO | null> {
     const payout = payoutOf(body);
-    // On any failure the key keeps its record, with its earlier submission, for the next retry.
     const keep = async (error: unknown): Promise<never> => {
       await lease.settle(lease.record);
       throw error;
@@ -274,7 +242,6 @@ export class WithdrawalService {
         return decision.intent;
       }
     }
-    // Ambiguous, or the one candidate was claimed by someone else meanwhile: send nothing.
     this.metrics?.idempotency('reconciled_ambiguous');
     await lease.settle(lease.record);
     if (decision.kind === 'found') {
@@ -286,10 +253,8 @@ export class WithdrawalService {
   }
 
   /**
-   * Sends while holding the key: names the POST in the key's record and registers it with its
-   * payout (only while still the holder), sends it, and settles the key by what it did: a success
-   * or a business refusal kept, a definite failure forgotten, an unknown outcome left pending with
-   * its submission, ended, for the next retry to reconcile.
+   * Names the POST in the key's record and registers it (R2), sends it, and settles the key by the
+   * SentOutcome: kept (R4), forgotten (R6), or left pending with its ended submission (R7).
    */
   private async sendHeld(
     caller: Caller,
@@ -312,7 +277,6 @@ export class WithdrawalService {
       if (!(await lease.update(sending))) throw outcomeStillUnknown(key, 'IN_PROGRESS', [], leaseMs);
       await this.guard(() => this.store.putSubmission(payout, submission));
     } catch (error) {
-      // Nothing was sent: free the key and the submission, now or once the store answers again.
       await lease.settle(null, () => this.store.removeSubmission(payout, submission.id));
       throw error;
     }
@@ -336,8 +300,6 @@ export class WithdrawalService {
         throw refusal;
       }
       case 'forgotten':
-        // The refusal is not the key's to keep (a 401 says nothing about the withdrawal): a retry
-        // asks the REST API again, and an unauthenticated flood leaves nothing.
         this.metrics?.idempotency('cleared');
         await lease.settle(null);
         throw sent.error;
@@ -347,13 +309,7 @@ export class WithdrawalService {
     }
   }
 
-  /**
-   * Before a key's kept outcome is replayed (or its key called reused): one fresh GET, even for a
-   * key the REST API accepted a moment ago (MerchantWalletClient.proveKeyNow; none for a key
-   * refused within its TTL), so a key revoked since is answered UNAUTHENTICATED, never its earlier
-   * withdrawal. With no answer either way (a 403, a 5xx, a timeout) the outcome is replayed:
-   * refusing it would tell a retrying client nothing about an intent that exists.
-   */
+  /** Throws UNAUTHENTICATED when a fresh GET finds the key refused; any other answer passes (R5). */
   private async requireAcceptedKey(caller: Caller): Promise<void> {
     const proof = await this.client.proveKeyNow(caller);
     if (proof.kind === 'refused') throw proof.error;

@@ -6,18 +6,12 @@ import { LoopStalledError } from '../redis/command-bounds.ts';
 import { IDEMPOTENCY_TTL_MS, NotAskedError, ReplicaAckError, StoreFullError } from './idempotency-store.ts';
 import { UnknownRecordFormatError } from './record-format.ts';
 
-/**
- * The two ways the withdrawal service calls its IdempotencyStore: a call that decides whether the
- * POST may be sent (guarded: refused unsent when the store cannot answer), and a write that must
- * happen, though not before the answer (now or later).
- */
-
+/** The two ways the withdrawal service calls its store: guarded, or now or later (rule R8). */
 export type StoreGuard = <T>(call: () => Promise<T>) => Promise<T>;
 
 /**
- * A store call that decides whether the POST may be sent. When the store cannot answer, the
- * withdrawal is refused (IDEMPOTENCY_UNAVAILABLE, `sent: false`) before anything is sent: never
- * sent unprotected.
+ * Wraps a store call that decides whether the POST may be sent: any failure becomes
+ * IDEMPOTENCY_UNAVAILABLE (`sent: false`) with the reason its cause names (R8).
  */
 export function guardStore(
   metrics: Pick<GatewayMetrics, 'idempotency'> | undefined,
@@ -50,7 +44,6 @@ function refusedUnsent(
     );
   }
   if (error instanceof UnknownRecordFormatError) {
-    // A newer release's record, met during a rolling deploy: guessing at it could send twice.
     metrics?.idempotency('refused_format');
     logger?.warn({ err: error.message }, 'withdrawal refused unsent: a record this release cannot read');
     return refused(
@@ -68,7 +61,6 @@ function refusedUnsent(
     );
   }
   if (error instanceof LoopStalledError) {
-    // Redis may well have answered: this process did not get to read it in time.
     metrics?.idempotency('refused_busy');
     logger?.warn(
       { err: error.message, stalledMs: error.stalledMs },
@@ -93,13 +85,8 @@ export function wasAsked(error: unknown): boolean {
 }
 
 /**
- * A write to the store that must happen, though not before the answer: tried now, and, while
- * the store does not answer (or answered too late to be seen), again in the background with a
- * backoff from 1 s to 30 s, for as long as the store keeps its records (24 h). Each such write
- * is fenced or idempotent, so a late or repeated one changes nothing it should not. Used for
- * the outcome of a sent POST (a replay then finds it at once rather than reconciling), and to
- * free what a request that sent nothing may still have written (Redis runs a command the
- * gateway stopped waiting for when it resumes).
+ * A fenced or idempotent write that must happen, though not before the answer: tried now, then in
+ * the background with a backoff from 1 s to 30 s for up to 24 h (R8). Never throws.
  */
 export async function nowOrLater(write: () => Promise<unknown>): Promise<void> {
   try {

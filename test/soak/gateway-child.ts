@@ -11,7 +11,7 @@
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/config.ts';
 import { createGatewayRuntime } from '../../src/runtime.ts';
-import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
+import { MemoryIdempotencyStore } from '../../src/withdrawals/memory-idempotency-store.ts';
 
 const config = loadConfig();
 const upstreamURL = config.upstreamURL;

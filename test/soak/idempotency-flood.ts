@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { connectRedis, type RedisClient, singleRedis } from '../../src/redis/connection.ts';
 import { createGatewayRuntime } from '../../src/runtime.ts';
-import { MemoryIdempotencyStore } from '../../src/withdrawals/idempotency-store.ts';
+import { MemoryIdempotencyStore } from '../../src/withdrawals/memory-idempotency-store.ts';
 import type { Gateway } from '../../src/yoga.ts';
 import { DEFAULTS, testConfig } from '../support/gateway.ts';
 import { startRedis } from '../support/redis.ts';

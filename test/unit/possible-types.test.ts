@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { isAbstractType } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { USER_ERRORS } from '../../src/errors/error-codes.ts';
 import { schema } from '../../src/schema/index.ts';
-import { USER_ERRORS } from '../../src/withdrawals/user-errors.ts';
 
 // schema/possible-types.json is what an Apollo Client app passes to InMemoryCache({ possibleTypes }):
 // without it the cache cannot match `... on UserError` and drops `code` and `message`.

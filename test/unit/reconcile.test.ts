@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { CreateWithdrawalIntentBody, WithdrawalIntentDTO } from '../../src/upstream/types.ts';
 import type { Submission } from '../../src/withdrawals/idempotency-store.ts';
+import { StoreFullError } from '../../src/withdrawals/idempotency-store.ts';
 import {
   MERCHANT_KEYS_FACTOR,
   MemoryIdempotencyStore,
-  StoreFullError,
-} from '../../src/withdrawals/idempotency-store.ts';
+} from '../../src/withdrawals/memory-idempotency-store.ts';
 import {
   decide,
   payoutOf,

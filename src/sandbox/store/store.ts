@@ -11,6 +11,7 @@ import {
   checkDepositTransition,
   checkWithdrawalTransition,
 } from './lifecycle.ts';
+import { OpenRecords } from './open-records.ts';
 import {
   type ApiKeyRecord,
   type CreateWithdrawalInput,
@@ -38,9 +39,9 @@ export interface StoreOptions {
 /**
  * The sandbox's state, free of HTTP: merchants, keys, wallets, deposits and intents, with their
  * per-merchant timelines. Money moves in ledger.ts, the withdrawal rules live in
- * withdrawal-rules.ts, status changes in lifecycle.ts; this class finds the records and keeps the
- * indexes. Longer than most files here, and one thing: the index of every record, with one
- * find/insert/list method per resource, each a few lines.
+ * withdrawal-rules.ts, status changes in lifecycle.ts, what the auto-advance looks at in
+ * open-records.ts; this class finds the records and keeps the indexes: the index of every record,
+ * with one find/insert/list method per resource, each a few lines.
  * Every mutation runs synchronously from check to commit, so on Node's single thread two requests
  * can never interleave inside one: that is what makes "check the balance, then lock it" atomic.
  */
@@ -58,12 +59,8 @@ export class SandboxStore {
   private readonly depositTimelines = new Map<string, Timeline<DepositRecord>>();
   private readonly withdrawalTimelines = new Map<string, Timeline<WithdrawalRecord>>();
   private readonly idempotency = new IdempotencyLog();
-  // Open records, in the order they were recorded, so the auto-advance's once-a-second look costs
-  // what is open, not the whole history (100k deposits in a benchmark-sized world).
-  private readonly openDepositIds = new Set<string>();
-  private readonly openWithdrawalIds = new Set<string>();
-  /** Intents the auto-advance leaves alone until their first read by id: id → that read's time (null: none yet). */
-  private readonly holds = new Map<string, string | null>();
+  /** The records still open, and the held intents: what the auto-advance looks at. */
+  private readonly open = new OpenRecords();
 
   constructor(options: StoreOptions = {}) {
     this.now = options.now ?? (() => new Date());
@@ -228,7 +225,7 @@ export class SandboxStore {
       updatedAt: createdAt,
     };
     this.deposits.set(deposit.id, deposit);
-    this.openDepositIds.add(deposit.id);
+    this.open.depositOpened(deposit);
     this.timeline(this.depositTimelines, wallet.merchantId).insert(deposit);
     if (input.status !== 'pending') this.settleDeposit(deposit, input.status, createdAt);
     return deposit;
@@ -256,7 +253,7 @@ export class SandboxStore {
     const wallet = this.wallets.get(deposit.walletId);
     if (!wallet) throw new Error(`deposit ${deposit.id} references missing wallet ${deposit.walletId}`);
     applyDepositStatus(deposit, wallet, status, at);
-    if (deposit.finalizedAt !== null) this.openDepositIds.delete(deposit.id);
+    if (deposit.finalizedAt !== null) this.open.depositClosed(deposit.id);
   }
 
   // --- withdrawal intents -------------------------------------------------------------------
@@ -265,7 +262,7 @@ export class SandboxStore {
   getWithdrawal(merchantId: string, id: string): WithdrawalRecord {
     const intent = this.withdrawals.get(id);
     if (!intent || intent.merchantId !== merchantId) throw notFound();
-    if (this.holds.get(id) === null) this.holds.set(id, this.timestamp());
+    this.open.read(id, () => this.timestamp());
     return intent;
   }
 
@@ -335,7 +332,7 @@ export class SandboxStore {
       ...fields,
     };
     this.withdrawals.set(intent.id, intent);
-    this.openWithdrawalIds.add(intent.id);
+    this.open.withdrawalOpened(intent);
     this.timeline(this.withdrawalTimelines, wallet.merchantId).insert(intent);
     return intent;
   }
@@ -348,7 +345,7 @@ export class SandboxStore {
     const wallet = this.wallets.get(intent.walletId);
     if (!wallet) throw new Error(`withdrawal intent ${id} references a missing wallet`);
     applyWithdrawalStatus(intent, wallet, status, at, () => this.newTxHash());
-    if (!OPEN_WITHDRAWAL.has(status)) this.openWithdrawalIds.delete(id);
+    if (!OPEN_WITHDRAWAL.has(status)) this.open.withdrawalClosed(id);
     return intent;
   }
 
@@ -366,28 +363,23 @@ export class SandboxStore {
 
   /** Deposits still pending or processing, in the order recorded (a copy: safe to transition while iterating). */
   openDeposits(): DepositRecord[] {
-    return [...this.openDepositIds].map((id) => this.deposits.get(id) as DepositRecord);
+    return this.open.openDeposits();
   }
 
   /** Intents still preparing, reviewing or pending, in the order recorded (a copy, as openDeposits). */
   openWithdrawals(): WithdrawalRecord[] {
-    return [...this.openWithdrawalIds].map((id) => this.withdrawals.get(id) as WithdrawalRecord);
+    return this.open.openWithdrawals();
   }
 
-  /**
-   * Holds an intent where it is until its first read by id (getWithdrawal): the auto-advance
-   * leaves it alone until then, and runs its clock from that read. The embedded sandbox's demo
-   * intent, so that whoever first watches it sees it walk. Status changes through the admin API
-   * still apply.
-   */
+  /** Holds an intent where it is until its first read by id (getWithdrawal): OpenRecords.hold. */
   holdUntilRead(id: string): void {
     if (!this.withdrawals.has(id)) throw notFound();
-    this.holds.set(id, null);
+    this.open.hold(id);
   }
 
   /** For the auto-advance: undefined if `id` was never held, null while it is, else when its first read released it. */
   releasedAt(id: string): string | null | undefined {
-    return this.holds.get(id);
+    return this.open.releasedAt(id);
   }
 
   private timeline<T extends { id: string; createdAt: string }>(

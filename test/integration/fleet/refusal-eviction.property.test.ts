@@ -6,10 +6,10 @@ import {
   IDEMPOTENCY_TTL_MS,
   type IdempotencyRecord,
   type IdempotencyStore,
-  MemoryIdempotencyStore,
   type PendingRecord,
   StoreFullError,
 } from '../../../src/withdrawals/idempotency-store.ts';
+import { MemoryIdempotencyStore } from '../../../src/withdrawals/memory-idempotency-store.ts';
 import { RedisIdempotencyStore } from '../../../src/withdrawals/redis-idempotency-store.ts';
 import { previousReleaseCheckout } from '../../support/previous-release.ts';
 import { type RunningRedis, startRedis } from '../../support/redis.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { globalIdOf } from '../../../src/schema/global-ids.ts';
-import { MemoryIdempotencyStore } from '../../../src/withdrawals/idempotency-store.ts';
+import { MemoryIdempotencyStore } from '../../../src/withdrawals/memory-idempotency-store.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { withdrawalBody, withdrawalInput } from '../../support/sandbox.ts';
 import { recordSuiteKey } from '../../support/suite-logs.ts';

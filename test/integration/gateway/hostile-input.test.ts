@@ -10,7 +10,8 @@ import {
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { schema } from '../../../src/schema/index.ts';
 import { INPUT_LIMITS } from '../../../src/schema/input-limits.ts';
-import { type IdempotencyStore, MemoryIdempotencyStore } from '../../../src/withdrawals/idempotency-store.ts';
+import type { IdempotencyStore } from '../../../src/withdrawals/idempotency-store.ts';
+import { MemoryIdempotencyStore } from '../../../src/withdrawals/memory-idempotency-store.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { withdrawalInput } from '../../support/sandbox.ts';
 

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { SandboxStore } from '../../../src/sandbox/store/store.ts';
 import type { RunningServer } from '../../../src/server.ts';
 import { CallerScopes } from '../../../src/upstream/caller-scope.ts';
-import { MemoryIdempotencyStore } from '../../../src/withdrawals/idempotency-store.ts';
+import { MemoryIdempotencyStore } from '../../../src/withdrawals/memory-idempotency-store.ts';
 import { CreateWithdrawalDocument, type CreateWithdrawalMutationVariables } from '../../generated/graphql.ts';
 import { DEFAULTS, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { closeWithoutLeaks } from '../../support/leaks.ts';

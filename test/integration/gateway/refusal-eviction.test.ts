@@ -1,7 +1,8 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connectRedis, type RedisClient } from '../../../src/redis/connection.ts';
-import { type IdempotencyStore, MemoryIdempotencyStore } from '../../../src/withdrawals/idempotency-store.ts';
+import type { IdempotencyStore } from '../../../src/withdrawals/idempotency-store.ts';
+import { MemoryIdempotencyStore } from '../../../src/withdrawals/memory-idempotency-store.ts';
 import { RedisIdempotencyStore } from '../../../src/withdrawals/redis-idempotency-store.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { type RunningRedis, startRedis } from '../../support/redis.ts';

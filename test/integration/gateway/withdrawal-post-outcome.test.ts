@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { MerchantWalletClient, type WithdrawalPostResult } from '../../../src/upstream/client.ts';
+import { MerchantWalletClient } from '../../../src/upstream/client.ts';
+import type { WithdrawalPostResult } from '../../../src/upstream/withdrawal-post-result.ts';
 import { DEFAULTS } from '../../support/gateway.ts';
 import { startTestSandbox, type TestSandbox, withdrawalBody } from '../../support/sandbox.ts';
 import { recordSuiteKey } from '../../support/suite-logs.ts';

@@ -1,7 +1,7 @@
 import type { ExecutionResult } from 'graphql';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import { useEagerStringify } from '../../src/plugins/eager-stringify.ts';
+import { useEagerStringify } from '../../../src/plugins/eager-stringify.ts';
 
 const schema = createSchema({
   typeDefs: 'type Query { greeting: String! failing: String }',
@@ -63,6 +63,19 @@ describe('useEagerStringify', () => {
       '{ greeting }',
     );
     expect(JSON.parse(text)).toEqual({ data: { greeting: 'héllo "world"' }, extensions: { added: 1 } });
+  });
+
+  it('sends the text made when execution completed: an edit of `data` in place after it is not seen', async () => {
+    const text = await post(
+      [
+        useEagerStringify(),
+        onResult((result) => {
+          (result.data as { greeting: string }).greeting = 'edited';
+        }),
+      ],
+      '{ greeting }',
+    );
+    expect(text).toBe(JSON.stringify({ data: { greeting: 'héllo "world"' } }));
   });
 
   it('leaves results with errors to Yoga', async () => {

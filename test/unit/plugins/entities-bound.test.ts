@@ -1,6 +1,7 @@
 import { type ExecutionResult, parse } from 'graphql';
+import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import { MAX_REPRESENTATIONS, useEntitiesBound } from '../../src/plugins/entities-bound.ts';
+import { MAX_REPRESENTATIONS, useEntitiesBound } from '../../../src/plugins/entities-bound.ts';
 
 /** The representation bound (src/plugins/entities-bound.ts) on its own: what it counts. */
 function verdict(query: string, variables: Record<string, unknown> = {}, max = 3): ExecutionResult | null {
@@ -52,5 +53,66 @@ describe('the representation bound', () => {
         },
       ),
     ).not.toBeNull();
+  });
+});
+
+describe('useEntitiesBound through yoga.fetch', () => {
+  /** Representations resolved: a refused request must resolve none. */
+  let resolved = 0;
+  const schema = createSchema({
+    typeDefs: 'scalar _Any type Query { _entities(representations: [_Any!]!): [String]! }',
+    resolvers: {
+      Query: {
+        _entities: (_: unknown, args: { representations: unknown[] }) =>
+          args.representations.map(() => {
+            resolved++;
+            return 'entity';
+          }),
+      },
+    },
+  });
+  const yoga = createYoga({ schema, logging: false, plugins: [useEntitiesBound(3)] });
+  const post = async (query: string, variables: Record<string, unknown>) => {
+    const response = await yoga.fetch('http://yoga/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      body: JSON.stringify({ query, variables }),
+    });
+    return { status: response.status, body: await response.json() };
+  };
+  const query = 'query($r: [_Any!]!) { _entities(representations: $r) }';
+
+  it('resolves a batch within the bound', async () => {
+    resolved = 0;
+    expect(await post(query, { r: list(3) })).toEqual({
+      status: 200,
+      body: { data: { _entities: ['entity', 'entity', 'entity'] } },
+    });
+    expect(resolved).toBe(3);
+  });
+
+  it('refuses a batch past the bound with 400 and QUERY_LIMIT_EXCEEDED, before anything resolves', async () => {
+    resolved = 0;
+    expect(await post(query, { r: list(4) })).toEqual({
+      status: 400,
+      body: {
+        data: null,
+        errors: [
+          {
+            message:
+              "_entities was asked for 4 representations; at most 3 may be resolved in one request: split the query plan's batch.",
+            extensions: { code: 'QUERY_LIMIT_EXCEEDED', representations: 4, maxRepresentations: 3 },
+          },
+        ],
+      },
+    });
+    expect(resolved).toBe(0);
+  });
+
+  it('leaves an operation without _entities alone', async () => {
+    expect(await post('{ __typename }', {})).toEqual({
+      status: 200,
+      body: { data: { __typename: 'Query' } },
+    });
   });
 });

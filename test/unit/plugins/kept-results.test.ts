@@ -1,8 +1,12 @@
+import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import { KEPT_SHARE_PER_CALLER, KeptResults } from '../../src/plugins/kept-results.ts';
-import { ResponseCache } from '../../src/upstream/cache.ts';
-import type { UpstreamResponse } from '../../src/upstream/call.ts';
-import { entryBytes, KEPT_RESULTS_SHARE, RequestReads } from '../../src/upstream/reads.ts';
+import type { GatewayContext } from '../../../src/context.ts';
+import { useEagerStringify } from '../../../src/plugins/eager-stringify.ts';
+import { KEPT_SHARE_PER_CALLER, KeptResults } from '../../../src/plugins/kept-results.ts';
+import { ResultSharing, useQueryDeduplication } from '../../../src/plugins/query-deduplication.ts';
+import { ResponseCache } from '../../../src/upstream/cache.ts';
+import type { UpstreamResponse } from '../../../src/upstream/call.ts';
+import { entryBytes, KEPT_RESULTS_SHARE, RequestReads } from '../../../src/upstream/reads.ts';
 
 const ENVELOPE = JSON.stringify({ code: 'ok', message: 'ok', data: [] });
 const ok = (): UpstreamResponse => ({ status: 200, text: ENVELOPE, json: JSON.parse(ENVELOPE) });
@@ -158,5 +162,102 @@ describe('kept results', () => {
     for (let i = 0; i < callers; i++) if (results.get(`scope-${i} r`)) held++;
     expect(held).toBeGreaterThan(0);
     expect(held * oneResult).toBeLessThanOrEqual(maxBytes * KEPT_RESULTS_SHARE);
+  });
+});
+
+describe('kept results through yoga.fetch', () => {
+  /**
+   * Query deduplication over kept results, as yoga.ts wires them (useEagerStringify before it), on
+   * a tiny schema whose fields read a micro-cache as the loaders do: through the caller's reads.
+   */
+  function gateway() {
+    const { cache, kept } = cachesOf(1_000);
+    const counts = { executions: 0, fetches: 0 };
+    const read = async (context: GatewayContext, path: string, status: number) => {
+      counts.executions++;
+      const answer = await cache.get(
+        context.caller.scope,
+        path,
+        async () => {
+          counts.fetches++;
+          return status === 200 ? ok() : notFound;
+        },
+        context.caller.reads,
+      );
+      return `${answer.status}`;
+    };
+    const schema = createSchema<Record<string, unknown> & GatewayContext>({
+      typeDefs: 'type Query { wallets: String missing: String constant: String }',
+      resolvers: {
+        Query: {
+          wallets: (_root, _args, context) => read(context, '/wallets', 200),
+          missing: (_root, _args, context) => read(context, '/wallets/x', 404),
+          constant: () => {
+            counts.executions++;
+            return 'same';
+          },
+        },
+      },
+    });
+    const yoga = createYoga<Record<string, unknown>, GatewayContext>({
+      schema,
+      logging: false,
+      // The context parts deduplication reads: the key, and its Caller's scope and reads.
+      context: ({ request }) => {
+        const authorization = request.headers.get('authorization');
+        return {
+          authorization,
+          caller: {
+            authorization: authorization ?? '',
+            scope: `scope of ${authorization}`,
+            reads: newReads(),
+          },
+        } as unknown as GatewayContext;
+      },
+      plugins: [
+        useEagerStringify(),
+        useQueryDeduplication({
+          generationScope: (context) =>
+            context.authorization ? cache.generationScope(context.caller.scope) : null,
+          sharing: new ResultSharing(kept),
+        }),
+      ],
+    });
+    const post = async (query: string, key = 'Bearer acme') => {
+      const response = await yoga.fetch('http://yoga/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: key },
+        body: JSON.stringify({ query }),
+      });
+      return response.text();
+    };
+    return { counts, post };
+  }
+
+  it('answers the same query from the kept result while the REST answer it read is cached, not after', async () => {
+    now = 100_000;
+    const { counts, post } = gateway();
+    const first = await post('{ wallets }');
+    expect(JSON.parse(first)).toEqual({ data: { wallets: '200' } });
+    now = 101_000;
+    expect(await post('{ wallets }')).toBe(first);
+    expect(counts).toEqual({ executions: 1, fetches: 1 });
+    // Another key never gets it.
+    expect(await post('{ wallets }', 'Bearer globex')).toBe(first);
+    expect(counts).toEqual({ executions: 2, fetches: 2 });
+    now = 101_001; // acme's REST answer has left the cache: the query executes again
+    expect(await post('{ wallets }')).toBe(first);
+    expect(counts).toEqual({ executions: 3, fetches: 3 });
+  });
+
+  it('keeps no result that read an answer the cache does not keep, nor one that read nothing', async () => {
+    now = 200_000;
+    const { counts, post } = gateway();
+    await post('{ missing }');
+    await post('{ missing }');
+    expect(counts).toEqual({ executions: 2, fetches: 2 });
+    await post('{ constant }');
+    await post('{ constant }');
+    expect(counts).toEqual({ executions: 4, fetches: 2 });
   });
 });
