@@ -201,8 +201,8 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
       // They see every request, the ones refused by the plugins below included.
       ...(tracer ? [useTracing(tracer)] : []),
       useRequestTelemetry({ ...telemetry, graphqlEndpoint: '/graphql' }),
-      ...(deps.metricsEndpoint ? [useMetricsEndpoint(deps.metricsEndpoint)] : []),
       useRefuseKeyInURL(),
+      ...(deps.metricsEndpoint ? [useMetricsEndpoint(deps.metricsEndpoint)] : []),
       useMaxRequestBytes(config.maxRequestBytes),
       useRequestId(),
       ...(deps.rateLimiter ? [useRateLimit(deps.rateLimiter, deps.scopes)] : []),

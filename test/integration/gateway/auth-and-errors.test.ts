@@ -106,6 +106,10 @@ describe('authentication passthrough', () => {
     const body = await response.json();
     expect(body.errors[0].extensions).toEqual({ code: 'API_KEY_IN_URL' });
     expect(gw.upstreamCalls()).toEqual([]);
+    // On every path, /metrics included (answered on this port when METRICS_PORT is unset).
+    const metrics = await gw.gateway.fetch(`http://gateway.test/metrics?api_key=${acme.key}`);
+    expect(metrics.status).toBe(400);
+    expect((await metrics.json()).errors[0].extensions).toEqual({ code: 'API_KEY_IN_URL' });
     expect(gw.logs.join('\n')).not.toContain(acme.key);
   });
 
