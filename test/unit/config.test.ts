@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, KNOWN_VARIABLES, OWNED_PREFIXES, parseConfig } from '../../src/config/config.ts';
 import { RULES } from '../../src/config/rules.ts';
@@ -376,5 +377,31 @@ describe('configuration', () => {
         'IDEMPOTENCY_LEASE_MS: must be longer than REQUEST_DEADLINE_MS (30000), so that no attempt can take over a key whose POST may still be in flight',
       ]);
     });
+  });
+});
+
+describe('docs/configuration.md', () => {
+  const page = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+  /** Names in backticks, with `A_(B_)C` read as both A_C and A_B_C. */
+  const named = new Set(
+    [...page.matchAll(/`([A-Z][A-Z0-9_()]*[A-Z0-9])`/g)].flatMap((m) => {
+      const name = m[1] as string;
+      const optional = /^(.*)\((\w+)\)(.*)$/.exec(name);
+      return optional
+        ? [`${optional[1]}${optional[3]}`, `${optional[1]}${optional[2]}${optional[3]}`]
+        : [name];
+    }),
+  );
+  const rowNames = [...page.matchAll(/^\| ([^|]+)\|/gm)].flatMap((m) =>
+    [...(m[1] as string).matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((n) => n[1] as string),
+  );
+
+  it('names every variable the gateway reads', () => {
+    expect(KNOWN_VARIABLES.filter((name) => !named.has(name))).toEqual([]);
+  });
+
+  it('has a row only for variables the gateway reads', () => {
+    expect(rowNames.length).toBeGreaterThan(50);
+    expect(rowNames.filter((name) => !KNOWN_VARIABLES.includes(name))).toEqual([]);
   });
 });

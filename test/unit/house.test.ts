@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -37,6 +37,28 @@ describe('the house', () => {
   it("holds only the composition files at src/'s root", () => {
     const loose = readdirSync(SRC).filter((name) => name.endsWith('.ts'));
     expect(loose.sort()).toEqual(COMPOSITION);
+  });
+
+  it("names every file of src/ in docs/architecture.md's layout", () => {
+    const page = readFileSync(new URL('../../docs/architecture.md', import.meta.url), 'utf8');
+    const start = page.indexOf('## Project layout');
+    const layout = page.slice(start, page.indexOf('```\n\n', start));
+    const unnamed = sources(SRC)
+      .map((path) => relative(SRC, path))
+      .filter(
+        (path) =>
+          !new RegExp(`(^|[\\s,(/])${path.split('/').at(-1)?.replace('.', '\\.')}\\b`, 'm').test(layout),
+      );
+    expect(unnamed).toEqual([]);
+  });
+
+  it('names only files that exist in "Making a change"', () => {
+    const page = readFileSync(new URL('../../docs/architecture.md', import.meta.url), 'utf8');
+    const start = page.indexOf('## Making a change');
+    const section = page.slice(start, page.indexOf('\n## ', start + 3));
+    const paths = [...section.matchAll(/`((?:src|test|docs|schema)\/[^`\s]+)`/g)].map((m) => m[1] as string);
+    expect(paths.length).toBeGreaterThan(20);
+    expect(paths.filter((path) => !existsSync(new URL(`../../${path}`, import.meta.url)))).toEqual([]);
   });
 
   it('names each plugin file for its main export (useX, X or x)', () => {
