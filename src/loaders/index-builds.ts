@@ -7,28 +7,19 @@ import type { Page } from '../upstream/types.ts';
 import { agedPage, INDEX_CHUNK, type IndexedList, type ListItem, WalletIndexes } from './wallet-index.ts';
 
 /**
- * Builds and catches up merchants' wallet indexes in the background (wallet-index.ts), so no
- * request spends its call budget or its deadline on it.
- *
- * A job extends one list's index from the oldest end: each step reads the page of 1000 that holds
- * the first age not indexed yet (its position is `total - 1 - covered`), so a list of n items takes
- * about n / 1000 calls, and a job started while items arrive still ends (new items only add steps
- * at the newest end). Steps are spaced at `callsPerSecond`; at most BUILDS_AT_ONCE jobs run in a
- * process, the others wait in a bounded queue. The job calls the REST API with the key of the
- * request that asked for it, kept in memory only while the job exists, and its calls go through the
- * same transport as the merchant's own (its fair share, its circuit breaker).
- *
- * A job ends when the index reaches the list's total, when the REST API refuses the key, or after
- * a few failed steps in a row; the next request that finds the index behind asks again.
+ * Builds and catches up merchants' wallet indexes in the background, never in a request: a job
+ * extends one list's index from the oldest end, a page per step (buildPage), steps spaced at
+ * `callsPerSecond`, at most BUILDS_AT_ONCE jobs at once taking turns with a bounded queue. It calls
+ * with the key of the latest request that asked, through the merchant's own transport (fair share,
+ * circuit), and ends at the list's total, at a 401 or 403, or after FAILURES_MAX failed steps in a
+ * row. docs/wallet-index.md#building-it-in-the-background-at-a-bounded-rate.
  */
 
-/** Jobs that run at once in a process. */
 export const BUILDS_AT_ONCE = 2;
-/** Jobs waiting beyond those; past it a request's ask is dropped (the next request asks again). */
+/** Jobs queued, at most; past it a request's ask is dropped (the next request asks again). */
 const QUEUE_MAX = 1_000;
 /** Steps a job takes before it lets a waiting one run: a short build starts within a few calls. */
 const STEPS_PER_TURN = 5;
-/** Failed steps in a row after which a job gives up. */
 const FAILURES_MAX = 3;
 /** How often a request waiting for a build looks whether it is done. */
 const SETTLED_POLL_MS = 25;
@@ -36,9 +27,8 @@ const SETTLED_POLL_MS = 25;
 const MARGIN = 5;
 
 /**
- * The page a build step reads: it must hold the first age not indexed, which lies between
- * positions `from` (if nothing arrived) and `to` (if as many arrive as may), and should add as
- * many ages as it can, so it starts as far before `from` as it may while ending after `to`.
+ * The page a build step reads: it must hold the first age not indexed, between positions `from`
+ * (nothing arrived) and `to` (as many arrived as may), and starts as far before `from` as it may.
  */
 export function buildPage(from: number, to: number): { page: number; size: number } {
   let best = { page: Math.floor(from / 1000) + 1, size: 1000 };
@@ -63,9 +53,8 @@ interface Job {
   scope: string;
   list: IndexedList;
   authorization: string;
-  /** The list's length as last seen. */
   total: number;
-  /** Steps taken, over all its turns. */
+  /** Over all its turns. */
   steps: number;
   /** The fleet copy's generation when the job began: it saves under that one only (none: saves nothing). */
   generation?: number | undefined;
@@ -83,7 +72,7 @@ export class IndexBuilds {
   private readonly running = new Map<string, Job>();
   private closed = false;
   private readonly timers = new Set<NodeJS.Timeout>();
-  /** REST calls made by jobs (for the tests and the metrics). */
+  /** REST calls made by jobs (tests, metrics). */
   calls = 0;
 
   constructor(options: {
@@ -108,8 +97,7 @@ export class IndexBuilds {
     const known = this.running.get(key) ?? this.waiting.get(key);
     if (known) {
       known.total = Math.max(known.total, total);
-      // The newest asker's key: one of the merchant's keys (merchants.ts) still in use, where the
-      // first asker's may have been revoked since.
+      // The newest asker's key: still in use, where the first asker's may have been revoked since.
       known.authorization = authorization;
       return;
     }
@@ -118,26 +106,20 @@ export class IndexBuilds {
     this.startNext();
   }
 
-  /**
-   * The list's index contradicted the REST API: it is forgotten here and in the fleet's copy, and
-   * built again from the REST API.
-   */
+  /** The list's index contradicted the REST API: forgotten here and in the fleet's copy, and built again. */
   contradicted(scope: string, list: IndexedList, authorization: string, total: number): void {
     this.indexes.forget(scope, list);
     void this.chunks?.drop(scope, list);
     this.request(scope, list, authorization, total);
   }
 
-  /** Whether a job for the list is queued or running: a request that found no index can say so. */
+  /** Whether a job for the list is queued or running. */
   pending(scope: string, list: IndexedList): boolean {
     const key = `${scope}|${list}`;
     return this.running.has(key) || this.waiting.has(key);
   }
 
-  /**
-   * About how long until the list's job is done, in ms, or undefined when none is pending: its
-   * steps left at its pace, stretched by the turns it takes with the other jobs.
-   */
+  /** About how long until the list's job is done, in ms: its steps at its pace, shared with other jobs. */
   eta(scope: string, list: IndexedList): number | undefined {
     const key = `${scope}|${list}`;
     const job = this.running.get(key) ?? this.waiting.get(key);
@@ -158,7 +140,7 @@ export class IndexBuilds {
     }
   }
 
-  /** Resolves once no job is queued or running (for tests and benchmarks that wait for the index). */
+  /** Resolves once no job is queued or running (tests, benchmarks). */
   async idle(): Promise<void> {
     while (!this.closed && (this.running.size > 0 || this.waiting.size > 0)) await this.sleep(10);
   }
@@ -186,12 +168,10 @@ export class IndexBuilds {
     let failures = 0;
     /** Items that arrived between the last two steps: the next step expects as many. */
     let arriving = 0;
-    /** Whole chunks below this are in the fleet's copy (loaded from it, or saved). */
     const start = this.indexes.of(job.scope, job.list);
     if (job.steps === 0 && this.chunks && start && !start.discarded && start.covered % INDEX_CHUNK === 0) {
       const first = start.covered / INDEX_CHUNK;
-      // No more than a list may hold: a quarter of the bound, at ~10 bytes an age in arrays that
-      // grow by doubling (so up to 20).
+      // No more than a list may hold: a quarter of the bound, at up to 20 bytes an age.
       const most = Math.floor(this.indexes.maxBytes / 4 / (INDEX_CHUNK * 20));
       const loaded = await this.chunks.load(job.scope, job.list, first, most);
       job.generation = loaded.generation;
@@ -203,8 +183,7 @@ export class IndexBuilds {
       job.saved = Math.floor(start.covered / INDEX_CHUNK);
     }
     while (!this.closed) {
-      // Turns: past STEPS_PER_TURN steps a job goes to the back of the queue when others wait, so
-      // two long builds do not hold every other merchant's for minutes.
+      // Turns, so two long builds do not hold every other merchant's for minutes.
       if (++job.steps % STEPS_PER_TURN === 0 && this.waiting.size > 0) {
         this.waiting.set(job.key, job);
         return;
@@ -261,22 +240,18 @@ export class IndexBuilds {
   }
 }
 
-/** The process's wallet indexes and their builds, when on (WALLET_INDEX_MAX_BYTES > 0). */
 export interface WalletIndexing {
   indexes: WalletIndexes;
   builds: IndexBuilds;
 }
 
-/**
- * The process's wallet indexes and their builds (WALLET_INDEX_MAX_BYTES, WALLET_INDEX_CALLS_PER_SECOND);
- * undefined when off. Each build step is a call of its own, with the request deadline as its time.
- */
+/** The process's wallet indexes and their builds; undefined when WALLET_INDEX_MAX_BYTES is 0. */
 export function createWalletIndexing(
   client: MerchantWalletClient,
   options: {
     maxBytes: number;
     callsPerSecond: number;
-    /** Each build step's Caller: one call, within the request deadline. */
+    /** One call each, within the request deadline. */
     callers: Pick<Callers, 'forOneCall'>;
     logger?: Logger;
     chunks?: IndexChunkStore | undefined;

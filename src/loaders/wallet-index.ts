@@ -2,38 +2,22 @@ import { LRUCache } from 'lru-cache';
 import type { Page } from '../upstream/types.ts';
 
 /**
- * Where each wallet's items lie in a merchant's list (its deposits, or its withdrawal intents).
- *
- * The REST API has no wallet filter, so a wallet's list can only be read out of the merchant's. Two
- * facts make an index possible: which wallet an item belongs to never changes, and new items arrive
- * only at the newest end. So an item's *age*, its position counted from the oldest end (0 = oldest;
- * `total - 1 - position` in a page read when the list held `total` items), never changes either.
- * The index records, for each age from 0 up to `covered`, the item's wallet and a 32-bit
- * fingerprint of its id, and for each wallet the ascending list of its ages: about 10 bytes per item.
- *
- * It only says where to look. Every item a request shows is read from the REST API in that request
- * (statuses and amounts change); whatever contradicts the index (an item not where it should be:
- * another id or wallet at an age, which is also how items leaving the list show) discards it, and
- * the request reads the list as if there were none. A page read earlier than the index's newest
- * (the micro-cache's) is no contradiction: its ages are exact for its own total.
- *
- * Indexes are per caller scope (an HMAC of the key, like everything kept across requests), bounded
- * in total bytes (least recently used merchants go first) and per list. Building one for a long
- * history is a background job (IndexBuilds) at a bounded rate of REST calls, never inside a request's
- * budget; requests bring an index up to date from the newest page they read anyway.
+ * Where each wallet's items lie in a merchant's list (docs/wallet-index.md). An item's *age*, its
+ * position from the oldest end (`total - 1 - position` in a page read when the list held `total`),
+ * never changes; the index records, for each age below `covered`, the item's wallet and a 32-bit
+ * fingerprint of its id, and each wallet's ages. It only says where to look: a request reads every
+ * item it shows, and an item not where the index says discards the index. A page older than the
+ * index (the micro-cache's) is no contradiction: its ages are exact for its own total.
  */
 
-/** An item of a merchant list, as the index needs it. */
 export interface ListItem {
   id: string;
   wallet: { id: string };
 }
 
-/** A page of a merchant list with each item's age. */
 export interface AgedPage<T> {
   /** The list's length when the REST API answered. */
   total: number;
-  /** Newest first, as the REST API sends them. */
   items: { age: number; item: T }[];
 }
 
@@ -88,17 +72,15 @@ class Growable<A extends Int32Array | Uint32Array | Uint16Array> {
 /** Ages per chunk of an index the fleet shares (redis/wallet-index-chunks.ts). */
 export const INDEX_CHUNK = 1024;
 
-/** INDEX_CHUNK consecutive ages of an index: for each, its wallet (a place in `walletIds`) and fingerprint. */
+/** INDEX_CHUNK consecutive ages: for each, its wallet (a place in `walletIds`) and fingerprint. */
 export interface IndexChunk {
   walletIds: string[];
   ordinals: Uint16Array;
   fingerprints: Uint32Array;
 }
 
-/** Why an index stopped being trusted. */
 export type Contradiction = 'moved' | 'too-many-wallets' | 'too-big';
 
-/** One merchant list's index: ages [0, covered) are known. */
 export class ListIndex {
   private readonly walletIds: string[] = [];
   private readonly ordinals = new Map<string, number>();
@@ -110,7 +92,6 @@ export class ListIndex {
   /** The longest total a page it absorbed had: how far behind the list the index may be. */
   seen = 0;
 
-  /** Ages [0, covered) are indexed. */
   get covered(): number {
     return this.walletByAge.length;
   }
@@ -121,7 +102,7 @@ export class ListIndex {
     return bytes;
   }
 
-  /** The wallet's ages, ascending (oldest first); empty when it has none. A view: do not keep it past the request. */
+  /** The wallet's ages, ascending; empty when it has none. A view: do not keep it past the request. */
   agesOf(walletId: string): Int32Array {
     const ordinal = this.ordinals.get(walletId);
     return ordinal === undefined
@@ -129,7 +110,7 @@ export class ListIndex {
       : (this.agesByWallet[ordinal] as Growable<Int32Array>).view();
   }
 
-  /** Whether the item read at `age` is the one indexed there. Ages at or past `covered` are not known. */
+  /** Whether the item read at `age` is the one indexed there (never for an age at or past `covered`). */
   matches(age: number, item: ListItem): boolean {
     if (age < 0 || age >= this.covered) return false;
     const ordinal = this.walletByAge.array[age] as number;
@@ -138,15 +119,10 @@ export class ListIndex {
     );
   }
 
-  /**
-   * Takes in what a page says: checks the ages already indexed and appends those that continue the
-   * index (age === covered, covered + 1, …). Returns false, and discards the index, when the page
-   * contradicts it.
-   */
+  /** Checks a page's indexed ages and appends those that continue; false (discarded) when contradicted. */
   absorb(page: AgedPage<ListItem>): boolean {
     if (this.discarded) return false;
     this.seen = Math.max(this.seen, page.total);
-    // Oldest first, so ages continue the index in order.
     for (let i = page.items.length - 1; i >= 0; i--) {
       const { age, item } = page.items[i] as AgedPage<ListItem>['items'][number];
       if (age < this.covered) {
@@ -158,7 +134,7 @@ export class ListIndex {
     return true;
   }
 
-  /** Chunk `n` of the index (ages n × INDEX_CHUNK onwards); only whole chunks are. */
+  /** Chunk `n` (ages from n × INDEX_CHUNK), when whole. */
   chunk(n: number): IndexChunk | undefined {
     const start = n * INDEX_CHUNK;
     if (start + INDEX_CHUNK > this.covered) return undefined;
@@ -179,7 +155,7 @@ export class ListIndex {
     return { walletIds, ordinals, fingerprints };
   }
 
-  /** Appends a chunk another replica built; only the one that continues the index. */
+  /** Appends a chunk another replica built, when it continues the index. */
   addChunk(n: number, chunk: IndexChunk): boolean {
     if (this.discarded || n * INDEX_CHUNK !== this.covered) return false;
     for (let i = 0; i < INDEX_CHUNK; i++) {
@@ -215,17 +191,13 @@ export class ListIndex {
   }
 }
 
-/** The lists a merchant has. */
 export type IndexedList = 'deposits' | 'withdrawalIntents';
 
-/**
- * Every merchant list's index in this process, by caller scope and list, bounded by `maxBytes`
- * in total (least recently used go first) and by a quarter of it per list.
- */
+/** Every merchant list's index in this process, by owner: `maxBytes` in all, a quarter of it per list. */
 export class WalletIndexes {
   readonly maxBytes: number;
   private readonly indexes: LRUCache<string, ListIndex>;
-  /** Bytes counted for each index when it was last sized (sizes grow between; see resize). */
+  /** The sum of the indexes' bytes as last counted (they grow between: see resize). */
   private bytes = 0;
 
   constructor(maxBytes: number) {
@@ -253,8 +225,7 @@ export class WalletIndexes {
     if (!this.enabled) return undefined;
     const key = `${scope}|${list}`;
     let index = this.indexes.get(key);
-    // A contradicted index starts over; one past its bounds stays, a tombstone, so the list is
-    // not read again and again while its merchant is in use.
+    // A contradicted index starts over; one past its bounds stays, a tombstone, so it is not rebuilt.
     if (!index || index.discarded === 'moved') {
       if (index) this.indexes.delete(key);
       index = new ListIndex();
@@ -265,10 +236,7 @@ export class WalletIndexes {
     return index;
   }
 
-  /**
-   * Whether the list has an index a request can use: built, and at most `behind` items behind the
-   * longest list it has seen (a request reads those itself).
-   */
+  /** Whether a request can use the index: built, at most `behind` items behind the longest list seen. */
   ready(scope: string, list: IndexedList, behind = 1000): boolean {
     const index = this.indexes.peek(`${scope}|${list}`);
     return (
@@ -276,11 +244,7 @@ export class WalletIndexes {
     );
   }
 
-  /**
-   * The indexes of owner `from` become `to`'s, where `to` has none (or an empty one): a key's
-   * group was learnt, or two groups of one merchant merged (merchants.ts), and what was built for
-   * the old name is not built again.
-   */
+  /** Moves `from`'s indexes to `to` unless `to` has one built: a renamed group builds nothing again. */
   move(from: string, to: string): void {
     for (const list of ['deposits', 'withdrawalIntents'] as const) {
       const index = this.indexes.peek(`${from}|${list}`);
@@ -301,11 +265,7 @@ export class WalletIndexes {
     this.indexes.delete(`${scope}|${list}`);
   }
 
-  /**
-   * Counts the index's bytes after it grew: an index past a quarter of the bound is discarded
-   * ('too-big'; its merchant's wallet lists are read as without an index), and the least recently
-   * used others go until the total is within the bound.
-   */
+  /** Counts an index's bytes after it grew: past a quarter of the bound it is 'too-big'; the LRU evicts. */
   resize(index: ListIndex): void {
     const before = this.sized.get(index);
     if (before === undefined) return;
@@ -313,7 +273,6 @@ export class WalletIndexes {
     this.sized.set(index, now);
     this.bytes += now - before;
     if (now > this.maxBytes / 4) {
-      // Kept as a small tombstone, so the list is not indexed again and again while it stays used.
       index.discard('too-big');
       const key = this.keys.get(index);
       const tombstone = new ListIndex();
@@ -327,7 +286,6 @@ export class WalletIndexes {
     }
   }
 
-  /** Bytes held by every index (for the metrics and the tests). */
   get heldBytes(): number {
     return this.bytes;
   }

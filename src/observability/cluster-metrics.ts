@@ -3,11 +3,9 @@ import { AggregatorRegistry, type Registry } from 'prom-client';
 import type { Scrape } from './metrics.ts';
 
 /**
- * WORKERS > 1: each worker counts in its own registry; a scrape must see the fleet's sums, not one
- * worker's numbers (the shared port hands each scrape to any worker). The supervisor aggregates
- * with prom-client's AggregatorRegistry, which asks every worker over the cluster IPC channel; a
- * worker asked for /metrics on the gateway port asks the supervisor in turn. Counters and
- * histograms are summed; gauges say how they combine (`aggregator` in metrics.ts).
+ * WORKERS > 1: a scrape sees the fleet's sums. The supervisor aggregates the workers' registries
+ * (prom-client's AggregatorRegistry, over the cluster IPC channel); a worker asked for /metrics asks
+ * the supervisor. Gauges say how they combine (`aggregator` in metrics.ts).
  */
 
 const ASK = 'mwg:metrics';

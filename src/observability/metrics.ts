@@ -4,10 +4,8 @@ import { routeLabels, type UpstreamObserver } from '../upstream/call.ts';
 import type { CircuitStateName } from '../upstream/circuit-breakers.ts';
 
 /**
- * The gateway's Prometheus metrics (prom-client), one registry per gateway. Every label is
- * bounded: routes are templates, codes come from the gateway's own table, and operation names are
- * folded (`operationLabel`). No API key, merchant, wallet or intent id is ever a label value.
- * docs/observability.md lists them; ops/grafana/gateway.json draws them.
+ * The gateway's Prometheus metrics (prom-client), one registry per gateway, listed in
+ * docs/observability.md. Every label is bounded; no key, merchant, wallet or intent id is ever one.
  */
 
 /** Seconds; GraphQL requests run from a cache hit (~1 ms) to the request deadline (15 s). */
@@ -247,9 +245,8 @@ export class GatewayMetrics implements UpstreamObserver {
   }
 
   /**
-   * The operation-name label: the name itself for the first `maxOperationNames` distinct names
-   * (an app's operations are a few dozen), `__other` after that or for a name too long or
-   * malformed, `__anonymous` for an unnamed operation, `__none` when no operation was found,
+   * The operation-name label: the name for the first `maxOperationNames` distinct names, else
+   * `__other` (also for a malformed name), `__anonymous`, `__none` (no operation found), or
    * `__unverified` for a name its caller may not count on its own (useRequestTelemetry's countsName).
    */
   operationLabel(name: string | null | undefined): string {

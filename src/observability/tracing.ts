@@ -14,16 +14,8 @@ import {
 } from '@opentelemetry/sdk-trace';
 
 /**
- * OpenTelemetry tracing: an SDK TracerProvider exporting OTLP/HTTP (JSON) in batches. Only started
- * when an OTLP endpoint is configured (config.ts reads the standard OTEL_* variables); without
- * one no provider exists, no tracing plugin is installed and no span object is ever made.
- *
- * Spans are made by the gateway itself, not by monkey-patching instrumentations: the request,
- * parse, validate and execute (plugins/tracing.ts), each upstream attempt (upstream/transport.ts and wire.ts,
- * which also sends its `traceparent`), and the idempotency claim and reconciliation of
- * createWithdrawalIntent (withdrawals/service.ts). The active span travels with the async work
- * through AsyncLocalStorage, so an upstream call made by a DataLoader batch is a child of the
- * execution that asked for it.
+ * OpenTelemetry tracing: an SDK TracerProvider exporting OTLP/HTTP (JSON) in batches, started only
+ * when an OTLP endpoint is configured; without one no span object is ever made (docs/observability.md).
  */
 
 export type SamplerName =
@@ -69,10 +61,8 @@ function samplerOf(config: TracingConfig): Sampler {
 }
 
 /**
- * Starts tracing: the process's context manager (once per process) and a provider of our own,
- * which is not registered globally, so nothing else in the process traces through it by accident.
- * `exporter` replaces the OTLP exporter (tests); the exporter reads its other OTEL_EXPORTER_OTLP_*
- * variables (headers, timeout, compression) itself.
+ * Starts tracing: the process's context manager (once per process) and a provider of our own, not
+ * registered globally. `exporter` replaces the OTLP exporter (tests).
  */
 export function startTracing(
   config: TracingConfig,

@@ -2,26 +2,17 @@ import { Cluster, type Redis } from 'ioredis';
 import { type Expiry, type LoopStalls, loopStalls, StallAwareTimer } from '../shared/loop-stalls.ts';
 
 /**
- * The bounds on the gateway's Redis commands (REDIS_TIMEOUT_MS), measured on the loop's awake
- * clock (LoopStalls) rather than by ioredis's own `commandTimeout` and `socketTimeout`, which are
- * plain timers: when this process's event loop is stalled past the bound, a command whose answer
- * already sits in the socket would time out before it is read (timers run before I/O), and Redis
- * would be taken for silent while it answered in a millisecond.
- *
- * - A command gets its bound of the loop's awake time, and at most STALL_ALLOWANCE × the bound
- *   of wall time. Running out of awake time is Redis's silence (RedisSilentError, which
- *   RedisHealth counts); running out of wall time while the loop was stalled is this process's
- *   own delay (LoopStalledError), which it does not.
- * - A connection that hears nothing for 3 × the bound while commands wait (a peer gone silent, a
- *   proxy that stopped forwarding) is destroyed and made again, on the same clock.
+ * Bounds on the gateway's Redis commands (REDIS_TIMEOUT_MS) on the loop's awake clock (LoopStalls),
+ * not ioredis's plain timers, which a stalled loop fires before the answer in the socket is read
+ * (docs/fleet.md). A command gets its bound of awake time and at most STALL_ALLOWANCE × it of wall
+ * time: out of awake time is Redis's silence (RedisSilentError), out of wall time through a stall is
+ * this process's delay (LoopStalledError). A connection silent for SOCKET_SILENCE × the bound while
+ * commands wait is destroyed and made again.
  */
 
-/** Wall time a command may take, as a multiple of its bound, when the loop stalls meanwhile. */
 export const STALL_ALLOWANCE = 3;
-/** Silence on a connection with commands waiting, as a multiple of the bound, before it is remade. */
 const SOCKET_SILENCE = 3;
 
-/** A command Redis did not answer within its bound of the loop's awake time. */
 export class RedisSilentError extends Error {
   constructor(boundMs: number, waitedMs: number) {
     super(`Command timed out: redis did not answer within ${boundMs} ms (waited ${waitedMs} ms)`);
@@ -29,10 +20,7 @@ export class RedisSilentError extends Error {
   }
 }
 
-/**
- * A command whose answer was not heard in time because this process's event loop was stalled:
- * evidence about this process, not about Redis.
- */
+/** A command not heard in time because this process's event loop stalled: evidence about this process. */
 export class LoopStalledError extends Error {
   readonly stalledMs: number;
   constructor(waitedMs: number, stalledMs: number) {
@@ -44,7 +32,6 @@ export class LoopStalledError extends Error {
   }
 }
 
-/** What of ioredis's Command and Redis the bounds use (sendCommand's own contract). */
 interface BoundableCommand {
   isSettled?: boolean;
   reject(error: Error): void;
@@ -64,9 +51,8 @@ const bounds = new WeakMap<Redis | Cluster, number | null>();
 const armed = new WeakSet<BoundableCommand>();
 
 /**
- * Bounds every command of `client` (and, for a Cluster, of each node it connects to) by `boundMs`
- * of the loop's awake time; `null`: commands wait for their answer however long (a subscriber).
- * The client must have been made without ioredis's `commandTimeout`.
+ * Bounds every command of `client` (and of each node of a Cluster) by `boundMs` of awake time;
+ * `null`: no bound (a subscriber). The client must have been made without `commandTimeout`.
  */
 export function boundCommands<T extends Redis | Cluster>(
   client: T,
@@ -83,7 +69,6 @@ export function boundCommands<T extends Redis | Cluster>(
   return client;
 }
 
-/** The bound `client` was given by boundCommands: for its duplicates. */
 export function boundOf(client: Redis | Cluster): number | null {
   const bound = bounds.get(client);
   if (bound === undefined) throw new Error('a Redis client of the gateway is made by connectRedis');
@@ -137,7 +122,7 @@ function boundNode(node: Redis, boundMs: number | null, stalls: LoopStalls): voi
     const onClose = () => timer.cancel();
     stream.once('close', onClose);
     this.socketTimeoutTimer = timer;
-    // As ioredis's own: the timer ends at the connection's next data, and starts again while commands wait.
+    // As ioredis's own: ends at the connection's next data, starts again while commands wait.
     const onData = () => {
       timer.cancel();
       stream.off('close', onClose);

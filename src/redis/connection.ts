@@ -2,7 +2,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { boundCommands, boundOf } from './command-bounds.ts';
 
-/** A fleet's Redis: one server (or a Sentinel-managed master), or a Cluster. Both speak the commands the gateway uses. */
+/** A fleet's Redis: one server (or a Sentinel-managed master), or a Cluster. */
 export type RedisClient = Redis | Cluster;
 
 export interface HostPort {
@@ -10,9 +10,7 @@ export interface HostPort {
   port: number;
 }
 
-/** Where the fleet's Redis is, as configured by name (config.ts): exactly one of three topologies. */
 export type RedisTopology =
-  /** REDIS_URL: one server; nothing survives its loss but what it persisted. */
   | { kind: 'single'; url: string }
   /** REDIS_SENTINELS + REDIS_SENTINEL_MASTER: the master the Sentinels name, followed through failovers. */
   | {
@@ -23,39 +21,27 @@ export type RedisTopology =
       password?: string | undefined;
       sentinelPassword?: string | undefined;
     }
-  /** REDIS_CLUSTER_NODES: a Redis Cluster, found from any of these nodes. */
+  /** REDIS_CLUSTER_NODES: found from any of these nodes. */
   | { kind: 'cluster'; nodes: HostPort[]; username?: string | undefined; password?: string | undefined };
 
 export interface RedisSettings {
   topology: RedisTopology;
-  /**
-   * REDIS_TIMEOUT_MS: the longest the gateway waits for any one Redis command, in time its event
-   * loop ran (3 × in all while it stalls: command-bounds.ts). Past it the command
-   * fails, and the request takes its degraded path (docs: fleet and Redis). A WAIT for replicas is
-   * given less than this, so that its own answer arrives in time.
-   */
+  /** REDIS_TIMEOUT_MS: the bound of every command, in awake time (command-bounds.ts). */
   timeoutMs: number;
   /** REDIS_MIN_REPLICA_ACKS: replicas that must hold a withdrawal's claim before its POST is sent. */
   minReplicaAcks: number;
 }
 
-/**
- * How long a WAIT for replica acknowledgements may take on the server: 60 % of the command bound,
- * so its answer (0 replicas) still arrives before the command times out on a busy machine.
- */
+/** A WAIT's server-side timeout: 60 % of the command bound, so its answer comes within the bound. */
 export const replicaAckTimeoutMs = (settings: Pick<RedisSettings, 'timeoutMs'>) =>
   Math.max(1, Math.floor(settings.timeoutMs * 0.6));
 
-/** A single Redis at `url` with the default bound and no replica acknowledgements: for tests and tools. */
+/** One Redis at `url`, no replica acknowledgements: for tests and tools. */
 export function singleRedis(url: string, timeoutMs = 500): RedisSettings {
   return { topology: { kind: 'single', url }, timeoutMs, minReplicaAcks: 0 };
 }
 
-/**
- * Where the gateway keeps what a fleet must share (idempotency keys, submissions, leases, notices,
- * rate limits), in words for the start-up log and /readyz: in this process, or which Redis
- * topology. Never an address: /readyz answers anyone who can reach the gateway's port.
- */
+/** Where the fleet's shared state is, in words for the start-up log and /readyz: never an address. */
 export function storeDescription(settings: RedisSettings | undefined): string {
   if (!settings) {
     return 'in process (this process only: a fleet needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES)';
@@ -66,7 +52,7 @@ export function storeDescription(settings: RedisSettings | undefined): string {
   ];
 }
 
-/** Where the fleet's Redis is, for the start-up log: its addresses, without credentials. */
+/** The fleet's Redis addresses, without credentials, for the start-up log. */
 export function redisAddress(settings: RedisSettings): string {
   const { topology } = settings;
   const list = (nodes: HostPort[]) =>
@@ -86,18 +72,10 @@ export function redisAddress(settings: RedisSettings): string {
 }
 
 /**
- * Connects to the fleet's Redis. Every command is bounded (REDIS_TIMEOUT_MS of the event loop's
- * awake time, command-bounds.ts), also while it waits for a reconnection (so a failover's reconnection, a fraction of a second, is
- * ridden out rather than failed). A command the gateway stopped waiting for may still run: Redis
- * works through its backlog when it resumes, and ioredis sends its offline queue, timed-out
- * commands included, once it reconnects. So every write is fenced or idempotent, and what a
- * refused withdrawal may have written is freed once Redis answers (WithdrawalService). A
- * connection that gets no answer for 3 × REDIS_TIMEOUT_MS after a command (a peer gone silent, a
- * proxy that stopped forwarding) is destroyed and made again. The client reconnects by itself,
- * forever, with a capped backoff; with Sentinel it asks the Sentinels where the master is on
- * every reconnection and as soon as they announce a failover; a Cluster refreshes its slots every
- * 5 s and when a master stops answering. Once a command goes unanswered, RedisHealth refuses the
- * next ones at once. Connection errors are logged, never thrown into the process.
+ * Connects to the fleet's Redis: every command bounded (command-bounds.ts), also while it waits for a
+ * reconnection; reconnection forever with a capped backoff, following Sentinel failovers and Cluster
+ * slots. A command the gateway stopped waiting for may still run, so every write is fenced or
+ * idempotent (docs/fleet.md). Connection errors are logged, never thrown.
  */
 export async function connectRedis(target: RedisSettings | string, logger: Logger): Promise<RedisClient> {
   const settings = typeof target === 'string' ? singleRedis(target) : target;
@@ -109,8 +87,7 @@ export async function connectRedis(target: RedisSettings | string, logger: Logge
     maxRetriesPerRequest: 1,
     autoResendUnfulfilledCommands: false,
     connectTimeout: 2_000,
-    // No `commandTimeout`, and the socket's timer replaced: both are plain timers, which a stalled
-    // event loop makes fire before the answer waiting in the socket is read (command-bounds.ts).
+    // No `commandTimeout`, and the socket's timer replaced (command-bounds.ts).
     socketTimeout: timeoutMs * 3,
     retryStrategy: (times) => Math.min(100 * times, 2_000),
     // A master demoted by a failover refuses writes: reconnect, to wherever the master is now.
@@ -162,11 +139,7 @@ export async function connectRedis(target: RedisSettings | string, logger: Logge
   return client;
 }
 
-/**
- * A second connection to the same Redis, for work that must not share the first one: a
- * subscriber (a connection in subscribe mode runs nothing else) or the idempotency store's writes
- * (a WAIT holds its connection until the replicas answer).
- */
+/** A second connection, for a subscriber or for the store's writes (a WAIT holds its connection). */
 export function duplicateClient(client: RedisClient, override: Partial<RedisOptions> = {}): RedisClient {
   const duplicate =
     client instanceof Cluster
@@ -180,12 +153,7 @@ export function duplicateClient(client: RedisClient, override: Partial<RedisOpti
   return boundCommands(duplicate, boundOf(client));
 }
 
-/**
- * A subscriber connection: like `duplicateClient`, but its commands (SUBSCRIBE while it
- * reconnects, above all) wait for the connection instead of timing out, so a channel subscribed
- * while Redis is away is subscribed once it is back; the subscriber's liveness is judged by a
- * PING with a timeout of its own (fleetEvents).
- */
+/** A subscriber connection: its commands (SUBSCRIBE while it reconnects) wait for it, unbounded. */
 export function subscriberClient(client: RedisClient): RedisClient {
   const options = { enableOfflineQueue: true };
   const duplicate =
@@ -198,22 +166,15 @@ export function subscriberClient(client: RedisClient): RedisClient {
   return boundCommands(duplicate, null);
 }
 
-/** Asks a Cluster to read its slots again (a master stopped answering, or a MOVED came back). */
 export function refreshSlots(client: RedisClient): void {
   if (client instanceof Cluster) client.refreshSlotsCache();
 }
 
-/** Every master of the client (one, or each of a Cluster's), for what must be asked of each. */
 export function mastersOf(client: RedisClient): Redis[] {
   return client instanceof Cluster ? client.nodes('master') : [client];
 }
 
-/**
- * Warns when Redis may evict keys: every key the gateway writes has a TTL, so any policy but
- * `noeviction` could drop an idempotency record or a claim under memory pressure, and one key could
- * then make two withdrawals. With `noeviction` a full Redis refuses the write instead, and the
- * withdrawal is refused unsent. Managed Redis services may refuse CONFIG; then nothing is said.
- */
+/** Warns unless every master's `maxmemory-policy` is `noeviction` (docs/fleet.md); silent without CONFIG. */
 export async function warnIfRedisEvicts(client: RedisClient, logger: Logger): Promise<void> {
   for (const master of mastersOf(client)) {
     const reply = (await master.config('GET', 'maxmemory-policy').catch(() => null)) as string[] | null;
@@ -228,10 +189,7 @@ export async function warnIfRedisEvicts(client: RedisClient, logger: Logger): Pr
   }
 }
 
-/**
- * Warns when a master has fewer replicas online than REDIS_MIN_REPLICA_ACKS asks for: every
- * keyed withdrawal would then be refused unsent (REPLICA_UNACKNOWLEDGED) until they are back.
- */
+/** Warns when a master has fewer replicas online than REDIS_MIN_REPLICA_ACKS (withdrawals refused). */
 export async function warnIfTooFewReplicas(
   client: RedisClient,
   minReplicaAcks: number,

@@ -12,10 +12,8 @@ const SECRET_KEY = 'mwg:caller-scope-secret';
 const NO_VERDICT = new Error('unheard through an event-loop stall');
 
 /**
- * The secret every process of the fleet derives caller scopes (HMAC of the Authorization value)
- * with: made once by whichever process starts first, then read by all. Idempotency keys are
- * stored under the scope, so replicas must compute the same one. It never leaves Redis and the
- * gateway's memory, and the key itself is never stored. Keep it with keepFleetScopeSecret.
+ * The fleet's caller-scope secret: made by whichever process asks first (SET NX), then read by all,
+ * so replicas give a key the same scope. It never leaves Redis and the gateway's memory.
  */
 export async function fleetScopeSecret(redis: RedisClient, mine: Buffer = randomBytes(32)): Promise<Buffer> {
   await redis.set(SECRET_KEY, mine.toString('base64'), 'NX');
@@ -25,14 +23,9 @@ export async function fleetScopeSecret(redis: RedisClient, mine: Buffer = random
 }
 
 /**
- * Keeps a process on the fleet's scope secret after Redis lost it (a restart without persistence,
- * a failover to a replica that lacked it, a flush). Otherwise the processes running on would keep
- * the old secret while a process started afterwards made a new one, and one idempotency key would
- * be claimed under two scopes: two withdrawals for one key. On every reconnection and every
- * `checkEveryMs`, the process writes its secret back if the key is missing (so records under it
- * stay reachable when only the key went), and adopts the one Redis holds if another process wrote
- * first, and calls `onDataLoss` (the idempotency store marks that its claims before now are
- * gone). Failures are logged; the next check tries again. Returns a stop function.
+ * Keeps a process on the fleet's secret after Redis lost it (docs/fleet.md): on every reconnection
+ * and `checkEveryMs`, writes it back if gone (after `onDataLoss`), or adopts the one another process
+ * wrote. Failures are logged; the next check retries. Returns a stop function.
  */
 export function keepFleetScopeSecret(
   redis: RedisClient,
@@ -78,16 +71,9 @@ export function keepFleetScopeSecret(
 const INVALIDATE_CHANNEL = 'mwg:invalidate';
 
 /**
- * Read-your-own-withdrawal across a fleet: after a withdrawal succeeds on one process, every
- * process forgets that caller's cached reads and query-deduplication generation. `publish` goes in
- * the client's `onWithdrawal`; `subscribe` applies the others' messages. Messages carry the caller
- * scope (an HMAC), never a key.
- *
- * While Redis answers, the withdrawal's answer waits for the publish (at most REDIS_TIMEOUT_MS of running time: command-bounds.ts),
- * so the message is in Redis before the client can read again on another replica. While `health`
- * says Redis does not answer, the answer does not wait: the publish goes on in the background and
- * lands if Redis comes back. A message lost that way only leaves that caller's reads on other
- * replicas up to UPSTREAM_CACHE_TTL_MS stale; subscriptions catch up by themselves.
+ * Read-your-own-withdrawal across a fleet: `publish` a caller scope after its withdrawal, and every
+ * process's `subscribe` ends that caller's cached reads. `publish` waits for Redis (bounded) unless
+ * `health` says it does not answer; then it goes on in the background.
  */
 export function fleetInvalidation(redis: RedisClient, logger: Logger, health?: RedisHealth) {
   return {
@@ -98,7 +84,6 @@ export function fleetInvalidation(redis: RedisClient, logger: Logger, health?: R
       });
       if (health?.responsive !== false) await sent;
     },
-    /** Starts applying the fleet's invalidations; returns the subscriber connection, to quit on shutdown. */
     async subscribe(invalidate: (scope: string) => void): Promise<RedisClient> {
       const subscriber = subscriberClient(redis);
       subscriber.on('error', (error: Error) =>
@@ -113,13 +98,7 @@ export function fleetInvalidation(redis: RedisClient, logger: Logger, health?: R
   };
 }
 
-/**
- * The event target subscriptions publish on in a fleet (@graphql-yoga/redis-event-target): the
- * replica polling a feed publishes to Redis, and every replica, itself included, hands what Redis
- * brings to its own subscribers. Channels are named by feed (a caller scope, never a key). A
- * publish or subscribe that fails while Redis is down is logged, never thrown into the process;
- * ioredis subscribes again by itself when it reconnects.
- */
+/** The event target of subscriptions in a fleet, a channel per feed; failures are logged, not thrown. */
 export function fleetEvents(redis: RedisClient, logger: Logger) {
   const subscriber = subscriberClient(redis);
   subscriber.on('error', (error: Error) => logger.debug({ err: error.message }, 'redis subscriber error'));
@@ -139,14 +118,10 @@ export function fleetEvents(redis: RedisClient, logger: Logger) {
     events,
     subscriber,
     /**
-     * Tells `lost` when the subscriber connection stops delivering (news published meanwhile never
-     * arrives) and `restored` once it listens again:
-     * - a closed connection is lost at once; ioredis says 'ready' before it subscribes again, so
-     *   it is restored after a PING, whose reply follows those of the SUBSCRIBEs;
-     * - a Redis that hangs keeps the connection open and silent: a PING every `everyMs` that is
-     *   not answered within `timeoutMs` (REDIS_TIMEOUT_MS) counts as lost, and the next answered
-     *   one as restored.
-     * Returns a stop function.
+     * Tells `lost` when the subscriber connection stops delivering and `restored` once it listens
+     * again: a close is a loss, and 'ready' comes before ioredis subscribes again, so restored follows
+     * a PING (its reply comes after the SUBSCRIBEs'); a PING every `everyMs` unanswered within
+     * `timeoutMs` is a loss too. Returns a stop function.
      */
     watchDelivery(
       handlers: { lost(): void; restored(): void },
@@ -159,7 +134,6 @@ export function fleetEvents(redis: RedisClient, logger: Logger) {
         handlers.lost();
       };
       const ping = () => {
-        // Bounded on the loop's awake clock: a PING unheard because this process stalled is no loss.
         let timer: StallAwareTimer | undefined;
         const unanswered = new Promise<never>((_, reject) => {
           timer = new StallAwareTimer(loopStalls(), timeoutMs, timeoutMs * STALL_ALLOWANCE, (expiry) => {

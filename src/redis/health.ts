@@ -4,24 +4,13 @@ import { LoopStalledError } from './command-bounds.ts';
 import { mastersOf, type RedisClient, refreshSlots } from './connection.ts';
 
 /**
- * Whether the fleet's Redis answers, known without asking it on a request's path. A Redis that
- * refuses connections fails every command at once; a Redis that hangs (SIGSTOP, a long fork, a
- * partition) keeps its connections open and answers nothing, and each command then waits its
- * full bound (REDIS_TIMEOUT_MS). So:
- *
- * - any command of the gateway that goes unanswered (a timeout, a closed connection) marks Redis
- *   unresponsive at once (`report`), and so does a failed background PING (every `everyMs`, to
- *   every master);
- * - while Redis is unresponsive, the request paths that need it take their degraded path without
- *   waiting: withdrawals are refused unsent, rate limits are counted in this process, poll leases
- *   are not held, and the cross-replica notice of a withdrawal is not waited for;
- * - the first PING that every master answers makes it responsive again.
- *
- * A refusal that Redis did answer (a script error, OOM under `noeviction`) says Redis is up, and
- * does not count. Nor does a command unheard because this process's own event loop was stalled
- * (LoopStalledError, command-bounds.ts): that is logged as the process's delay, not Redis's silence.
+ * Whether the fleet's Redis answers, known without asking it on a request's path: the first command
+ * left unanswered (a timeout, a closed connection) or failed background PING marks it unresponsive,
+ * and `run` then refuses at once, so each request takes its degraded path (docs/fleet.md); the first
+ * PING every master answers marks it responsive. An answered refusal (a script error, OOM) does not
+ * count, nor does a LoopStalledError, except STALLED_PINGS in a row.
  */
-/** Background PINGs in a row unheard through loop stalls, past which Redis is taken for silent. */
+/** LoopStalledErrors in a row (since a PING answered) past which Redis is taken for silent. */
 const STALLED_PINGS = 3;
 
 export class RedisHealth {
@@ -44,7 +33,7 @@ export class RedisHealth {
     return this.unresponsiveSince === null;
   }
 
-  /** Tells the health what a Redis command failed with; an unanswered one marks Redis unresponsive. */
+  /** An unanswered command marks Redis unresponsive; an answered refusal or a stall does not. */
   report(error: unknown): void {
     if (error instanceof ReplyError) return;
     if (error instanceof LoopStalledError) {
@@ -69,7 +58,7 @@ export class RedisHealth {
     );
   }
 
-  /** PINGs every master once (each bounded as every command is: command-bounds.ts); true when all answered. */
+  /** PINGs every master once; true when all answered. */
   async check(): Promise<boolean> {
     if (this.checking) return this.responsive;
     this.checking = true;
@@ -84,9 +73,7 @@ export class RedisHealth {
       }
       return true;
     } catch (error) {
-      // A loop stalled past every command's allowance, PING after PING, is past telling whose
-      // silence it is: after STALLED_PINGS background PINGs in a row so ended, Redis is taken for
-      // silent (the safe side: withdrawals are refused unsent at once, instead of each waiting).
+      // A loop stalled PING after PING is past telling whose silence it is: the safe side.
       if (error instanceof LoopStalledError && ++this.stalledPings >= STALLED_PINGS) {
         this.markUnresponsive(error, 'redis unheard through repeated event-loop stalls');
       } else {
@@ -100,25 +87,20 @@ export class RedisHealth {
     }
   }
 
-  /** Starts the background PING; returns a stop function. */
+  /** Returns a stop function. */
   start(): () => void {
     const timer = setInterval(() => void this.check(), this.everyMs);
     timer.unref();
     return () => clearInterval(timer);
   }
 
-  /**
-   * Runs one Redis command for a request: refused at once (RedisUnresponsiveError) while Redis is
-   * unresponsive, and a failure is reported.
-   */
+  /** One command of a request: RedisUnresponsiveError at once while Redis is unresponsive; failures noted. */
   async run<T>(command: () => Promise<T>): Promise<T> {
     if (this.unresponsiveSince !== null) throw new RedisUnresponsiveError();
     try {
       return await command();
     } catch (error) {
-      // A loop stalled past every command's allowance, PING after PING, is past telling whose
-      // silence it is: after STALLED_PINGS background PINGs in a row so ended, Redis is taken for
-      // silent (the safe side: withdrawals are refused unsent at once, instead of each waiting).
+      // Counts toward STALLED_PINGS as check's PINGs do.
       if (error instanceof LoopStalledError && ++this.stalledPings >= STALLED_PINGS) {
         this.markUnresponsive(error, 'redis unheard through repeated event-loop stalls');
       } else {
@@ -129,7 +111,6 @@ export class RedisHealth {
   }
 }
 
-/** Thrown instead of sending a command to a Redis known not to answer. */
 export class RedisUnresponsiveError extends Error {
   constructor() {
     super('redis does not answer');

@@ -3,17 +3,9 @@ import type { MerchantRecords } from '../upstream/merchants.ts';
 import type { RedisClient } from './connection.ts';
 
 /**
- * The fleet's record of which merchant each wallet is (upstream/merchants.ts), so replicas that
- * saw different wallets of one merchant agree on its tag, and with it on its wallet index's chunks
- * (wallet-index-chunks.ts), its fair share and its limits. One key per wallet, under its own hash
- * tag (HMACs only: neither a wallet id nor a key is stored):
- *
- *   mwg:mwallet:{walletTag}   the least merchant tag proposed for the wallet
- *
- * Set by a script that keeps the lesser of the record and the proposal (one key: any Cluster
- * slot), for a month from the last change: a wallet never changes merchant, and a merchant whose
- * records expired is learnt again from its keys' next answers. Releases before 0.3.0 neither read
- * nor write these keys.
+ * The fleet's records of each wallet's merchant tag (upstream/merchants.ts): `mwg:mwallet:{walletTag}`,
+ * the least tag proposed for the wallet, kept by a script for a month from its last change
+ * (docs/wallet-index.md#a-merchant-not-a-key). HMACs only: neither a wallet id nor a key is stored.
  */
 
 const RECORD_TTL_S = 30 * 24 * 3600;

@@ -3,45 +3,32 @@ import { INDEX_CHUNK, type IndexChunk, type IndexedList } from '../loaders/walle
 import type { RedisClient } from './connection.ts';
 
 /**
- * The fleet's copy of merchants' wallet indexes (loaders/wallet-index.ts), so a replica learns
- * what another built instead of reading the merchant's list again.
+ * The fleet's copy of wallet indexes (loaders/wallet-index.ts), in immutable chunks of INDEX_CHUNK
+ * ages, each written once full, under the index owner's hash tag (a merchant tag or a caller scope):
  *
- * An index is stored in chunks of INDEX_CHUNK ages, each written once it is full: what an age
- * holds never changes (its item's wallet and id), so a chunk is immutable and any replica's copy
- * of it is the same. Keys, under the index owner's hash tag (its merchant's tag, merchants.ts, or
- * the caller scope while its merchant is not known):
+ *   mwg:{owner}:windex:{list}:gen         the generation (a number; absent: 0)
+ *   mwg:{owner}:windex:{list}:{gen}:{n}   chunk n: JSON {v, w, d}, `w` the chunk's wallet ids, `d`
+ *                                         base64 of, per age, its wallet's place in `w` (u16) and its
+ *                                         id's fingerprint (u32), little-endian
  *
- *   mwg:{scope}:windex:{list}:gen         the generation (a number; absent: 0)
- *   mwg:{scope}:windex:{list}:{gen}:{n}   chunk n of that generation: JSON {v, w, d}, where `w`
- *                                         lists the chunk's wallet ids and `d` is base64 of, per
- *                                         age, its wallet's place in `w` (u16) and its id's
- *                                         fingerprint (u32), little-endian
- *
- * A replica that finds the index contradicted by the REST API bumps the generation: every
- * replica's next load starts from nothing, and old chunks expire (CHUNK_TTL_S). Releases before
- * this one neither read nor write these keys. Redis failing or slow only means a replica builds
- * from the REST API itself: loads and saves happen in the background jobs, never in a request,
- * and their errors are logged and dropped.
+ * A contradiction bumps the generation, so no replica loads the old chunks again. Errors are logged
+ * and dropped: a replica then builds from the REST API (docs/wallet-index.md#memory-and-the-fleet).
  */
 
-/** Chunks live a week after they are written; an index is rebuilt from the REST API after that. */
+/** A week from writing; the index is then rebuilt from the REST API. */
 const CHUNK_TTL_S = 7 * 24 * 3600;
-/** Chunks asked for in one MGET. */
 const LOAD_BATCH = 32;
 const FORMAT = 1;
 
 export interface IndexChunkStore {
-  /**
-   * The current generation, and its chunks `from`, `from + 1`, … as far as they are stored without
-   * a gap, at most `most` of them.
-   */
+  /** The current generation and its chunks `from` onwards, as far as stored without a gap, at most `most`. */
   load(
     scope: string,
     list: IndexedList,
     from: number,
     most: number,
   ): Promise<{ generation: number | undefined; chunks: IndexChunk[] }>;
-  /** Stores chunk `n` (full) of `generation` unless it is stored already. */
+  /** Stores full chunk `n` of `generation` unless stored already. */
   save(scope: string, list: IndexedList, generation: number, n: number, chunk: IndexChunk): Promise<void>;
   /** The stored index was contradicted: every replica starts again. */
   drop(scope: string, list: IndexedList): Promise<void>;

@@ -5,16 +5,12 @@ import type { DepositDTO } from '../upstream/types.ts';
 import type { Feed, Watcher } from './feed.ts';
 import { type ListState, listFeed } from './list-feed.ts';
 
-/** Subscription.depositsUpdated: its feed (feed.ts) and the Watcher its resolver hands to LivePolling.watch. */
+/** Subscription.depositsUpdated: its feed (feed.ts) and the Watcher its resolver hands to LivePolling. */
 
 /** The statuses before a final one (completed, failed). */
 const IN_FLIGHT = ['pending', 'processing'];
 
-/**
- * All deposits of one caller scope, one feed for every subscriber of the key whatever wallet or
- * statuses each wants: each deposit that appears or changes status after subscribing (a new
- * `updatedAt` alone is no news), nothing at first (docs/subscriptions.md, How it polls).
- */
+/** All deposits of one caller scope: one feed for the key's subscribers, whatever wallet or statuses. */
 export function depositsFeed(client: MerchantWalletClient, scope: string): Feed<DepositDTO, ListState> {
   return listFeed<DepositDTO>({
     name: `deposits:${scope}`,

@@ -43,7 +43,7 @@ export function encodeEventId(kind: FeedKind, position: Position, authorization:
   return Buffer.concat([body, mac(body, authorization)]).toString('base64url');
 }
 
-/** The position an event id of a feed of `kind` holds, for this key; EVENT_ID_NOT_RESUMABLE when it was not sent to it. */
+/** The position an event id holds; EVENT_ID_NOT_RESUMABLE unless it was sent to this key for this kind. */
 export function decodeEventId(text: string, kind: FeedKind, authorization: string): Position {
   const bytes = text.length <= MAX_EVENT_ID_LENGTH ? Buffer.from(text, 'base64url') : Buffer.alloc(0);
   if (bytes.length <= MAC_BYTES || bytes.toString('base64url') !== text) throw notResumable('malformed');
@@ -51,7 +51,7 @@ export function decodeEventId(text: string, kind: FeedKind, authorization: strin
   if (!timingSafeEqual(bytes.subarray(-MAC_BYTES), mac(body, authorization))) {
     throw notResumable('not sent to this API key');
   }
-      // Signed by this key: written by encodeEventId, but maybe by another release.
+  // Signed by this key: written by encodeEventId, but maybe by another release.
   if (body[0] !== FORMAT) throw notResumable('an older or newer format');
   if (body[1] !== KINDS.indexOf(kind)) throw notResumable('from another subscription field');
   try {
@@ -139,7 +139,7 @@ class Reader {
   }
 }
 
-/** `values` (changes, oldest first) as the updates sent to a subscriber at `position`, each with its event id. */
+/** `values` (oldest first) as the updates sent to a subscriber at `position`, each with its event id. */
 export function updatesFrom<T extends { id: string }>(
   feed: Pick<Feed<T, unknown>, 'kind' | 'advance'>,
   position: Position,

@@ -5,11 +5,7 @@ import { INPUT_LIMITS } from '../schema/input-limits.ts';
 import type { Caller } from '../upstream/caller.ts';
 import type { MerchantWalletClient } from '../upstream/client.ts';
 
-/**
- * The feed contract between the live-polling engine (live.ts) and the feed modules
- * (withdrawal-feeds.ts, deposit-feeds.ts), which import this file and not each other: a new feed
- * kind adds its name to FeedKind (a metrics label) and nothing to the engine.
- */
+/** The feed contract: live.ts and the feed modules import it, not each other (a new kind: FeedKind). */
 
 export type FeedKind = 'withdrawal_intent' | 'withdrawal_intents' | 'deposits';
 
@@ -45,10 +41,7 @@ export interface Feed<T extends { id: string }, S> {
   position(state: S): Position;
   /** Where a subscriber at `position` stands once also shown `value`. */
   advance(position: Position, value: T): Position;
-  /**
-   * What a subscriber back at `position` must be shown, oldest first, and the state now, from fresh
-   * reads; EVENT_ID_NOT_RESUMABLE when it is too far behind for the feed's bound of reads.
-   */
+  /** What a subscriber at `position` must be shown, and the state; EVENT_ID_NOT_RESUMABLE if too far. */
   resume(caller: Caller, position: Position): Promise<{ state: S; changed: T[] }>;
 }
 
@@ -72,10 +65,7 @@ export function endCodeOf(error: unknown): EndCode | undefined {
   return code === 'UNAUTHENTICATED' || code === 'FORBIDDEN' || code === 'NOT_FOUND' ? code : undefined;
 }
 
-/**
- * Thrown by a stream this process interrupts at shutdown: the transports end it as a dropped
- * connection, never as completed (SSE without `complete`, a WebSocket with 1012), so clients reconnect.
- */
+/** Thrown by a stream interrupted at shutdown: transports end it as a dropped connection (reconnect). */
 export class StreamInterrupted extends GraphQLError {
   override readonly name = 'StreamInterrupted';
   constructor() {
@@ -94,10 +84,7 @@ export function deliver(
   target.dispatchEvent(new CustomEvent(name, { detail: event }));
 }
 
-/**
- * A subscription field's resolve: the event's value, or its feed's end as an error. Each event is
- * resolved as a request of its own (GatewayContext.renew): nested fields read now, with their own deadline.
- */
+/** A subscription field's resolve; each event is resolved as a request of its own (GatewayContext.renew). */
 export function liveValue<T>(event: LiveEvent<T>, _args: unknown, context: { renew(): void }): T {
   if (event.kind === 'end') {
     eventIds.delete(context);
@@ -110,7 +97,7 @@ export function liveValue<T>(event: LiveEvent<T>, _args: unknown, context: { ren
 
 const eventIds = new WeakMap<object, string>();
 
-/** The event id of the result just resolved (`extensions.eventId`): a subscription's results resolve one at a time. */
+/** The event id of the result just resolved (`extensions.eventId`): results resolve one at a time. */
 export function eventIdOf(context: object): string | undefined {
   return eventIds.get(context);
 }
@@ -118,7 +105,7 @@ export function eventIdOf(context: object): string | undefined {
 export const AFTER_DESCRIPTION =
   'Resume from this event id: the `extensions.eventId` of the last result received (a Last-Event-ID header wins). What changed since comes first; nothing is missed across a reconnect or a restart, and an event may come twice. An id not sent to this key, or too old, is refused with EVENT_ID_NOT_RESUMABLE.';
 
-/** The event id to resume from: `Last-Event-ID` (EventSource's, newer than an `after` in its URL), else `after`. */
+/** The event id to resume from: `Last-Event-ID` (newer than an EventSource URL's `after`), else `after`. */
 export function resumeFrom(after: string | null | undefined, context: object): string | undefined {
   const header = (context as { request?: Request }).request?.headers.get('last-event-id');
   // By length before anything reads it: no id this API issues is longer.

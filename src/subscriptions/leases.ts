@@ -1,10 +1,7 @@
 import type { RedisClient } from '../redis/connection.ts';
 import type { RedisHealth } from '../redis/health.ts';
 
-/**
- * Who polls for a feed: in a fleet, the replica holding its lease, which a holder renews at each tick;
- * one that dies lets it expire, and the next replica whose poller ticks takes it over.
- */
+/** Who polls for a feed: the lease's holder, which renews it each tick; a dead holder's lease expires. */
 export interface PollLeases {
   /** Takes or renews `name` for `owner` for `ttlMs`; false while another owner holds it. */
   hold(name: string, owner: string, ttlMs: number): Promise<boolean>;

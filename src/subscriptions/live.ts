@@ -35,7 +35,7 @@ export class LivePolling {
     this.relay = new Relay(options);
   }
 
-  /** A subscription field's stream: `watcher` built for `caller`, then open(); what it throws refuses at once. */
+  /** A subscription field's stream: `watcher` built for `caller`, then open(); what it throws refuses. */
   watch<T extends { id: string }, S>(
     caller: Caller,
     watcher: Watcher<T, S>,

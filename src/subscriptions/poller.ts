@@ -62,7 +62,7 @@ export class Poller {
     this.schedule();
   }
 
-  /** The feed's state, read first with the subscribing request's caller when there is none; throws what that read throws. */
+  /** The feed's state, first read with the subscribing request's caller; throws what that read throws. */
   async ready(caller: Caller): Promise<unknown> {
     if (this.state === undefined) {
       // Subscribers arriving together share the first read.

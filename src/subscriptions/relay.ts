@@ -28,7 +28,7 @@ export class Relay {
     this.settings = settings;
   }
 
-  /** One subscriber's events of `name` until `signal` aborts (then an AbortError); one `unlisten` per call. */
+  /** One subscriber's events of `name` until `signal` aborts (an AbortError); one `unlisten` per call. */
   listen(name: string, signal: AbortSignal): AsyncIterable<unknown[]> {
     const events = on(this.local, name, { signal });
     const relayed = this.relays.get(name);

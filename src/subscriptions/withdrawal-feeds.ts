@@ -5,7 +5,7 @@ import { notResumable, versionTag } from './event-ids.ts';
 import type { Feed, Position, Watcher } from './feed.ts';
 import { type ListState, listFeed } from './list-feed.ts';
 
-/** The withdrawal subscriptions' feeds (feed.ts) and the Watchers their resolvers hand to LivePolling.watch. */
+/** The withdrawal subscriptions' feeds (feed.ts) and the Watchers their resolvers hand to LivePolling. */
 
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
 /** The statuses before a final one, as the REST `statusIn` filter. */

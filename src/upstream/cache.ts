@@ -56,7 +56,7 @@ export class ResponseCache {
         : null;
   }
 
-  /** GET `path` in a scope: a hit, a join of the call in flight, or a miss that calls `fetch`; `reads` notes which. */
+  /** GET `path` in a scope: a hit, a join of the call in flight, or a miss (`fetch`); `reads` notes which. */
   async get(
     scope: string,
     path: string,

@@ -63,7 +63,7 @@ export function routeLabels(route: string): RouteLabels {
 
 /** What the client reports for metrics; `route` is always a template (RouteLabels.template). */
 export interface UpstreamObserver {
-  /** An attempt that left ended: `outcome` is its HTTP status, else its failure kind (transport-errors.ts). */
+  /** An attempt ended: `outcome` is its HTTP status, else its failure kind (transport-errors.ts). */
   sent(method: string, route: string, outcome: string, seconds: number, retry: boolean): void;
   refused(method: string, route: string, reason: 'circuit_open' | 'budget'): void;
   cache(result: 'hit' | 'miss' | 'coalesced'): void;

@@ -11,7 +11,7 @@ const SCOPES_KEPT = 10_000;
 
 export class CallerScopes {
   private secret: KeyObject;
-  /** The scopes of recent keys, by whole Authorization value (docs/upstream-client.md#micro-cache-and-coalescing). */
+  /** Recent keys' scopes, by whole Authorization value (docs/upstream-client.md, Micro-cache). */
   private readonly scopes = new LRUCache<string, string>({ max: SCOPES_KEPT });
 
   constructor(secret: Buffer = randomBytes(32)) {

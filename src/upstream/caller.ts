@@ -9,7 +9,7 @@ export interface Caller {
   readonly scope: string;
   /** Epoch ms by which every upstream call of this GraphQL request must be done, retries included. */
   readonly deadline?: number;
-  /** Attempts that left the gateway (cache hits and joins are free), and the most allowed; the transport counts. */
+  /** Attempts that left the gateway (cache hits and joins are free) and the most allowed. */
   readonly calls: { made: number; readonly max: number };
   readonly reads: RequestReads;
   /** Sent upstream as X-Request-Id. */

@@ -4,7 +4,7 @@ import type { MerchantWalletClient } from './client.ts';
 /** The one place that turns REQUEST_DEADLINE_MS and MAX_UPSTREAM_CALLS_PER_REQUEST into a Caller. */
 export interface Callers {
   readonly requestDeadlineMs: number;
-  /** A GraphQL request, a subscription event or a feed's poll: a deadline from now and the full call budget. */
+  /** A GraphQL request, a subscription event or a poll: a deadline from now and the full call budget. */
   forRequest(authorization: string, requestId?: string): Caller;
   /** One call outside any request (an index build step, a WebSocket's key proof): `withinMs` from now. */
   forOneCall(authorization: string, withinMs?: number): Caller;

@@ -40,7 +40,7 @@ export class CircuitBreakers {
     this.options = options;
   }
 
-  /** Runs `attempt` through the route's breaker; throws the circuit's error, unsent, while it is open or probing. */
+  /** Runs `attempt` through the route's breaker; throws, unsent, while the circuit is open or probing. */
   async run<T extends { status: number }>(route: string, attempt: () => Promise<T>): Promise<T> {
     if (this.options.failures <= 0) return attempt();
     const breaker = this.breaker(route);
@@ -92,7 +92,7 @@ export class CircuitBreakers {
   }
 }
 
-/** The stage after the budget's check: an attempt the circuit refuses is not sent, not spent, and reported refused. */
+/** The stage after the budget's check: an attempt the circuit refuses is unsent, unspent, reported. */
 export function circuit(
   breakers: CircuitBreakers,
   observer: UpstreamObserver | undefined,

@@ -27,7 +27,7 @@ const TURNS_MAX_BYTES = 32 * 1024;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** True while event loop utilisation stayed under `threshold` over the last `windowMs` (sampled once per window). */
+/** True while event loop utilisation stayed under `threshold` over the last `windowMs`. */
 export function loopHasIdleTime(threshold = 0.8, windowMs = 100): () => boolean {
   let sample = performance.eventLoopUtilization();
   let sampledAt = performance.now();
@@ -83,7 +83,7 @@ export class InFlightCalls {
     return entry;
   }
 
-  /** The answer of `call`, in this joiner's turn; `then` runs in that turn, before the answer is handed on. */
+  /** The answer of `call`, in this joiner's turn; `then` runs in that turn, before the answer is handed. */
   join(call: InFlightCall, then: () => void): Promise<UpstreamResponse> {
     const entry = call as Entry;
     entry.turn = entry.turn.then(() => (this.takesTurns(entry) ? nextTurn() : undefined));

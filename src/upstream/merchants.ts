@@ -71,7 +71,7 @@ export class Merchants {
     return this.members.has(scope);
   }
 
-  /** Notes the wallet ids a 2xx answer for this scope named; returns its group. A set lookup per known wallet. */
+  /** Notes the wallet ids a 2xx answer for this scope named; returns its group (cheap for known wallets). */
   learn(scope: string, walletIds: Iterable<string>): string {
     const now = this.now();
     let member = this.members.get(scope);
@@ -111,7 +111,7 @@ export class Merchants {
     return member.tag;
   }
 
-  /** Told when a group changes name (a scope learnt, or a tag replaced by a lesser one), so its index moves. */
+  /** Told when a group changes name (a scope learnt, a tag replaced by a lesser one): its index moves. */
   readonly retagged = new Set<(from: string, to: string) => void>();
 
   private retag(from: string, to: string): void {
@@ -144,7 +144,7 @@ export class Merchants {
     }
   }
 
-  /** Proposes to the fleet's records, adopting a lesser tag they hold; in the background (a failure: again later). */
+  /** Proposes to the fleet's records, adopting a lesser tag they hold; in the background, retried later. */
   private record(scope: string, wallets: Set<string>, tag: string): void {
     const now = this.now();
     const asked = [...wallets].filter((wallet) => {

@@ -1,4 +1,4 @@
-/** One cached answer a request read: its cache key, the serial that tells it from a later answer, its expiry. */
+/** A cached answer a request read: its key, the serial that tells it from a later answer, its expiry. */
 export interface Read {
   readonly key: string;
   readonly serial: number;
@@ -30,7 +30,7 @@ export class RequestReads {
     return this.#cached;
   }
 
-  /** When the first answer it read leaves the cache: -Infinity once one was not cached, +Infinity before any. */
+  /** When the first answer it read leaves the cache: -Infinity once one was not cached; +Infinity before. */
   get currentUntil(): number {
     return this.#uncached ? Number.NEGATIVE_INFINITY : this.#until;
   }
@@ -56,7 +56,7 @@ export class RequestReads {
   }
 }
 
-/** Memory per character of an entry's text, parsed objects included (docs/benchmark.md#why-the-caches-are-built-this-way). */
+/** Memory per character, parsed objects included (docs/benchmark.md#why-the-caches-are-built-this-way). */
 export const ENTRY_BYTES_PER_CHAR = 2.5;
 
 /** What an entry costs besides its text and key: without it, many tiny entries would exceed the bound. */

@@ -17,7 +17,7 @@ export interface TransportFailure {
   kind: 'refused' | 'reset' | 'dns' | 'timeout' | 'deadline' | 'too_large';
   /** The REST API was not reached, or the connection was lost: a GET may be sent again. */
   retry: boolean;
-  /** The REST API did not answer in time, or at all (a DNS failure and the request's deadline do not count). */
+  /** The REST API did not answer in time, or at all (not a DNS failure, not the request's deadline). */
   circuit: boolean;
   error: (cause: unknown) => GatewayError;
 }

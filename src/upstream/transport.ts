@@ -94,7 +94,7 @@ export class Transport {
     this.read = retry(options, this.underWay, this.sendOnce);
   }
 
-  /** One GET, retried as retry.ts says: its last answer, or a GatewayError (no answer, circuit open, budget spent). */
+  /** One GET, retried (retry.ts): its last answer, or a GatewayError (no answer, open circuit, budget). */
   get(caller: Caller, route: string, path: string): Promise<UpstreamResponse> {
     return this.read({
       method: 'GET',
@@ -178,7 +178,7 @@ function budgetSpent(max: number): GatewayError {
   );
 }
 
-/** Counts (UpstreamObserver.sent) and traces each attempt that leaves; `host` is the span's `server.address`. */
+/** Counts and traces each attempt that leaves; `host` is the span's `server.address`. */
 function observe(telemetry: UpstreamTelemetry, host: string, next: Wire): Stage {
   const { observer, tracer } = telemetry;
   return async (call, attempt) => {

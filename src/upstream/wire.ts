@@ -22,7 +22,7 @@ export function wire(pool: Pool, pathPrefix: string, activity: Activity): Wire {
     const { caller } = call;
     const remaining = caller.deadline === undefined ? undefined : caller.deadline - Date.now();
     if (remaining !== undefined && remaining <= 0) throw deadlinePassed();
-    // Not AbortSignal.timeout(): that timer stays scheduled until it fires; this one is cleared with the call.
+    // Not AbortSignal.timeout(), whose timer stays scheduled until it fires: this one ends with the call.
     const deadline = remaining === undefined ? undefined : new AbortController();
     const timer =
       deadline &&
@@ -78,7 +78,7 @@ export function wire(pool: Pool, pathPrefix: string, activity: Activity): Wire {
   };
 }
 
-/** The error of a call whose request's deadline passed (DEADLINE), on the wire or in fair-share.ts's queue. */
+/** The error of a call whose request's deadline passed (DEADLINE), on the wire or in fair-share.ts. */
 export function deadlinePassed(cause?: unknown): Error {
   return Object.assign(new Error('request deadline passed', cause === undefined ? {} : { cause }), {
     code: 'DEADLINE',
