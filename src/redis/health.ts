@@ -4,14 +4,18 @@ import { LoopStalledError } from './command-bounds.ts';
 import { mastersOf, type RedisClient, refreshSlots } from './connection.ts';
 
 /**
+ * LoopStalledErrors in a row, of background PINGs and requests' commands alike, since a PING was
+ * last answered, past which Redis is taken for silent.
+ */
+const STALLED_PINGS = 3;
+
+/**
  * Whether the fleet's Redis answers, known without asking it on a request's path: the first command
  * left unanswered (a timeout, a closed connection) or failed background PING marks it unresponsive,
  * and `run` then refuses at once, so each request takes its degraded path (docs/fleet.md); the first
  * PING every master answers marks it responsive. An answered refusal (a script error, OOM) does not
  * count, nor does a LoopStalledError, except STALLED_PINGS in a row.
  */
-/** LoopStalledErrors in a row (since a PING answered) past which Redis is taken for silent. */
-const STALLED_PINGS = 3;
 
 export class RedisHealth {
   private unresponsiveSince: number | null = null;
