@@ -36,14 +36,10 @@ import { WithdrawalService } from './withdrawals/service.ts';
 import { createGateway, type Gateway, type GraphiQLDefaults } from './yoga.ts';
 
 /**
- * The composition root: everything a gateway process runs, built from the configuration in one
- * place, and taken down in the reverse order by disposing of it. `src/main.ts` (a process alone
- * or one worker of a fleet), the test support and the soak child all start the gateway here, so
- * what the tests run is what production runs.
- *
- * What is outside the gateway comes in as `infrastructure`: where the REST API is (UPSTREAM_URL,
- * or the embedded sandbox `npm start` started), the fleet's Redis once connected, the logger. A
- * test may hand in parts it built itself (PrebuiltParts); the rest is what the configuration says.
+ * What the composition root takes from outside the gateway: where the REST API is, the fleet's
+ * Redis once connected, the logger, and any parts a test built itself (PrebuiltParts). main.ts, the
+ * test support and the soak child all start the gateway through createGatewayRuntime, so what the
+ * tests run is what production runs.
  */
 export type GatewayInfrastructure = InfrastructureBase & PrebuiltParts & UpstreamSource;
 
@@ -52,21 +48,13 @@ type UpstreamSource =
   | { upstreamURL: string; client?: undefined }
   | {
       upstreamURL?: undefined;
-      /**
-       * A client a test built (a fleet test's, with the fleet's scope secret and invalidation
-       * wired by hand; another gateway's, to share what the REST API said of keys). Its
-       * `scopes` are the runtime's; `upstream` and `clock` do not apply.
-       */
+      /** A client a test built; the runtime takes its `scopes`, and `upstream` and `clock` do not apply. */
       client: MerchantWalletClient;
     };
 
-/**
- * Parts a test built itself, each in place of the one the configuration would make (a recording
- * idempotency store, a tracer with an in-memory exporter, a live polling on events it controls).
- * The runtime uses them and does not dispose of them: whoever built one closes it.
- */
+/** Parts a test built, each in place of the configuration's; whoever built one closes it. */
 export interface PrebuiltParts {
-  /** Callers' scopes (two runtimes as two replicas of one fleet share a secret); with `client`, the client's. */
+  /** Callers' scopes (two runtimes as replicas of one fleet share a secret); with `client`, its own. */
   scopes?: CallerScopes;
   idempotencyStore?: IdempotencyStore;
   tracer?: Tracer;
@@ -96,7 +84,7 @@ export interface GatewayRuntime extends AsyncDisposable {
   /** The GraphQL gateway as a fetch-style handler (tests call `gateway.fetch`). */
   readonly gateway: Gateway;
   readonly client: MerchantWalletClient;
-  /** The Caller of each request, poll and background call: REQUEST_DEADLINE_MS, MAX_UPSTREAM_CALLS_PER_REQUEST. */
+  /** The Caller of each request, poll and background call (its deadline and call budget). */
   readonly callers: Callers;
   /** Callers' scopes, the one object the client, the server and the rate limit count by. */
   readonly scopes: CallerScopes;
@@ -114,10 +102,8 @@ export interface GatewayRuntime extends AsyncDisposable {
   /** Serves the gateway over HTTP and WebSocket; disposing of the runtime drains it first. */
   listen(options: { port: number; host: string }): Promise<RunningServer>;
   /**
-   * The first step of a shutdown (SIGTERM): from now on /readyz answers 503, so load balancers
-   * take this process out, while every request and every new connection is still served, each
-   * answer closing its connection. The caller waits SHUTDOWN_GRACE_MS, then disposes of the
-   * runtime, which closes the listener and drains.
+   * A shutdown's first step (SIGTERM): /readyz answers 503 while everything is still served, each
+   * answer closing its connection; the caller disposes of the runtime SHUTDOWN_GRACE_MS later.
    */
   beginShutdown(): void;
 }
@@ -127,9 +113,8 @@ const VERSION = (
 ).version;
 
 /**
- * Builds the gateway's parts in dependency order, registering each one's shutdown as it goes:
- * disposal runs them backwards, so nothing is closed while something built after it still uses
- * it. Should a step fail, what was built before it is taken down before the error is thrown.
+ * Builds the gateway's parts from `config` in dependency order; disposing of the runtime takes them
+ * down backwards, and a step that fails takes down what was built before it.
  */
 export async function createGatewayRuntime(
   config: Config,
@@ -319,9 +304,8 @@ export async function createGatewayRuntime(
           keys: { evidence: client, callers },
         });
         owned.defer(() => running.close(config.shutdownTimeoutMs));
-        // Subscription streams are interrupted first, not completed (LivePolling.close): their
-        // clients reconnect and resume elsewhere, and the streams do not hold the drain open.
-        // A handed-in live polling is its builder's to close (before disposing of the runtime).
+        // Streams are interrupted first: clients resume elsewhere, and none holds the drain open.
+        // A handed-in live polling is its builder's to close.
         if (!infrastructure.live) owned.defer(() => live.close());
         servers.push(running);
         if (shuttingDown) running.closeConnectionsAfterAnswer();
@@ -339,7 +323,7 @@ export async function createGatewayRuntime(
   }
 }
 
-/** Intents read per page when reconciling: enough for most windows in one call, small enough to stay cheap. */
+/** Intents read per page when reconciling: most windows in one call, still cheap. */
 const RECONCILE_PAGE_SIZE = 100;
 
 /**

@@ -8,36 +8,22 @@ import type { Callers } from './upstream/callers.ts';
 import { type KeyEvidenceSource, serveGraphQLOverWebSocket } from './websocket/websocket.ts';
 import type { Gateway } from './yoga.ts';
 
-/**
- * How the edge bounds what a client can hold (HEADERS_TIMEOUT_MS and the rest, see config.ts).
- * A connection that sends nothing, or part of a request, is closed once its time is up; one that
- * waits between requests, after the keep-alive timeout. Past the connection cap the longest-waiting
- * connection makes room, so the process keeps file descriptors for the REST API and Redis and an
- * idle flood cannot lock real clients out.
- */
-
 export interface RunningServer {
   server: Server;
   url: string;
-  /**
-   * From now on every answer asks its client to close the connection (`Connection: close`), so
-   * keep-alive clients, a layer-4 load balancer's included, open a new one, which lands on another
-   * replica once this one is out of the load balancer. Requests are served as before.
-   */
+  /** From now on every answer carries `Connection: close`, so clients reconnect (elsewhere). */
   closeConnectionsAfterAnswer(): void;
   /**
-   * Stops accepting connections and upgrades, closes the WebSockets (1012 Service Restart) and lets in-flight
-   * requests finish, each answer closing its connection, within `timeoutMs` from the call: then
-   * every connection still open is cut, whatever it is (a request, a WebSocket whose client never
-   * finished the close handshake, an upgrade). Resolves once none is left. Later calls return the
-   * first call's promise.
+   * Stops accepting connections and upgrades, closes the WebSockets (1012) and lets in-flight
+   * requests finish within `timeoutMs`, then cuts every connection still open. Resolves once none
+   * is left; later calls return the first call's promise.
    */
   close(timeoutMs: number): Promise<void>;
 }
 
 /**
- * Starts `server` on `host:port` (0: a free port) and answers its base URL; a wildcard or
- * loopback host is named `localhost`. Rejects when the port cannot be had.
+ * Starts `server` on `host:port` (0: a free port) and answers its base URL (a wildcard or loopback
+ * host named `localhost`); rejects when the port cannot be had.
  */
 export async function listenOn(server: Server, port: number, host: string): Promise<string> {
   await new Promise<void>((resolve, reject) => {
@@ -53,21 +39,10 @@ export async function listenOn(server: Server, port: number, host: string): Prom
 }
 
 /**
- * Bounds what connections may hold, beyond Node's own timeouts (see `listen`), and returns the
- * function that stops the watch.
- *
- * Keeps at most `maxConnections` open. Past it, the connection that has waited longest without a
- * request under way (one that sent nothing, part of its headers, or sits idle between requests) is
- * closed to make room, else the one whose client has not read the longest: a flood of idle or
- * non-reading connections then churns through its own slots instead of locking real clients out
- * until a timeout reaps it. Only when every connection is busy (a request under way and read, a
- * WebSocket) is the new one closed at once.
- *
- * Closes a connection whose client stopped reading: bytes wait to be sent and none has left for
- * `sendTimeoutMs`. Node's timeouts bound receiving a request only, so without this a client that
- * asks for a large answer (the 9 MB GraphiQL page) and never reads it would hold its slot and the
- * answer's memory for as long as it likes. An SSE stream that merely has no news is not stalled:
- * nothing waits to be sent.
+ * Bounds what connections may hold beyond Node's timeouts (docs/production.md, Limits and browser
+ * safety): past `maxConnections`, the connection waiting longest without a request under way makes
+ * room, else the one whose client has not read the longest, else the new one is closed; and a
+ * connection whose bytes have waited `sendTimeoutMs` without any leaving is closed.
  */
 function boundConnections(
   server: Server,
@@ -76,11 +51,7 @@ function boundConnections(
 ): {
   /** Stops the sweep for stalled connections. */
   stop(): void;
-  /**
-   * Closes every connection still open, upgraded ones included: the HTTP server's own
-   * closeAllConnections knows only those it still parses, and an upgraded socket would hold
-   * `server.close()` open for good. Answers how many it closed.
-   */
+  /** Closes every connection still open, upgraded ones (unknown to Node's own) included; answers how many. */
   closeAll(): number;
 } {
   const max = edge.maxConnections;
@@ -168,24 +139,20 @@ function boundConnections(
   };
 }
 
-/**
- * Serves the gateway over HTTP/1.1, and GraphQL over WebSocket (graphql-ws) on its GraphQL path.
- * Port 0 picks a free port. What close does: RunningServer.close.
- */
-export async function listen(
-  gateway: Gateway,
-  options: {
-    port: number;
-    host: string;
-    logger: Logger;
-    maxRequestBytes: number;
-    edge: EdgeLimits;
-    /** Callers' scopes, the runtime's: WebSockets are counted per scope. */
-    scopes: Pick<CallerScopes, 'scopeOf'>;
-    /** Which keys the REST API accepted lately, and a key proof's Caller: WebSocket admission by evidence. */
-    keys?: { evidence: KeyEvidenceSource; callers: Pick<Callers, 'forOneCall'> };
-  },
-) {
+export interface ListenOptions {
+  port: number;
+  host: string;
+  logger: Logger;
+  maxRequestBytes: number;
+  edge: EdgeLimits;
+  /** Callers' scopes, the runtime's: WebSockets are counted per scope. */
+  scopes: Pick<CallerScopes, 'scopeOf'>;
+  /** Which keys the REST API accepted lately, and a key proof's Caller (WebSocket admission). */
+  keys?: { evidence: KeyEvidenceSource; callers: Pick<Callers, 'forOneCall'> };
+}
+
+/** Serves the gateway over HTTP/1.1, and GraphQL over WebSocket (graphql-ws) on its GraphQL path. */
+export async function listen(gateway: Gateway, options: ListenOptions) {
   const { edge } = options;
   let closeAfterAnswer = false;
   let closing: Promise<void> | undefined;
@@ -194,12 +161,10 @@ export async function listen(
       headersTimeout: edge.headersTimeoutMs,
       requestTimeout: edge.requestTimeoutMs,
       keepAliveTimeout: edge.keepAliveTimeoutMs,
-      // Node checks the two timeouts above every this often (30 s by default): a connection is
-      // closed at most a second after its time is up.
+      // Node checks the timeouts above this often (30 s by default): closed within a second.
       connectionsCheckingInterval: Math.min(1_000, edge.headersTimeoutMs),
     },
     (request, response) => {
-      // Node ends the connection once an answer with this header is sent.
       if (closeAfterAnswer) response.setHeader('connection', 'close');
       return gateway.serveNode(request, response);
     },
@@ -220,9 +185,7 @@ export async function listen(
     scopes: options.scopes,
     ...(options.keys && { keys: options.keys }),
   });
-  // The one listener for upgrades, there for the server's whole life: Node hands an upgrade
-  // request's socket to its 'upgrade' listeners, and one that nobody answers is open for good
-  // (the HTTP server no longer tracks it, so only closing it ends server.close()).
+  // The one listener for upgrades, for the server's whole life: an upgrade nobody answers stays open.
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (closing) refuseUpgrade(socket);
     else websocket.handleUpgrade(request, socket, head);

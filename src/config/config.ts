@@ -12,13 +12,10 @@ export { OWNED_PREFIXES } from './unknown-variables.ts';
 export { KNOWN_VARIABLES } from './variables.ts';
 
 /**
- * All of the gateway's configuration, parsed once from the environment: every other module takes
- * its settings as required arguments, and tests start from `parseConfig({})`. Every problem is
- * reported at once and the process does not start. The variables, their bounds and defaults are
- * in config/variables.ts, the rules between them in config/rules.ts; no other gateway file reads
- * process.env (the sandbox has its own, src/sandbox/config.ts), and the persisted-documents
- * manifest is read here too, so a bad one is one more listed problem. docs/configuration.md's
- * table mirrors the variables.
+ * All of the gateway's configuration, parsed once from the environment (docs/configuration.md),
+ * every problem listed at once; tests start from `parseConfig({})`. The variables are
+ * config/variables.ts's, the rules between them config/rules.ts's; no other gateway file reads
+ * process.env, and the persisted-documents manifest is read here too.
  */
 
 /** What documents outside the persisted-documents manifest may do (src/plugins/trusted-documents.ts). */
@@ -30,12 +27,9 @@ export interface QueryLimitSettings {
   maxAliases: number;
   maxTokens: number;
   maxDirectives: number;
-  /**
-   * Sum over fields of 1, with a connection's subtree counted first/last (default 20) times, plus
-   * the REST reads over wallets' lists (execution/operation-cost.ts, operationCost).
-   */
+  /** The most an operation may cost (execution/operation-cost.ts). */
   maxCost: number;
-  /** Operations of one key that may walk a whole list running at once; 0: no wait (plugins/cost-limit.ts). */
+  /** One merchant's operations that may walk a whole list at once; 0: no wait (plugins/cost-limit.ts). */
   walksPerKey: number;
 }
 
@@ -57,10 +51,7 @@ export interface EdgeLimits {
   webSocketsPerKey: number;
   /** A WebSocket with no operation under way for this long is closed. */
   webSocketIdleMs: number;
-  /**
-   * WebSockets of keys the REST API has not accepted lately, all such keys together (websocket.ts):
-   * made-up keys cannot take real merchants' slots. Undefined: 5 % of maxWebSockets.
-   */
+  /** WebSockets of keys not accepted lately, all together; undefined: 5 % of maxWebSockets. */
   webSocketsUnproven?: number | undefined;
 }
 
@@ -77,20 +68,14 @@ export interface Config {
   maxRequestBytes: number;
   queryLimits: QueryLimitSettings;
   shutdownTimeoutMs: number;
-  /**
-   * SHUTDOWN_GRACE_MS: after SIGTERM, how long /readyz answers 503 while everything is still
-   * served, so that load balancers stop sending before the listener closes.
-   */
+  /** After SIGTERM, how long /readyz answers 503 while everything is still served. */
   shutdownGraceMs: number;
   /** How connections are bounded and reaped at the edge (server.ts). */
   edge: EdgeLimits;
   requestDeadlineMs: number;
   /** Upstream calls one GraphQL request may make, retries included; past it, fields fail. */
   maxUpstreamCallsPerRequest: number;
-  /**
-   * Estimated heap of parsed, validated documents kept across requests, filled only by keys the
-   * REST API accepted lately and manifest documents (plugins/document-cache.ts); 0 keeps none.
-   */
+  /** Estimated heap of parsed, validated documents kept across requests (plugins/document-cache.ts). */
   documentCacheMaxBytes: number;
   /** Bytes of APQ registrations kept, per key scope, filled only by accepted keys (plugins/trusted-documents.ts). */
   apqMaxBytes: number;
@@ -98,17 +83,11 @@ export interface Config {
   walletIndex: { maxBytes: number; callsPerSecond: number };
   /** Identical concurrent queries of one caller share one execution. */
   queryDeduplication: boolean;
-  /** COMPILED_EXECUTION: queries and mutations run as code compiled once per document (graphql-jit). */
+  /** Queries run as code compiled once per document (plugins/compiled-execution.ts). */
   compiledExecution: boolean;
-  /**
-   * HOT_PATH: a query whose document ran before, from a key the REST API accepted, is served
-   * straight from Node's request (src/execution/hot-path.ts); anything else goes through Yoga's pipeline.
-   */
+  /** Compiled queries of accepted keys served straight from Node's request (execution/hot-path.ts). */
   hotPath: boolean;
-  /**
-   * FEDERATION: the gateway serves its schema as a Federation v2 subgraph (docs/supergraph.md):
-   * entities with @key, `_service { sdl }` and `_entities`. Off: the plain schema, without them.
-   */
+  /** The schema served as a Federation v2 subgraph (docs/supergraph.md). */
   federation: boolean;
   /** COMPRESSION, COMPRESSION_MIN_BYTES, COMPRESSION_MAX_STREAMS: brotli/gzip answers (plugins/compression.ts); null: none. */
   compression: { minBytes: number; maxStreams: number } | null;

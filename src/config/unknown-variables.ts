@@ -1,13 +1,9 @@
 import { KNOWN_VARIABLES } from './variables.ts';
 
 /**
- * Prefixes of names only the gateway's variables use. A variable under one that the gateway does
- * not read is a mistake (REDIS_ULR, RATE_LIMIT_PER_KY) that would otherwise be ignored in silence
- * (each replica on its own in-process store, no rate limit), so it is refused, with the closest
- * known name. Every variable of the schema is under one of these except NODE_ENV, PORT, HOST and
- * the OTEL_ ones (test/unit/config.test.ts checks it): those prefixes are other software's too.
- * Node reads NODE_OPTIONS and the image sets NODE_VERSION, the OTLP exporter reads
- * OTEL_EXPORTER_OTLP_HEADERS and others itself, and the container has a HOSTNAME.
+ * Prefixes of names only the gateway's variables use: a variable under one that the gateway does
+ * not read is a misspelling, refused with the closest known name (docs/configuration.md). Every
+ * variable but NODE_ENV, PORT, HOST and OTEL_* is under one (test/unit/config.test.ts checks it).
  */
 export const OWNED_PREFIXES: readonly string[] = [
   'APQ_',
@@ -43,12 +39,7 @@ export const OWNED_PREFIXES: readonly string[] = [
   'WORKERS',
 ];
 
-/**
- * Names that other software sets under the gateway's prefixes, left alone: Kubernetes' service
- * links (a Service named redis gives every pod of its namespace REDIS_SERVICE_HOST,
- * REDIS_PORT=tcp://…, REDIS_PORT_6379_TCP_ADDR and the like, unless enableServiceLinks is false)
- * and the REDIS_TLS_URL Heroku sets beside REDIS_URL.
- */
+/** Names others set under the gateway's prefixes: Kubernetes' service links, Heroku's REDIS_TLS_URL. */
 function setByOthers(name: string, value: string): boolean {
   return (
     /_SERVICE_(HOST|PORT)(_[A-Z0-9_]+)?$/.test(name) ||

@@ -4,9 +4,8 @@ import type { HostPort } from '../redis/connection.ts';
 import { CALLS_PER_KEY, CALLS_PER_KEY_PER_SECOND } from '../upstream/transport.ts';
 
 /**
- * Every variable the gateway reads, with its type, bounds and default: the schema parseConfig
- * (src/config/config.ts) checks the environment against. A default that depends on another variable is
- * written below the schema.
+ * Every variable the gateway reads, with its type, bounds and default (docs/configuration.md's
+ * table); a default that depends on another variable is a function below the schema.
  */
 
 const integer = (fallback: number, min: number, max: number) => {
@@ -200,9 +199,8 @@ export interface Rule {
 export const KNOWN_VARIABLES: readonly string[] = Object.keys(schema.shape);
 
 /**
- * Where /metrics is served: PORT (undefined) or a port of its own. In production it defaults to
- * 9464 (Prometheus exporters' customary port), so that the public port, the one a load balancer
- * routes, never shows what the gateway is doing to whoever asks; METRICS_PORT=same opts back in.
+ * Where /metrics is served: PORT (undefined) or a port of its own, by default 9464 in production
+ * (Prometheus exporters' port), so that the public port never shows it; METRICS_PORT=same opts back in.
  */
 export function metricsPortOf(c: Variables): number | undefined {
   if (c.METRICS_PORT === 'same') return undefined;
@@ -210,9 +208,8 @@ export function metricsPortOf(c: Variables): number | undefined {
 }
 
 /**
- * SHUTDOWN_GRACE_MS unset: 5 s in production, long enough for a load balancer that checks /readyz
- * every second or two to see two failures, and for Kubernetes to take the pod out of its
- * Service's endpoints; 0 elsewhere, so a developer's Ctrl-C stops at once.
+ * SHUTDOWN_GRACE_MS unset: 5 s in production (a load balancer checking /readyz every second or two
+ * sees two failures), 0 elsewhere, so a developer's Ctrl-C stops at once.
  */
 export function shutdownGraceOf(c: Variables): number {
   return c.SHUTDOWN_GRACE_MS ?? (c.NODE_ENV === 'production' ? 5_000 : 0);

@@ -12,12 +12,10 @@ import {
 } from 'graphql';
 
 /**
- * The hashes a client may put beside a document's text in an APQ request. Apollo's
- * PersistedQueryLink hashes whatever `generateHash` returns, and an app that runs with trusted
- * documents returns the hash codegen wrote into its typed document (`__meta__.hash`). That is the
- * sha256 of codegen's normalised print of the document, while the text the link sends with it is
- * Apollo's own print, after Apollo added `__typename` to every selection set. These functions get
- * from the text the client sent back to the text codegen hashed.
+ * The hashes a client may put beside a document's text in an APQ request: the text's sha256, or
+ * codegen's (`__meta__.hash`, the sha256 of its normalised print) beside Apollo's own print with
+ * its `__typename`s. These functions get from the text sent back to the text codegen hashed
+ * (docs/trusted-documents.md).
  */
 
 export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -56,12 +54,9 @@ const isBareTypename = (selection: SelectionNode | undefined): boolean =>
   !selection.selectionSet;
 
 /**
- * The document before Apollo Client's `addTypenameToDocument`, which appends a bare `__typename` to
- * every selection set below the operation's own that has no field starting with `__` (and is not
- * under an `@export` field). So a selection set ending with the only such field loses it here.
- * A selection set the app itself wrote ending with a bare `__typename` loses it too; that document
- * then matches through its plain print instead, unless Apollo also added one elsewhere (codegen's
- * `addTypenameSelectionDocumentTransform` avoids the question: Apollo then adds nothing).
+ * The document before Apollo Client's `addTypenameToDocument` (see withApolloTypenames): a selection
+ * set ending with its only `__`-field, a bare `__typename`, loses it. One the app wrote so matches
+ * through its plain print instead, unless Apollo added one elsewhere too.
  */
 export function withoutApolloTypenames(document: DocumentNode): DocumentNode {
   return visit(document, {
@@ -102,16 +97,9 @@ export function withApolloTypenames(document: DocumentNode): DocumentNode {
 
 /**
  * What an APQ registration under codegen's hash stores: when `hash` is codegen's hash of `text`
- * (of its print as sent, or of its print before Apollo added its `__typename`s), the document that
- * codegen hashed, with Apollo's `__typename`s added; otherwise undefined.
- *
- * What is stored depends on the hash alone, never on the text that came with it. The registry is
- * shared by every caller, and many texts print to the same document (with `@client` fields, with
- * or without `__typename`s, in any order): storing the sender's text would let anyone who knows
- * an app's hash register, before that app does, a text that fails or lacks the `__typename`s its
- * cache needs, for every merchant's app. The `__typename`s are added because Apollo's and urql's
- * caches need them and they change no other field. Empty when the text does not parse (or has
- * more than `maxTokens` tokens).
+ * (printed as sent, or without Apollo's `__typename`s), the document codegen hashed with Apollo's
+ * `__typename`s added, which depends on the hash alone, never on the sender's text; otherwise (or
+ * past `maxTokens`, or unparsable) undefined.
  */
 export function codegenRegistration(text: string, hash: string, maxTokens: number): string | undefined {
   let document: DocumentNode;

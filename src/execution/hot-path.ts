@@ -16,26 +16,13 @@ import { markArrival, type RequestReport } from '../plugins/request-telemetry.ts
 import type { OperationCosts } from './operation-cost.ts';
 
 /**
- * The hot path: the request most of a fleet's traffic is, served straight from Node's request and
- * response, without Yoga's pipeline (its WHATWG Request and Response, envelop's hooks, some twenty
- * plugins that each look at the request and find nothing to do). It is a POST of a JSON body with
- * `query`, `variables` and `operationName` only, from a key the REST API accepted lately, for a
- * query whose document that pipeline already parsed, validated, kept and compiled (so every check
- * that depends on the document alone has passed for it). What depends on the request is checked
- * here as the pipeline checks it: the variables' nesting, the operation's cost with these
- * variables, the rate limit; and the answer is shared (in flight, kept) through the same
- * ResultSharing, logged and counted through the same reporter, compressed by the same rules.
- *
- * Everything else is handed to Yoga, and so is every request whose answer is not a plain success:
- * a cost over the limits, a refused rate limit, a result with errors or without data. Such a
- * request reaches Yoga with its body already read and with this path's context (its caller,
- * loaders and request id), so Yoga answers it exactly as if it had come straight to it; an
- * execution that failed runs again there through the usual executor, reading what the loaders
- * already hold (as compiled execution itself does for such results). Nothing observable (no log
- * line, no metric, no answer) is produced here for a request handed over.
- *
- * test/integration/gateway/hot-path.test.ts holds both paths to the same bytes and headers;
- * docs/benchmark.md has what it saves.
+ * The hot path (docs/architecture.md#the-hot-path): a JSON POST of `query`, `variables` and
+ * `operationName` only, from a key the REST API accepted lately, for a query whose document Yoga's
+ * pipeline already parsed, validated, kept and compiled, is served straight from Node's request,
+ * checked, shared, logged, counted and compressed as the pipeline would. Everything else, and every
+ * answer that is not a plain success, is handed to Yoga with its body and this path's context, so
+ * Yoga answers it exactly as if it had come straight there; nothing observable is produced here for
+ * it. test/integration/gateway/hot-path.test.ts holds both paths to the same bytes and headers.
  */
 
 export interface HotPathParts {
@@ -48,7 +35,7 @@ export interface HotPathParts {
   compiled: CompiledQueries;
   costs: OperationCosts;
   maxCost: number;
-  /** From this cost on an operation waits for one of its key's walk slots: Yoga's cost limit handles those. */
+  /** From this cost on an operation waits for a walk slot: Yoga's cost limit handles those. */
   walkCost: number;
   walksPerKey: number;
   /** Query deduplication's sharing; null: off (QUERY_DEDUPLICATION=false). */

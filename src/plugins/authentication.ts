@@ -23,9 +23,8 @@ interface AuthenticationCheck {
 }
 
 /**
- * An operation that touches merchant data needs a well-formed `Authorization: Bearer <key>`;
- * without one it fails with HTTP 401 and UNAUTHENTICATED before any upstream call. Introspection
- * alone needs no key, so GraphiQL and codegen can load the schema.
+ * Without a well-formed `Authorization: Bearer <key>`, an operation fails with 401 UNAUTHENTICATED
+ * before any upstream call; introspection alone needs none (GraphiQL and codegen load the schema).
  */
 export function useAuthentication(): Plugin<GatewayContext> {
   const check = ({ args, setResultAndStopExecution }: AuthenticationCheck) => {

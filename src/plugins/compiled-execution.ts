@@ -34,13 +34,11 @@ export interface CompiledExecutionOptions {
 
 /**
  * Runs queries as code graphql-jit compiles once per document, answering exactly what the usual
- * executor answers: only documents of a shape graphql-jit 0.8 answers exactly are compiled
- * (`uncompilable`, `nonNullRootField`), on their COMPILE_AFTER_USES-th execution, for a caller
- * `mayCompile` admits; a request error, or a result whose null went past its field, is answered
- * by the usual executor; a field error keeps its `locations`, original error and extensions. A
- * field graphql-jit reads needs a resolver wherever graphql-js's default one would call or await
- * what it finds. Which documents and why: docs/benchmark.md#how-compiled-execution-is-kept-exact-and-safe.
- * Must come after every plugin that replaces the executor and before query deduplication.
+ * executor answers (docs/benchmark.md#how-compiled-execution-is-kept-exact-and-safe): only shapes
+ * it answers exactly, on their COMPILE_AFTER_USES-th execution, for a caller `mayCompile` admits; a
+ * request error, or a null past its field, is answered by the usual executor. A field needs its own
+ * resolver wherever graphql-js's default one would call or await what it finds. Comes after every
+ * plugin that replaces the executor, before query deduplication.
  */
 export function useCompiledExecution(options: CompiledExecutionOptions): Plugin {
   const { logger } = options;
@@ -81,10 +79,7 @@ export function useCompiledExecution(options: CompiledExecutionOptions): Plugin 
   };
 }
 
-/**
- * Compiled queries per parsed document and operation name, gone with the document (a WeakMap).
- * `query`: compiled, null when the document runs on the usual executor, undefined until decided.
- */
+/** Compiled queries per parsed document and operation name (null: not compiled; undefined: undecided). */
 export class CompiledQueries {
   private readonly seen = new WeakMap<
     DocumentNode,

@@ -42,12 +42,10 @@ const SINGLE_TYPES = /^(application\/(json|graphql-response\+json)|text\/plain)\
 const STREAM_TYPES = /^(multipart\/mixed|text\/event-stream)\b/i;
 
 /**
- * Compresses answers as the client's Accept-Encoding allows (docs/delivery.md#compression):
- * single answers of at least `minBytes` in brotli or gzip, streams in gzip only, at most
- * `maxStreams` at once, flushed part by part; `Vary: Accept-Encoding` on every answer of a
- * compressible type. Never an answer with a Content-Encoding, HTML, a 204/304, a HEAD.
- * Its onResponse must run before the plugins that look at the answer as sent, after
- * useConditionalGet's (yoga.ts).
+ * Compresses answers as Accept-Encoding allows (docs/delivery.md#compression): single answers of
+ * at least `minBytes` in brotli or gzip, streams in gzip only, at most `maxStreams` at once, flushed
+ * part by part; `Vary: Accept-Encoding` on every compressible type. Never an answer with a
+ * Content-Encoding, HTML, a 204/304, a HEAD. Runs after useConditionalGet, before the rest.
  */
 export function useCompression(options: CompressionOptions): Compression {
   let openStreams = 0;

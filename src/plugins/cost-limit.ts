@@ -34,11 +34,10 @@ export interface CostLimitOptions {
 }
 
 /**
- * Refuses an operation whose cost (operationCost) exceeds `maxCost` before it executes, with
- * QUERY_LIMIT_EXCEEDED and `extensions: { cost, maxCost }`. An operation that walks a whole list
- * (costs at least READ_COST × the call budget) then waits, first come first served, until fewer
- * than `walksPerKey` of its merchant's walks execute, at most until its request's deadline (then
- * RATE_LIMITED, nothing run). docs/schema.md#what-a-query-costs.
+ * Refuses an operation costing more than `maxCost` (docs/schema.md#what-a-query-costs) before it
+ * runs, with QUERY_LIMIT_EXCEEDED and `extensions: { cost, maxCost }`. A whole-list walk then waits,
+ * first come first served, for one of its merchant's `walksPerKey` slots until its deadline (then
+ * RATE_LIMITED, nothing run).
  */
 export function useCostLimit({
   maxCost,
@@ -124,9 +123,8 @@ export function useCostLimit({
 }
 
 /**
- * At most `perKey` holders per key at once; the others wait in the key's FIFO queue. A slot is
- * given back by its release function, or at the holder's deadline at the latest (an execution
- * that failed before its end was reported cannot keep a key's slot).
+ * At most `perKey` holders per key at once, the others in the key's FIFO queue. A slot comes back
+ * by its release function, or at the holder's deadline at the latest (a failed execution's).
  */
 class KeyedSlots {
   private readonly keys = new Map<string, { holders: number; waiting: (() => void)[] }>();

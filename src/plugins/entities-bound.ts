@@ -3,16 +3,13 @@ import type { Plugin } from 'graphql-yoga';
 import { requestError } from '../errors/error-codes.ts';
 import { effectiveVariables } from '../execution/operation-cost.ts';
 
-/**
- * The most entity representations one request may ask `_entities` for (FEDERATION=true;
- * docs/supergraph.md): a router batches every reference of a query plan into one `_entities`
- * call, and each representation is a load through the request's loaders (a REST call for a
- * deposit or an intent, within the request's call budget). Past the bound the request is refused
- * with QUERY_LIMIT_EXCEEDED before anything runs, counting every `_entities` field of the document
- * (aliases included).
- */
+/** The most entity representations one request may ask `_entities` for (docs/supergraph.md). */
 export const MAX_REPRESENTATIONS = 1000;
 
+/**
+ * Refuses, before anything runs, a request whose `_entities` fields (aliases included) ask for more
+ * than `max` representations together, with QUERY_LIMIT_EXCEEDED: each is a load, a REST call.
+ */
 export function useEntitiesBound(max = MAX_REPRESENTATIONS): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {

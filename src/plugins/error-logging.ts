@@ -8,12 +8,9 @@ import { payloadErrors } from './error-contract.ts';
 const MAX_LOGGED_MESSAGE = 2_048;
 
 /**
- * Logs what clients cannot see, each with the request id: the cause behind an upstream failure
- * (warn), what the REST API said when the client was given a generic message instead (warn: an
- * undocumented code, or none), and every unexpected error, which Yoga masks as "Unexpected
- * error." (error). Results of every kind are read, a stream's payloads and subscriptions' events
- * included. Nothing here logs headers, so the caller's key never reaches the logs; and nothing
- * here is a metric label.
+ * Logs what clients cannot see, with the request id: an upstream failure's cause (warn), the REST
+ * answer withheld behind a generic message (warn), and every unexpected error Yoga masks (error),
+ * in every result, payload and event. Never a header, so never the caller's key.
  */
 export function useErrorLogging(): Plugin<GatewayContext> {
   return {

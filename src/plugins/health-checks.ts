@@ -14,7 +14,6 @@ export interface ProbeBounds {
 export interface HealthChecks {
   /** The REST API: an answer below 500 counts (a keyless probe's 401 proves it up). */
   upstream: () => Promise<boolean>;
-  /** The idempotency store. */
   idempotencyStore: () => Promise<boolean>;
 }
 
@@ -31,10 +30,9 @@ export interface Readiness {
 }
 
 /**
- * GET /healthz answers at once while the process lives. GET /readyz answers, within `answerMs`
- * whatever a dependency does, 200 when the REST API answers (503 otherwise), with the store's
- * state (an unreachable store leaves the gateway ready), `store` and `version`; 503 at once once
- * the process is shutting down (docs/configuration.md#health-and-readiness).
+ * GET /healthz: alive. GET /readyz, within `answerMs` whatever a dependency does: 200 when the REST
+ * API answers, else 503, with the store's state (unreachable leaves it ready), `store` and
+ * `version`; 503 at once when shutting down (docs/configuration.md#health-and-readiness).
  */
 export function useHealthChecks(
   checks: HealthChecks,

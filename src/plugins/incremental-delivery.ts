@@ -107,7 +107,7 @@ function notAcceptable() {
   );
 }
 
-/** Whether the operation that runs has a @defer or @stream (its fragments included) whose `if` is not false. */
+/** Whether the operation that runs has a @defer or @stream (fragments too) whose `if` is not false. */
 function asksForStream(args: ExecutionArgs): boolean {
   const variables = (args.variableValues ?? {}) as Record<string, unknown>;
   const active = incrementalDirectives(args, (name, directive) => {
@@ -120,7 +120,7 @@ function asksForStream(args: ExecutionArgs): boolean {
   return active ?? false;
 }
 
-/** Calls `visit` on each @defer and @stream of the operation that runs (fragments once) until one returns a value. */
+/** Calls `visit` on each @defer and @stream of the operation that runs until one returns a value. */
 function incrementalDirectives<T>(
   args: ExecutionArgs,
   visit: (name: 'defer' | 'stream', directive: DirectiveNode) => T | undefined,

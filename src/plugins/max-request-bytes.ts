@@ -3,15 +3,13 @@ import type { Plugin } from 'graphql-yoga';
 import { ERROR_CODES, type ErrorCode } from '../errors/error-codes.ts';
 import { refusal } from './refusal.ts';
 
-/**
- * Refuses request bodies over `maxBytes` with 413 REQUEST_TOO_LARGE before anything runs: by their
- * Content-Length when they have one (Node's parser then delivers exactly that many bytes), by
- * counting while reading when they are chunked. Yoga's own body limit is turned off (yoga.ts): it
- * pipes every body through a counting stream, Content-Length or not
- * (docs/benchmark.md#figures-behind-design-choices).
- */
 const TOO_LARGE = 'REQUEST_TOO_LARGE' satisfies ErrorCode;
 
+/**
+ * Refuses bodies over `maxBytes` with 413 REQUEST_TOO_LARGE before anything runs: by Content-Length
+ * (Node then delivers exactly that many bytes), or counted while reading a chunked one. In place of
+ * Yoga's limit, which counts every body (docs/benchmark.md#figures-behind-design-choices).
+ */
 export function useMaxRequestBytes(maxBytes: number): Plugin {
   const message = (detail: string) => `Request bodies are limited to ${maxBytes} bytes; ${detail}.`;
   return {

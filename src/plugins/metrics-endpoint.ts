@@ -2,9 +2,8 @@ import type { Plugin } from 'graphql-yoga';
 import type { Scrape } from '../observability/metrics.ts';
 
 /**
- * GET /metrics in the Prometheus text format, on the gateway's own port. METRICS_PORT serves it
- * on a port of its own instead (observability/metrics-server.ts), so it need not be public. `scrape`
- * is this process's registry, or the fleet's sums under WORKERS > 1 (cluster-metrics.ts).
+ * GET /metrics in the Prometheus text format on the gateway's port (METRICS_PORT serves it apart);
+ * `scrape` is this process's registry, or the fleet's sums under WORKERS > 1.
  */
 export function useMetricsEndpoint(scrape: Scrape): Plugin {
   return {

@@ -31,11 +31,7 @@ export function answersGraphQLResponseJson(request: Request): boolean {
   return false;
 }
 
-/**
- * The first error of a key the REST API refused, without its path: a refused key fails the whole
- * operation, so it is answered as a missing key is (`data: null`, one UNAUTHENTICATED error, 401),
- * not as one error per root field beside a `data` full of nulls. One shape for every 401.
- */
+/** The first error of a key the REST API refused, without its path: the whole operation's answer. */
 function refusedKey(result: ExecutionResult): GraphQLError | undefined {
   const error = result.errors?.find((e) => codeOf(e) === 'UNAUTHENTICATED');
   if (!error) return undefined;
@@ -46,22 +42,18 @@ function refusedKey(result: ExecutionResult): GraphQLError | undefined {
 }
 
 /**
- * A key the REST API refused answers as a missing one does (see refusedKey).
- * With partial data the HTTP status stays 200 (GraphQL over HTTP). When every root field failed:
- * - a refused key (401/403) sets the HTTP status for every client;
- * - for `application/graphql-response+json`, all errors RATE_LIMITED answer 429, and all
- *   UPSTREAM_UNAVAILABLE/UPSTREAM_TIMEOUT answer 503 (504 when every one timed out), with
- *   `Retry-After` when an error knows the delay (the REST API's own Retry-After, an open circuit).
- * So HTTP-level clients, proxies and load balancers see what happened (OPERATION_HTTP_STATUS).
+ * The HTTP status of an operation (docs/errors.md): a key the REST API refused answers as a missing
+ * one (`data: null`, one UNAUTHENTICATED error, 401). Otherwise 200 with partial data; when every
+ * root field failed, OPERATION_HTTP_STATUS's: an `always` status (403) for every client, and for
+ * `application/graphql-response+json` 429, 504 or 503 when every error agrees (with `Retry-After`
+ * when an error knows the delay).
  */
 export function useOperationStatus(): Plugin<GatewayContext> {
   return {
-    // A stream cannot change its HTTP status once open: each event refused for its key gets the
-    // same body as a refused request (data null, one UNAUTHENTICATED error without a path).
+    // A stream's status is sent: each event refused for its key gets a refused request's body.
     onSubscribe() {
       return {
         onSubscribeResult({ result, setResult }) {
-          // Refused before the stream began (the first read): one result, not a stream.
           if (!(Symbol.asyncIterator in result)) {
             const refused = refusedKey(result);
             if (refused) setResult({ data: null, errors: [refused] });

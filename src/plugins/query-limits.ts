@@ -82,7 +82,7 @@ export function useVariableDepthLimit(maxDepth: number): Plugin {
   };
 }
 
-/** useVariableDepthLimit's refusal, or null, for a path that takes variables before the pipeline (WebSocket). */
+/** useVariableDepthLimit's refusal, or null, for paths that take variables before the pipeline. */
 export function nestingError(
   params: { variables?: unknown; extensions?: unknown },
   maxDepth: number = INPUT_LIMITS.variableDepth,

@@ -21,11 +21,9 @@ export interface RateLimiter {
 }
 
 /**
- * The limiter (rate-limiter-flexible): in Redis, shared by the fleet, when there is one; in this
- * process's memory otherwise. While Redis does not answer, each process limits on its own, so the
- * fleet admits at most its size times the limit rather than nothing: at once while `health` knows
- * Redis is unresponsive, and after the command's bound (REDIS_TIMEOUT_MS, command-bounds.ts) for
- * the request that finds it so. A limiter's verdict is never waited on past that bound.
+ * The limiter (rate-limiter-flexible): in Redis, shared by the fleet, when there is one; in memory
+ * otherwise, and while Redis does not answer (at once while `health` knows it, else after the
+ * command's bound): the fleet then admits at most its size times the limit rather than nothing.
  */
 export function createRateLimiter(
   limit: RateLimit,
@@ -100,10 +98,8 @@ export function consumeFor(req: object, limiter: RateLimiter, scope: string): Pr
 }
 
 /**
- * The per-key inbound rate limit: past it, HTTP 429 with `Retry-After` and RATE_LIMITED, before the
- * request is parsed or any REST call is made. Counted per caller scope (an HMAC of the
- * Authorization value, the same on every replica), never per key. Requests without a well-formed
- * key are not counted here: they are refused with 401 without reaching the REST API anyway.
+ * The inbound rate limit: past it, 429 with `Retry-After` and RATE_LIMITED, before parsing or any
+ * REST call. Counted per caller scope (the HMAC, never the key); keyless requests are not counted.
  */
 export function useRateLimit(limiter: RateLimiter, scopes: Pick<CallerScopes, 'scopeOf'>): Plugin {
   return {
@@ -115,8 +111,7 @@ export function useRateLimit(limiter: RateLimiter, scopes: Pick<CallerScopes, 's
       return (counted ?? limiter.consume(scopes.scopeOf(authorization))).then(
         () => undefined,
         (rejection: unknown) => {
-          // Anything but a limiter's verdict (a store failure the insurance limiter could not
-          // absorb) lets the request through: the limit protects, it must not take reads down.
+          // A store failure, not a verdict: the limit protects, it must not take reads down.
           if (!(rejection instanceof RateLimiterRes)) return;
           const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
           const error = {

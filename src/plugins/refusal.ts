@@ -3,9 +3,8 @@ import { STATUS_CODES } from 'node:http';
 const codes = new WeakMap<Request, string>();
 
 /**
- * The answer of a plugin that ends a request before GraphQL runs (a key in the URL, a body too
- * large, a rate limit): `{"errors":[error]}` as JSON. Its code is kept for the access log and the
- * metrics (request-telemetry.ts), which see no GraphQL result for such a request.
+ * The JSON answer (`{"errors":[error]}`) of a plugin that ends a request before GraphQL runs; its
+ * code is kept for the access log and metrics, which see no GraphQL result (refusalCodeOf).
  */
 export function refusal(
   request: Request,

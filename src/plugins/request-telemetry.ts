@@ -24,23 +24,24 @@ interface RequestState {
   graphql: boolean;
 }
 
-/**
- * One JSON access-log line per HTTP request, and the request metrics: request id, operation name
- * and type, client name and version, HTTP status, duration, error codes, upstream calls made and
- * answered from cache or coalesced. Never the key, the variables or the document. Install it
- * first: it must see every request, including those refused by the plugins after it, and run its
- * onExecute before query deduplication ends a joiner's execution.
- */
-export function useRequestTelemetry(options: {
+export interface RequestReporterOptions {
   logger: Logger;
   metrics: GatewayMetrics | null;
-  graphqlEndpoint: string;
-  /**
-   * Whether this request's operation name may have its own metric label: false counts it as
-   * `__unverified`, so outsiders cannot fill the label's slots with made-up names.
-   */
+  /** Whether an operation name may have its own metric label; false counts it as `__unverified`. */
   countsName: (context: GatewayContext, name: string) => boolean;
-}): Plugin<GatewayContext> {
+}
+
+export interface RequestTelemetryOptions extends RequestReporterOptions {
+  /** The GraphQL path: only its requests count as GraphQL requests. */
+  graphqlEndpoint: string;
+}
+
+/**
+ * One JSON access-log line per HTTP request, and the request metrics (docs/observability.md);
+ * never the key, the variables or the document. Install it first: it must see every request,
+ * those refused by later plugins included, before query deduplication ends a joiner's execution.
+ */
+export function useRequestTelemetry(options: RequestTelemetryOptions): Plugin<GatewayContext> {
   const states = new WeakMap<Request, RequestState>();
   const report = requestReporter(options);
   return {
@@ -65,7 +66,6 @@ export function useRequestTelemetry(options: {
       const context = args.contextValue;
       const state = states.get(context.request);
       if (!state) return;
-      // The operation was found once, when the document was parsed.
       state.executed = { ...(state.parsed ?? operationOf(args.document, args.operationName)), context };
     },
     onResultProcess({ request, result }) {
@@ -132,20 +132,10 @@ export interface RequestReport {
   header: (name: string) => string | null;
 }
 
-/**
- * The request metrics and the access-log line of one request; useRequestTelemetry's, and the hot
- * path's (src/execution/hot-path.ts), so that both say the same of the same request.
- */
-export function requestReporter(options: {
-  logger: Logger;
-  metrics: GatewayMetrics | null;
-  countsName: (context: GatewayContext, name: string) => boolean;
-}): (r: RequestReport) => void {
+/** The metrics and access-log line of one request, for useRequestTelemetry and the hot path alike. */
+export function requestReporter(options: RequestReporterOptions): (r: RequestReport) => void {
   const { metrics } = options;
-  // The access-log line is built here from known fields only (no header but the client name and
-  // version, bounded and printable), so the logger's redaction, which walks every object logged for
-  // header names a mistaken call might carry, is left out of it: it was half of the line's cost
-  // (about 7 of 13 µs). test/unit/key-leaks.test.ts and the suite's key scan still guard it.
+  // No redaction: the line holds known fields only (docs/benchmark.md#figures-behind-design-choices).
   const logger = options.logger.child({}, { redact: [] });
   const nameLabel = nameLabelOf(options.countsName);
   return (r) => {
@@ -228,6 +218,5 @@ function traceIdOfActiveSpan(): { traceId?: string } {
   const span = trace.getActiveSpan();
   if (!span) return {};
   const { traceId, traceFlags } = span.spanContext();
-  // Only a sampled trace can be looked up.
   return traceFlags & 1 ? { traceId } : {};
 }

@@ -2,13 +2,9 @@ import { GraphQLError, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /**
- * Refuses, at validation, a document that uses `then` as a response key (an alias: no field of the
- * schema has that name), with GRAPHQL_VALIDATION_FAILED.
- *
- * The usual executor (@graphql-tools/executor) takes any value whose `then` is not null for a
- * promise, result objects included: an object holding the key `then` was "awaited" and the request
- * answered INTERNAL_SERVER_ERROR, while compiled execution answered its data. Refused before
- * anything runs, the same document gets the same clear answer whatever executes it.
+ * Refuses, at validation, a document that uses `then` as a response key, with
+ * GRAPHQL_VALIDATION_FAILED: the usual executor takes a result object holding it for a promise
+ * (docs/decisions.md).
  */
 export function useReservedResponseKeys(): Plugin {
   return {

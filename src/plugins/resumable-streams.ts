@@ -2,27 +2,16 @@ import type { ExecutionResult, GraphQLError } from 'graphql';
 import { type FetchAPI, isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { eventIdOf, StreamInterrupted } from '../subscriptions/feed.ts';
 
-/**
- * How a subscription's results leave over GraphQL over SSE (`Accept: text/event-stream`; the
- * WebSocket bridge in websocket/bridge.ts reads the same stream), in place of Yoga's own SSE writer for
- * subscriptions (queries and @defer/@stream keep Yoga's):
- *
- * - Every `next` event carries the id of its event (`id:` line), the same text as the result's
- *   `extensions.eventId` (see eventIdOf in subscriptions/feed.ts for what it is). EventSource sends
- *   the last one back as `Last-Event-ID` when it reconnects; other clients pass it as the
- *   subscription's `after` argument.
- * - A stream that ends because the gateway is shutting down (StreamInterrupted) ends the response
- *   without `event: complete`: graphql-sse's client treats that as a dropped connection and
- *   retries, EventSource reconnects; only a real end (a final status, a refused key) completes.
- *
- * Otherwise it writes what Yoga's writer writes: a first comment so headers flush, a comment
- * every PING_MS, `event: next` per result without the errors' internal `http` extensions, and
- * `event: complete` at the end.
- */
-
 /** A comment this often keeps proxies from closing a quiet stream (Yoga's own interval). */
 const PING_MS = 12_000;
 
+/**
+ * Subscriptions over SSE (the WebSocket bridge reads the same stream), in place of Yoga's writer:
+ * what Yoga writes (a first comment, a comment every PING_MS, `event: next` per result without
+ * internal extensions, `event: complete`), plus each event's id as an `id:` line and
+ * `extensions.eventId`; a stream interrupted by a shutdown ends without `event: complete`, so
+ * clients reconnect and resume (docs/subscriptions.md#reconnecting-and-resuming).
+ */
 export function useResumableStreams(): Plugin {
   const subscriptions = new WeakSet<Request>();
   return {
@@ -31,7 +20,6 @@ export function useResumableStreams(): Plugin {
       if (context.request) subscriptions.add(context.request);
       return {
         onSubscribeResult: () => ({
-          // Each result is resolved from one event (liveValue), just before it gets here.
           onNext({ result, setResult }) {
             const eventId = eventIdOf(context);
             if (eventId) setResult({ ...result, extensions: { ...result.extensions, eventId } });
@@ -40,7 +28,7 @@ export function useResumableStreams(): Plugin {
       };
     },
     onResultProcess({ request, result, resultProcessor, setResultProcessor }) {
-      // Yoga's own choice ran first: for a subscription's stream it can only be its SSE writer.
+      // Yoga chose first: for a subscription's stream, only its SSE writer.
       if (!resultProcessor || !subscriptions.has(request)) return;
       if (!isAsyncIterable(result)) {
         // Refused because the gateway is closing: a stream that ends at once, so clients retry.
@@ -57,11 +45,7 @@ export function useResumableStreams(): Plugin {
   };
 }
 
-/**
- * The response of one subscription. The subscription ends (its iterator returned) when the client
- * cancels the body or its request is aborted (the connection closed), whichever comes first: a
- * reader waiting for the next chunk notices a cancel only then.
- */
+/** One subscription's response; the subscription ends when the client cancels or the request aborts. */
 function eventStream(
   results: AsyncIterable<ExecutionResult>,
   fetchAPI: FetchAPI,

@@ -21,10 +21,9 @@ const headerGetter = {
 };
 
 /**
- * OpenTelemetry spans of a request (observability/tracing.ts starts the SDK): the HTTP request
- * (continuing the caller's W3C `traceparent` when it sent one), then GraphQL parse, validate and
- * execute, each active while its phase runs, so upstream calls made during execution are its
- * children. Attributes never carry the Authorization header, variables or the document.
+ * OpenTelemetry spans of a request: the HTTP request (continuing the caller's W3C `traceparent`),
+ * then parse, validate and execute, each active while its phase runs, so upstream calls made during
+ * execution are its children. Never the Authorization header, variables or the document.
  */
 export function useTracing(tracer: Tracer): Plugin {
   const requests = new WeakMap<Request, Span>();

@@ -8,33 +8,7 @@ import { ERROR_CODES, type ErrorCode, requestError } from '../errors/error-codes
 import { codegenRegistration, DOCUMENT_ID, sha256 } from '../execution/document-hashes.ts';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 
-/**
- * Trusted documents (persisted operations), with @graphql-yoga/plugin-persisted-operations doing
- * the lookup. The apps' operations are known at build time: codegen's client preset writes them to
- * a manifest (`sha256:<hex>` → document text), loaded from PERSISTED_DOCUMENTS. A request names one
- * by `documentId` (the GraphQL over HTTP persisted-documents convention) or by Apollo's APQ
- * extension (`extensions.persistedQuery.sha256Hash`), and sends no `query`.
- *
- * - `off`: any document runs; ids of the manifest work; APQ registers new documents (a request
- *   with both the query and its hash) in a per-process store bounded by bytes, per caller key,
- *   for keys the REST API accepted lately only (PersistedQueryRegistry). The hash is the sha256 of
- *   the text, or the hash codegen wrote for the app's document (sha256 of codegen's normalised
- *   print, see document-hashes.ts), sent with the client's own print of it, as Apollo's
- *   PersistedQueryLink does when `generateHash` returns codegen's hash.
- * - `audit`: the same, and every document outside the manifest is logged and counted.
- * - `enforce`: only the manifest's documents run; a `query` (unless its text is one of them), an
- *   unknown id and an APQ registration are refused with HTTP 400 and PERSISTED_DOCUMENT_REQUIRED,
- *   before anything is parsed.
- *
- * A persisted document then goes through the same parse, limits, cost check and deduplication as
- * any other: the plugin only supplies its text.
- */
-
-/**
- * Default of the APQ registry's bound in estimated bytes (`registryBytes`): some 4,000
- * registrations of a 2 KB document; past it the least recently used go, and their clients send
- * the text again on PersistedQueryNotFound.
- */
+/** Default of the APQ registry's bound in estimated bytes (`registryBytes`): APQ_MAX_BYTES. */
 export const APQ_MAX_BYTES = 16 * 1024 * 1024;
 
 /** Estimated heap of one registry entry besides its strings (the LRU's node and slots). */
@@ -44,10 +18,9 @@ const ENTRY_OVERHEAD_BYTES = 200;
 const registryBytes = (key: string, text: string) => 2 * (key.length + text.length) + ENTRY_OVERHEAD_BYTES;
 
 /**
- * The documents APQ registered, per caller key: a key's hash-only requests find only what that
- * key registered, and the first text registered under a hash stays (later ones run, unkept), so
- * nobody can change what another key's hash runs. Bounded by `maxBytes` (registryBytes of every
- * entry), least recently used first out.
+ * The documents APQ registered, per caller key, the first text under a hash staying: nobody can
+ * change what another key's hash runs. Bounded by `maxBytes` of registryBytes, least recently used
+ * first out (docs/trusted-documents.md#the-apq-registry-what-it-keeps-for-whom).
  */
 export interface PersistedQueryRegistry {
   readonly bytes: number;
@@ -60,7 +33,7 @@ export interface PersistedQueryRegistry {
 }
 
 export function createPersistedQueryRegistry(maxBytes: number = APQ_MAX_BYTES): PersistedQueryRegistry {
-  // lru-cache wants a positive bound; at 1 byte no registration fits, so 0 keeps none.
+  // lru-cache wants a positive bound; at 1 byte nothing fits, so 0 keeps none.
   const entries = new LRUCache<string, string>({
     maxSize: Math.max(1, maxBytes),
     sizeCalculation: registryBytes,
@@ -114,24 +87,35 @@ interface PendingRegistration {
   sent: string;
 }
 
-export function useTrustedDocuments(options: {
+export interface TrustedDocumentsOptions {
+  /** PERSISTED_DOCUMENTS_MODE: what documents outside the manifest may do. */
   mode: TrustedDocumentsMode;
+  /** The persisted-documents manifest, hash → text. */
   manifest: ReadonlyMap<string, string>;
+  /** Where `audit` logs each document outside the manifest. */
   logger: Logger;
   metrics: GatewayMetrics | null;
   /** The caller scope of the request's key (MerchantWalletClient.scopeOf); null without a key. */
   callerScope: (request: Request) => string | null;
   /** Whether the REST API accepted the request's key lately (MerchantWalletClient.authorizationKnownGood). */
   keyKnownGood: (request: Request) => boolean;
-  /** Tokens a registration's text may have for the gateway to re-print it as codegen would (QUERY_MAX_TOKENS). */
+  /** QUERY_MAX_TOKENS: the most tokens of a text the gateway re-prints as codegen would. */
   maxTokens: number;
   /** Where APQ registrations are kept (off and audit): createPersistedQueryRegistry(). */
   registry: PersistedQueryRegistry;
-}): Plugin[] {
+}
+
+/**
+ * Trusted documents (docs/trusted-documents.md), @graphql-yoga/plugin-persisted-operations doing
+ * the lookup: a request names a manifest document by `documentId` or Apollo's APQ hash. `off`: any
+ * document runs, and APQ registers in `registry` for accepted keys only; `audit`: the same, each
+ * document outside the manifest logged and counted; `enforce`: only the manifest's run, anything
+ * else refused with PERSISTED_DOCUMENT_REQUIRED (400) before parsing. Only the text is supplied:
+ * limits, cost and deduplication apply as to any document.
+ */
+export function useTrustedDocuments(options: TrustedDocumentsOptions): Plugin[] {
   const { mode, manifest, logger, metrics, callerScope, keyKnownGood, maxTokens, registry } = options;
-  // An app sends the same few documents again and again (Apollo's WebSocket link sends the text with
-  // the hash every time): hash each text of an accepted key once, and parse and re-print it as
-  // codegen would only when the hash it came with is not its own. Anyone else's are not kept.
+  // Each text of an accepted key is hashed once, and re-printed as codegen would only once per hash.
   const hashes = new LRUCache<string, string>({
     maxSize: HASHES_MAX_BYTES,
     sizeCalculation: (hash, text) => registryBytes(text, hash),
@@ -164,16 +148,10 @@ export function useTrustedDocuments(options: {
     if (text !== null) registry.register(registration.scope, registration.hash, text);
   };
   /**
-   * An APQ registration: the query with its hash, or with codegen's hash of the same document.
-   * - From a known-good key (accepted by the REST API lately): a hash that is neither is refused.
-   *   Under codegen's hash this request runs, and the registry keeps, the document codegen hashed,
-   *   which the hash alone decides (document-hashes.ts, codegenRegistration). The key's first text
-   *   stays.
-   * - From any other request: the text runs as sent, as the same query without a hash would, its
-   *   hash unchecked unless it is the text's sha256 (checking codegen's costs a parse and two
-   *   prints). It is kept only if the key is known good by the time the answer is processed (its own
-   *   REST calls may have proved it), and checked then; a keyless one never.
-   * Returns the hash the document goes by.
+   * An APQ registration, under the text's sha256 or codegen's hash of its document; returns the hash
+   * the document goes by. A known-good key's is checked and kept now (a wrong hash: BAD_REQUEST),
+   * codegen's document running in its place; any other key's runs as sent, and is checked and kept
+   * only if the key is known good by the time its answer is processed.
    */
   const register = (
     request: Request,
@@ -198,7 +176,7 @@ export function useTrustedDocuments(options: {
     const scope = callerScope(request);
     return scope === null ? undefined : registry.get(scope, hash);
   };
-  // Nothing to check a plain query against: no manifest, and documents outside it are neither refused nor logged.
+  // No manifest and mode off: a plain query has nothing to be checked against.
   const plainQueriesFree = mode === 'off' && manifest.size === 0;
   return [
     {
@@ -216,15 +194,13 @@ export function useTrustedDocuments(options: {
         if (id === null && plainQueriesFree) return;
         const hash = id === null ? null : (DOCUMENT_ID.exec(id)?.[1] ?? null);
         if (hash !== null && manifest.has(hash)) {
-          // A manifest id with a text, as Apollo's WebSocket link sends it (its own print of the
-          // document): the id decides, and the manifest's text runs.
+          // A manifest id with a text (Apollo's WebSocket link): the id decides.
           const { query: _text, ...rest } = params;
           setParams({ ...rest, documentId: hash } as GraphQLParams);
           return;
         }
         const textHash = hashOf(params.query, request);
         if (manifest.has(textHash)) {
-          // The manifest's own text: run it as the persisted document it is.
           const { query: _text, ...rest } = params;
           setParams({ ...rest, documentId: textHash } as GraphQLParams);
           return;

@@ -26,13 +26,11 @@ const WITHDRAWAL_AMOUNT = /^(?:0|[1-9]\d{0,17})(?:\.\d{1,2})?$/;
 const IDEMPOTENCY_KEY = new RegExp(`^[\\x21-\\x7e]{1,${INPUT_LIMITS.idempotencyKey}}$`);
 
 /**
- * What the gateway can check before calling the REST API, in this order: walletId (a global or
- * REST id of a Wallet), serviceFeeMode, currencyCode (USDT), amount (positive, at most 2
- * decimals), destination.type (crypto), destination.rail (tron), idempotencyKey, the destination
- * address's length (at most a Tron address's), and last its Tron checksum. Failures name the
- * GraphQL input field (`["input", …]`) and are the same typed results the REST API's refusals
- * become, so a client handles one set; they quote at most a prefix of a value (echoes.ts).
- * Pure: no I/O, no clock.
+ * What the gateway can check before calling the REST API, in the REST API's order
+ * (docs/decisions.md, Gateway-side validation): walletId, serviceFeeMode, currencyCode, amount,
+ * destination type and rail, idempotencyKey, the address's length, then its Tron checksum. Failures
+ * name the GraphQL input field and are the typed results the REST API's refusals become, quoting at
+ * most a prefix of a value (echoes.ts). Pure: no I/O, no clock.
  */
 export function parseCreateWithdrawalInput(input: CreateWithdrawalInput): ParsedWithdrawalInput {
   let walletId: string | null = null;
