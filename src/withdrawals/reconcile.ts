@@ -69,12 +69,17 @@ export function payoutOf(body: CreateWithdrawalIntentBody): string {
     .digest('base64url');
 }
 
-/** Whether an intent the REST API lists has the body's content. */
+/**
+ * Whether an intent the REST API lists has the body's content: everything payoutOf hashes but the
+ * currency, which an intent does not carry (the gateway sends USDT only: input.ts).
+ */
 export function matchesBody(intent: WithdrawalIntentDTO, body: CreateWithdrawalIntentBody): boolean {
   return (
     intent.wallet.id === body.senderWalletId &&
     normalizeDecimal(intent.amount) === normalizeDecimal(body.amount) &&
     intent.serviceFeeMode === body.serviceFeeMode &&
+    intent.destination.type === body.destination.type &&
+    intent.destination.rail === body.destination.rail &&
     intent.destination.identifier === body.destination.identifier
   );
 }

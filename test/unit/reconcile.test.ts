@@ -87,6 +87,17 @@ describe('decide', () => {
         }),
       ]),
     ).toEqual({ kind: 'none' });
+    // Everything the payout hashes that an intent carries: the same address on another rail is another payout.
+    expect(
+      judge([
+        intent('other-rail', T, {
+          destination: { type: 'crypto', rail: 'ethereum', routingCode: 'x', identifier: 'TAddr' },
+        }),
+        intent('other-type', T, {
+          destination: { type: 'bank', rail: 'tron', routingCode: 'x', identifier: 'TAddr' },
+        }),
+      ]),
+    ).toEqual({ kind: 'none' });
   });
 
   it('an intent claimed by someone else is never a candidate; one claimed by this owner is the answer', () => {
