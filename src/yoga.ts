@@ -205,27 +205,27 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
       ...(deps.metricsEndpoint ? [useMetricsEndpoint(deps.metricsEndpoint)] : []),
       useMaxRequestBytes(config.maxRequestBytes),
       useRequestId(),
-      ...(deps.rateLimiter ? [useRateLimit(deps.rateLimiter, deps.scopes)] : []),
+      ...(deps.rateLimiter ? [useRateLimit({ limiter: deps.rateLimiter, scopes: deps.scopes })] : []),
       ...(graphiql
         ? [
-            useGraphiQLDelivery('/graphql', {
-              title: 'Merchant Wallet GraphQL',
-              defaultQuery: graphiql.defaultQuery,
-              headers: graphiql.defaultAuthorization
-                ? JSON.stringify({ Authorization: graphiql.defaultAuthorization }, null, 2)
-                : undefined,
-              shouldPersistHeaders: false,
-              ...(graphiql.tabs && { defaultTabs: graphiql.tabs }),
+            useGraphiQLDelivery({
+              endpoint: '/graphql',
+              graphiql: {
+                title: 'Merchant Wallet GraphQL',
+                defaultQuery: graphiql.defaultQuery,
+                headers: graphiql.defaultAuthorization
+                  ? JSON.stringify({ Authorization: graphiql.defaultAuthorization }, null, 2)
+                  : undefined,
+                shouldPersistHeaders: false,
+                ...(graphiql.tabs && { defaultTabs: graphiql.tabs }),
+              },
             }),
           ]
         : []),
-      useHealthChecks(
-        {
-          upstream: () => deps.client.ping(),
-          idempotencyStore: () => deps.idempotencyStore.ping(),
-        },
-        deps.readiness,
-      ),
+      useHealthChecks({
+        checks: { upstream: () => deps.client.ping(), idempotencyStore: () => deps.idempotencyStore.ping() },
+        readiness: deps.readiness,
+      }),
       // Browsers may send "simple" requests (GET, form posts) cross-site without a preflight:
       // without a Bearer key those must carry a custom header. JSON POSTs are preflighted and pass.
       useCSRFHeaderRequired(['x-graphql-csrf', 'x-graphql-yoga-csrf']),
@@ -254,11 +254,11 @@ export function createGateway(config: Config, deps: GatewayParts): Gateway {
       useOperationStatus(),
       useErrorLogging(),
       // After every plugin that adds a validation rule (limits, introspection, response keys).
-      useDocumentCache(
-        documentCache,
-        (request, text) => manifestTexts.has(text) || keyKnownGood(request),
+      useDocumentCache({
+        cache: documentCache,
+        mayKeep: (request, text) => manifestTexts.has(text) || keyKnownGood(request),
         validated,
-      ),
+      }),
       // After the plugins that may change a result: it serialises the result they have finished with.
       useEagerStringify(),
       // After the plugins that look at or change a result, before deduplication, which wraps the executor it finds.

@@ -75,6 +75,15 @@ interface UnderWay {
   requests: number;
 }
 
+export interface DocumentCacheOptions {
+  /** Where documents are kept (createDocumentCache); the hot path reads the same. */
+  cache: DocumentCache;
+  /** Whether a request's document may be kept once it is answered: a known-good key's, or the manifest's. */
+  mayKeep: (request: Request, text: string) => boolean;
+  /** The validation rules (their names) each document passed; the hot path reads it. @default a map of its own */
+  validated?: WeakMap<DocumentNode, string>;
+}
+
 /**
  * The parse and validation cache, in place of Yoga's (docs/production.md, Parse and validation
  * cache). The same text gets the same document object, which query deduplication, the cost limit
@@ -82,12 +91,11 @@ interface UnderWay {
  * and forgotten with the last. A document is kept when its request is answered, if it validated
  * and `mayKeep(request, text)` then says so. Comes after every plugin that adds a validation rule.
  */
-export function useDocumentCache(
-  cache: DocumentCache,
-  mayKeep: (request: Request, text: string) => boolean,
-  /** The validation rules (their names, as Yoga's cache keys validation) each document passed; the hot path reads it. */
-  validated: WeakMap<DocumentNode, string> = new WeakMap(),
-): Plugin {
+export function useDocumentCache({
+  cache,
+  mayKeep,
+  validated = new WeakMap(),
+}: DocumentCacheOptions): Plugin {
   const underWay = new Map<string, UnderWay>();
   let underWayChars = 0;
   const forget = (text: string) => {

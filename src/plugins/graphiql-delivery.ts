@@ -15,16 +15,25 @@ interface Page {
   gzip?: Uint8Array<ArrayBuffer>;
 }
 
+export interface GraphiQLDeliveryOptions {
+  /** The GraphQL endpoint, where the page is served: `/graphql`. */
+  endpoint: string;
+  /** GraphiQL's own options: title, first query, headers, tabs. */
+  graphiql: GraphiQLOptions;
+  /** Builds the page's HTML. @default Yoga's GraphiQL, loaded on the first visit */
+  render?: (options: GraphiQLOptions) => string | Promise<string>;
+}
+
 /**
  * GraphiQL at `endpoint` for a GET accepting HTML, and `GET /` redirected there: the page is built
  * once per process on the first visit, with TAB_BAR_STYLE, each compressed form when first asked
  * for, an ETag (a reload is a 304), `Cache-Control: private` (docs/delivery.md#the-graphiql-page).
  */
-export function useGraphiQLDelivery(
-  endpoint: string,
-  options: GraphiQLOptions,
-  render: (options: GraphiQLOptions) => string | Promise<string> = renderOnFirstVisit,
-): Plugin {
+export function useGraphiQLDelivery({
+  endpoint,
+  graphiql: options,
+  render = renderOnFirstVisit,
+}: GraphiQLDeliveryOptions): Plugin {
   let page: Promise<Page> | undefined;
   const built = (): Promise<Page> => {
     page ??= Promise.resolve(render(options)).then((rendered) => {

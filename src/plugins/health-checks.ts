@@ -29,16 +29,21 @@ export interface Readiness {
   shuttingDown(): boolean;
 }
 
+export interface HealthChecksOptions {
+  /** What /readyz asks. */
+  checks: HealthChecks;
+  /** What /readyz says besides its checks. */
+  readiness: Readiness;
+  /** How long /readyz and each check may take, and how long an answer is reused. @default PROBE_BOUNDS */
+  bounds?: ProbeBounds;
+}
+
 /**
  * GET /healthz: alive. GET /readyz, within `answerMs` whatever a dependency does: 200 when the REST
  * API answers, else 503, with the store's state (unreachable leaves it ready), `store` and
  * `version`; 503 at once when shutting down (docs/configuration.md#health-and-readiness).
  */
-export function useHealthChecks(
-  checks: HealthChecks,
-  readiness: Readiness,
-  bounds: ProbeBounds = PROBE_BOUNDS,
-): Plugin {
+export function useHealthChecks({ checks, readiness, bounds = PROBE_BOUNDS }: HealthChecksOptions): Plugin {
   const json = (status: number, body: object) =>
     new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
   const upstream = cachedCheck(checks.upstream, bounds);

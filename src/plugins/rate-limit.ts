@@ -97,11 +97,18 @@ export function consumeFor(req: object, limiter: RateLimiter, scope: string): Pr
   return verdict;
 }
 
+export interface RateLimitOptions {
+  /** RATE_LIMIT_PER_KEY and RATE_LIMIT_PER_MERCHANT, per process or the fleet's (createRateLimiter). */
+  limiter: RateLimiter;
+  /** A key's caller scope, which the limit counts by (never the key itself). */
+  scopes: Pick<CallerScopes, 'scopeOf'>;
+}
+
 /**
  * The inbound rate limit: past it, 429 with `Retry-After` and RATE_LIMITED, before parsing or any
  * REST call. Counted per caller scope (the HMAC, never the key); keyless requests are not counted.
  */
-export function useRateLimit(limiter: RateLimiter, scopes: Pick<CallerScopes, 'scopeOf'>): Plugin {
+export function useRateLimit({ limiter, scopes }: RateLimitOptions): Plugin {
   return {
     onRequest({ request, endResponse, serverContext }) {
       const authorization = authorizationOf(request);

@@ -257,7 +257,7 @@ describe('the page under load', () => {
     const yoga = createYoga({
       schema,
       graphiql: false,
-      plugins: [useGraphiQLDelivery('/graphql', { title: 'Once' }, render)],
+      plugins: [useGraphiQLDelivery({ endpoint: '/graphql', graphiql: { title: 'Once' }, render })],
     });
     const bodies = new Set<string>();
     for (const encoding of ['', '', 'gzip', 'br', 'gzip, br', '']) {

@@ -133,7 +133,7 @@ describe('useDocumentCache through yoga.fetch', () => {
       schema: tiny,
       logging: false,
       parserAndValidationCache: false,
-      plugins: [addsRule, useDocumentCache(cache, options.mayKeep, validated), recorder],
+      plugins: [addsRule, useDocumentCache({ cache, mayKeep: options.mayKeep, validated }), recorder],
     });
     const post = async (query: string) => {
       const response = await yoga.fetch('http://yoga/graphql', {

@@ -25,11 +25,15 @@ function gateway() {
     graphiql: false,
     landingPage: false,
     plugins: [
-      useGraphiQLDelivery(
-        '/graphql',
-        { title: 'Merchant Wallet GraphQL', defaultQuery: '{ balance }', shouldPersistHeaders: false },
+      useGraphiQLDelivery({
+        endpoint: '/graphql',
+        graphiql: {
+          title: 'Merchant Wallet GraphQL',
+          defaultQuery: '{ balance }',
+          shouldPersistHeaders: false,
+        },
         render,
-      ),
+      }),
     ],
   });
   const visit = (headers: Record<string, string> = {}, path = '/graphql', method = 'GET') =>

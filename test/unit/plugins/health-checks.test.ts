@@ -26,7 +26,7 @@ function controlled() {
 function gateway(checks: { upstream: () => Promise<boolean>; idempotencyStore: () => Promise<boolean> }) {
   let shuttingDown = false;
   const readiness: Readiness = { release: '0.3.0', store: 'in process', shuttingDown: () => shuttingDown };
-  const yoga = createYoga({ schema, logging: false, plugins: [useHealthChecks(checks, readiness)] });
+  const yoga = createYoga({ schema, logging: false, plugins: [useHealthChecks({ checks, readiness })] });
   const probe = async (path: string) => {
     const response = await yoga.fetch(`http://yoga${path}`);
     return { status: response.status, body: await response.json() };

@@ -48,7 +48,7 @@ function gateway(limiter: RateLimiter, scopes = new CallerScopes(Buffer.alloc(32
     }),
     logging: false,
     plugins: [
-      useRateLimit(limiter, scopes),
+      useRateLimit({ limiter, scopes }),
       {
         onResponse({ request }) {
           codes.push(refusalCodeOf(request));
