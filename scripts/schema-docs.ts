@@ -66,7 +66,7 @@ export function glanceSection(schema: GraphQLSchema): string {
 
 const LOADS: Record<RestLoad['loads'], string> = {
   batch: 'batched: one list read for every instance in the request',
-  byId: 'one call per distinct id in the request',
+  byId: 'one call per distinct id (or parent) in the request',
   page: 'one call per REST page of its window',
   scan: "the wallet's share of the merchant's list (no wallet filter)",
   write: 'one call, at most once per idempotency key',
@@ -83,7 +83,7 @@ function counted(load: RestLoad): string {
 export function restLoadsSection(schema: GraphQLSchema, operations: URL): string {
   const fields = [...restLoadsOf(schema)].map(
     ([coordinate, load]) =>
-      `| \`${coordinate}\` | \`${load.route}\` | ${LOADS[load.loads]} | ${load.calls} | ${counted(load)} |`,
+      `| \`${coordinate}\` | \`${load.route}\`${load.batched ? ` (several: \`${load.batched}\`)` : ''} | ${LOADS[load.loads]} | ${load.calls} | ${counted(load)} |`,
   );
   const screens = readdirSync(operations)
     .filter((file) => file.endsWith('.graphql'))
@@ -94,7 +94,7 @@ export function restLoadsSection(schema: GraphQLSchema, operations: URL): string
       return [`| \`${file}\` | ${restCallsOf(schema, document)} |`];
     });
   return [
-    '| Field | REST route | How it loads | Calls alone | The cost limit counts |',
+    '| Field | REST route (below `/external/v1`) | How it loads | Calls alone | The cost limit counts |',
     '|---|---|---|---|---|',
     ...fields,
     '',

@@ -13,6 +13,7 @@ import {
   type SelectionSetNode,
   valueFromASTUntyped,
 } from 'graphql';
+import { DEFAULT_WINDOW } from './pagination.ts';
 
 /**
  * What a REST-backed field costs upstream and how it loads, declared on the field itself
@@ -23,8 +24,10 @@ import {
  * says what each kind means for a screen.
  */
 export interface RestLoad {
-  /** The REST route it reads or writes, as the spec names it: `GET /deposits`. */
+  /** The REST route it reads or writes, below the base path /external/v1: `GET /deposits`. */
   route: string;
+  /** The route several instances of the field in one request share instead, if another. */
+  batched?: string;
   /**
    * How its calls are shared within one request:
    * - `batch`: every instance of the field in the request shares one read of a whole list (the
@@ -73,9 +76,10 @@ export function restLoadsOf(schema: GraphQLSchema): Map<string, RestLoad> {
 /**
  * The REST calls a document makes on a short list (every window within the first page, every
  * wallet among the merchant's first 1000), as its fields declare them: each declared field once per
- * distinct call it shares (a batch per route, a by-id field per id, a page or scan per field and
- * arguments), each write once per occurrence, polls none. What docs/schema.md's table of screens
- * shows; test/integration/gateway/rest-loads.test.ts measures each of them against the sandbox.
+ * distinct call it shares (a batch per route, a by-id root field per id, a page or scan per field
+ * and arguments), a by-id field below a list once per item of its window (an upper bound), each
+ * write once per occurrence, polls none. What docs/schema.md's table of screens shows;
+ * test/integration/gateway/rest-loads.test.ts measures each example operation against it.
  */
 export function restCallsOf(
   schema: GraphQLSchema,
@@ -90,14 +94,15 @@ export function restCallsOf(
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   const calls = new Map<string, number>();
   let writes = 0;
-  const visit = (set: SelectionSetNode, type: GraphQLCompositeType): void => {
+  /** `items`: how many parents this selection is asked for (the windows of the lists above it). */
+  const visit = (set: SelectionSetNode, type: GraphQLCompositeType, items: number, path: string): void => {
     for (const selection of set.selections) {
       if (selection.kind !== Kind.FIELD) {
         const fragment =
           selection.kind === Kind.INLINE_FRAGMENT ? selection : fragments.get(selection.name.value);
         if (!fragment) continue;
         const condition = fragment.typeCondition && schema.getType(fragment.typeCondition.name.value);
-        visit(fragment.selectionSet, condition && isCompositeType(condition) ? condition : type);
+        visit(fragment.selectionSet, condition && isCompositeType(condition) ? condition : type, items, path);
         continue;
       }
       const field =
@@ -109,17 +114,28 @@ export function restCallsOf(
       );
       const coordinate = `${type.name}.${field.name}`;
       if (load?.loads === 'write') writes += load.calls;
-      else if (load?.loads === 'batch') calls.set(`batch ${load.route}`, load.calls);
+      else if (load?.loads === 'batch') calls.set(`batch ${load.batched ?? load.route}`, load.calls);
       else if (load?.loads === 'byId' && Array.isArray(args.ids))
         for (const id of args.ids) calls.set(`byId ${coordinate} ${JSON.stringify(id)}`, load.calls);
-      else if (load?.loads === 'byId') calls.set(`byId ${coordinate} ${JSON.stringify(args.id)}`, load.calls);
+      else if (load?.loads === 'byId' && 'id' in args)
+        calls.set(`byId ${coordinate} ${JSON.stringify(args.id)}`, load.calls);
+      else if (load?.loads === 'byId') calls.set(`byId ${coordinate} below ${path}`, load.calls * items);
       else if (load?.loads === 'scan')
         calls.set(`scan ${coordinate} ${JSON.stringify(args.status)}`, load.calls);
       else if (load?.loads === 'page') calls.set(`page ${coordinate} ${JSON.stringify(args)}`, load.calls);
       const named = getNamedType(field.type);
-      if (selection.selectionSet && isCompositeType(named)) visit(selection.selectionSet, named);
+      const window = named.name.endsWith('Connection')
+        ? Number(args.first ?? args.last ?? DEFAULT_WINDOW)
+        : 1;
+      if (selection.selectionSet && isCompositeType(named))
+        visit(
+          selection.selectionSet,
+          named,
+          items * window,
+          `${path}.${selection.alias?.value ?? field.name}`,
+        );
     }
   };
-  visit(operation.selectionSet, root);
+  visit(operation.selectionSet, root, 1, '');
   return writes + [...calls.values()].reduce((sum, n) => sum + n, 0);
 }

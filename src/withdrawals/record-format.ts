@@ -4,8 +4,8 @@ import type { IdempotencyRecord, Submission } from './idempotency-store.ts';
  * The format of the withdrawal records a fleet shares in Redis (key records and payout submissions,
  * as JSON), carried as `v` by every record this release writes; a record without `v` is 0.1.0's,
  * format 1. A record this release cannot read is never guessed at (rule R10, docs/withdrawals.md);
- * the rules for changing the format, key names included, are docs/upgrading.md's, and the fleet
- * test `store-format.test.ts` pins every key and field.
+ * the rules for changing the format, key names included, are docs/upgrading.md's, and the
+ * upgrade test (test/e2e/upgrade.test.ts) pins every key and field.
  */
 export const RECORD_FORMAT = 1;
 

@@ -34,7 +34,7 @@ builder.node(Deposit, {
       type: Wallet,
       nullable: true,
       description: 'The receiving wallet.',
-      extensions: restLoad({ route: 'GET /wallets', loads: 'batch', calls: 1 }),
+      extensions: restLoad({ route: 'GET /wallets/{id}', batched: 'GET /wallets', loads: 'batch', calls: 1 }),
       resolve: (d, _args, ctx) => ctx.loaders.wallet.load(d.wallet.id),
     }),
     walletRestId: t.string({ description: "The receiving wallet's REST id.", resolve: (d) => d.wallet.id }),

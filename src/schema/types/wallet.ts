@@ -116,11 +116,9 @@ builder.node(Wallet, {
 export const WalletConnection = connectionType(Wallet, 'Wallet');
 
 /**
- * What a node type's `loadMany` hands the relay plugin: a copy of the loader's DTO (the plugin
- * brands what it loads, and DataLoader shares its cached DTOs), branded with its type here.
- * The plugin brands only once a whole batch has settled, while it hands the same id asked again in
- * the request (`a: node(id: $x) … b: node(id: $x)`) the entry's promise: that one settled first,
- * unbranded, and Node's resolveType failed on it.
+ * What a node type's `loadMany` hands the relay plugin: a copy of the loader's DTO (DataLoader shares
+ * its DTOs), branded here, since the plugin brands only once a whole batch settled and hands an id
+ * asked twice (`a: node(id: $x) … b: node(id: $x)`) its entry's promise before that.
  */
 export function loadedNode<T extends object>(value: T | null, typename: NodeTypename): T | null {
   if (!value) return null;
@@ -136,14 +134,12 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'A wallet by its global id or its REST id; null when it does not exist for this merchant.',
     args: { id: t.arg.id({ required: true, description: 'A Wallet global id, or a REST wallet id.' }) },
-    extensions: restLoad({ route: 'GET /wallets/{id}', loads: 'byId', calls: 1 }),
+    extensions: restLoad({ route: 'GET /wallets/{id}', batched: 'GET /wallets', loads: 'byId', calls: 1 }),
     resolve: (_root, { id }, ctx, info) => {
       const wallet = loadById((restId) => ctx.loaders.wallet.load(restId), String(id), 'Wallet');
-      // The wallet screen's lists start with the wallet read, not after it: their first REST read
-      // (the merchant's newest page, and the index catch-up) needs no wallet id. One round of
-      // REST calls instead of two; a wallet that does not exist costs those calls for nothing.
-      // Not for lists under @defer: they come later anyway, and must not take the call budget
-      // of what is sent first.
+      // The selected lists' first read (the merchant's newest page, the index catch-up) needs no
+      // wallet id: started beside the wallet's, one round of calls, not two (wasted when the wallet
+      // does not exist). Not under @defer: those must not take the budget of what is sent first.
       for (const list of ['deposits', 'withdrawalIntents'] as const) {
         if (selectsUndeferred(info, list))
           ctx.loaders

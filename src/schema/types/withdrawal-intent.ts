@@ -47,7 +47,7 @@ builder.node(WithdrawalIntent, {
       type: Wallet,
       nullable: true,
       description: 'The source wallet.',
-      extensions: restLoad({ route: 'GET /wallets', loads: 'batch', calls: 1 }),
+      extensions: restLoad({ route: 'GET /wallets/{id}', batched: 'GET /wallets', loads: 'batch', calls: 1 }),
       resolve: (w, _args, ctx) => ctx.loaders.wallet.load(w.wallet.id),
     }),
     walletRestId: t.string({ description: "The source wallet's REST id.", resolve: (w) => w.wallet.id }),

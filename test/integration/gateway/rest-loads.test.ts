@@ -14,6 +14,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { globalIdOf } from '../../../src/schema/global-ids.ts';
 import { schema } from '../../../src/schema/index.ts';
 import { type RestLoad, restCallsOf, restLoadOf, restLoadsOf } from '../../../src/schema/rest-loads.ts';
+import { BASE_PATH } from '../../../src/upstream/call.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { EXTERNAL_TRON_ADDRESS, withdrawalBody } from '../../support/sandbox.ts';
 
@@ -59,6 +60,13 @@ const REACHED: Record<string, (selection: string) => string> = {
   WithdrawalIntent: (s) => `{ withdrawalIntent(id: "${ids.intent}") { id ${s} } }`,
 };
 
+/** The root list of each type's items: two parents of a field below the root. */
+const LISTS: Record<string, string> = {
+  Wallet: 'wallets',
+  Deposit: 'deposits',
+  WithdrawalIntent: 'withdrawalIntents',
+};
+
 /** The required arguments of the root fields, as this merchant's data has them. */
 function requiredArguments(coordinate: string): string {
   const values: Record<string, () => string> = {
@@ -81,6 +89,31 @@ function selectionOf(type: GraphQLObjectType, field: GraphQLField<unknown, unkno
   return `${field.name}${args ? `(${args})` : ''}${sub}`;
 }
 
+/** The calls of `asked` that `base` did not make (as a multiset). */
+function beyond(asked: readonly string[], base: readonly string[]): string[] {
+  const left = [...base];
+  return asked.filter((call) => {
+    const i = left.indexOf(call);
+    if (i < 0) return true;
+    left.splice(i, 1);
+    return false;
+  });
+}
+
+/** Whether a call the sandbox saw (`GET /external/v1/wallets/w-1`) is of a declared route (`GET /wallets/{id}`). */
+function ofRoute(route: string, call: string): boolean {
+  const [method, path = ''] = route.split(' ');
+  const pattern = path
+    .split(/(\{[^}]*\})/)
+    .map((part) => {
+      if (!part.startsWith('{')) return part.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+      const names = part.slice(1, -1).split(',');
+      return names.length > 1 ? `(?:${names.join('|')})` : '[^/?]+';
+    })
+    .join('');
+  return new RegExp(`^${method} ${BASE_PATH}${pattern}(?:\\?.*)?$`).test(call);
+}
+
 async function callsOf(query: string): Promise<string[]> {
   gw.resetCalls();
   const { body } = await gw.request(query, {}, { key });
@@ -97,11 +130,16 @@ describe('each field makes the REST calls it declares', () => {
       it(`${coordinate}: ${declared ? `${declared.calls} (${declared.loads}, ${declared.route})` : 'none'}`, async () => {
         const reach = REACHED[typename] as (s: string) => string;
         const base = await callsOf(reach(''));
-        const asked = await callsOf(reach(selectionOf(type, field)));
+        const extra = beyond(await callsOf(reach(selectionOf(type, field))), base);
         expect(
-          asked.length - base.length,
-          `${coordinate} made ${asked.length - base.length} REST calls (${asked.join(', ')}); declare them where the field is written: extensions: restLoad({ route, loads, calls }) (src/schema/rest-loads.ts)`,
+          extra.length,
+          `${coordinate} made ${extra.length} REST calls (${extra.join(', ')}); declare them where the field is written: extensions: restLoad({ route, loads, calls }) (src/schema/rest-loads.ts)`,
         ).toBe(declared?.calls ?? 0);
+        if (declared)
+          expect(
+            extra.filter((call) => !ofRoute(declared.route, call)),
+            `${coordinate} declares ${declared.route}`,
+          ).toEqual([]);
       });
     }
   }
@@ -114,7 +152,9 @@ describe('each field makes the REST calls it declares', () => {
       >,
     ) as RestLoad;
     const mutation = `mutation { createWithdrawalIntent(input: { walletId: "${ids.wallet}", serviceFeeMode: EXCLUSIVE, currencyCode: "USDT", amount: "1.00", destination: { type: "crypto", rail: "tron", identifier: "${EXTERNAL_TRON_ADDRESS}" }, idempotencyKey: "rest-loads-1" }) { __typename } }`;
-    expect(await callsOf(mutation)).toHaveLength(declared.calls);
+    const calls = await callsOf(mutation);
+    expect(calls).toHaveLength(declared.calls);
+    expect(calls.every((call) => ofRoute(declared.route, call))).toBe(true);
     // A replay proves the key still works before answering from the store (docs/withdrawals.md).
     expect(await callsOf(mutation)).toEqual(['GET /external/v1/wallets?page=1&size=1']);
   });
@@ -136,17 +176,37 @@ describe('each kind shares its calls as it says', () => {
     expect(of('scan').map(([c]) => c)).toEqual(['Wallet.deposits', 'Wallet.withdrawalIntents']);
   });
 
-  it.each(of('batch'))('%s (batch): one call for two parents in two wallets', async (coordinate) => {
+  it.each(of('batch'))('%s (batch): one call for two parents in two wallets', async (coordinate, load) => {
     const [typename, name] = coordinate.split('.') as [string, string];
     const list = typename === 'Deposit' ? 'deposits' : 'withdrawalIntents';
     const base = await callsOf(`{ ${list}(first: 2) { nodes { id } } }`);
-    const asked = await callsOf(`{ ${list}(first: 2) { nodes { id ${name} { id } } } }`);
-    expect(asked.length - base.length).toBe(1);
+    const extra = beyond(await callsOf(`{ ${list}(first: 2) { nodes { id ${name} { id } } } }`), base);
+    expect(extra).toHaveLength(1);
+    expect(ofRoute(load.batched ?? load.route, extra[0] as string), extra[0]).toBe(true);
   });
 
-  it.each(of('byId').filter(([c]) => c !== 'Query.nodes'))(
-    '%s (byId): the same id asked twice is one call, two ids two',
+  it.each(of('byId').filter(([c]) => !c.startsWith('Query.')))(
+    '%s (byId below the root): one call per distinct parent, the same parent twice one',
     async (coordinate) => {
+      const [typename, name] = coordinate.split('.') as [string, string];
+      const type = schema.getType(typename) as GraphQLObjectType;
+      const selection = selectionOf(type, type.getFields()[name] as GraphQLField<unknown, unknown>);
+      const reach = REACHED[typename] as (s: string) => string;
+      const twice = reach(selection).replace(
+        /^\{ (\w+)(\(.*?\)) \{ (.*) \} \}$/,
+        '{ a: $1$2 { $3 } b: $1$2 { $3 } }',
+      );
+      expect(beyond(await callsOf(twice), await callsOf(reach('')))).toHaveLength(1);
+      const list = LISTS[typename] as string;
+      const base = await callsOf(`{ ${list}(first: 2) { nodes { id } } }`);
+      const asked = await callsOf(`{ ${list}(first: 2) { nodes { id ${selection} } } }`);
+      expect(beyond(asked, base)).toHaveLength(2);
+    },
+  );
+
+  it.each(of('byId').filter(([c]) => c.startsWith('Query.') && c !== 'Query.nodes'))(
+    '%s (byId): the same id asked twice is one call; two ids two, or one of its batched route',
+    async (coordinate, load) => {
       const name = coordinate.split('.')[1] as string;
       const [a, b] =
         name === 'deposit'
@@ -158,8 +218,11 @@ describe('each kind shares its calls as it says', () => {
               : [ids.wallet, ids.otherWallet];
       const field = (alias: string, id: string) => `${alias}: ${name}(id: "${id}") { __typename }`;
       expect(await callsOf(`{ ${field('a', a)} ${field('b', a)} }`)).toHaveLength(1);
-      // Two wallets are one read of the wallet list (loaders.ts): by id, but batched.
-      expect(await callsOf(`{ ${field('a', a)} ${field('b', b)} }`)).toHaveLength(name === 'wallet' ? 1 : 2);
+      const two = await callsOf(`{ ${field('a', a)} ${field('b', b)} }`);
+      if (load.batched) {
+        expect(two).toHaveLength(1);
+        expect(ofRoute(load.batched, two[0] as string), two[0]).toBe(true);
+      } else expect(two).toHaveLength(2);
     },
   );
 
