@@ -9,14 +9,13 @@ import type { MerchantWalletClient } from './upstream/client.ts';
 import type { WithdrawalService } from './withdrawals/service.ts';
 
 /**
- * What every resolver gets. Built fresh for each GraphQL request. Resolvers read through `loaders`
- * and write through `withdrawals`; the upstream client itself is not here, so no resolver can
- * bypass the per-request batching and caching.
+ * What every resolver gets, fresh for each GraphQL request. Resolvers read through `loaders` and write
+ * through `withdrawals`; the upstream client is not here, so none can bypass per-request batching.
  */
 export interface GatewayContext {
   /** The caller's Authorization header value, forwarded unchanged upstream; null when absent or malformed. */
   authorization: string | null;
-  /** Who upstream calls are made for (src/upstream/callers.ts): `authorization`, its scope, this request's deadline, call budget and reads. */
+  /** Whom upstream calls are for (upstream/callers.ts): `authorization`, scope, deadline, budget, reads. */
   caller: Caller;
   requestId: string;
   withdrawals: WithdrawalService;
@@ -25,19 +24,14 @@ export interface GatewayContext {
   loaders: Loaders;
   /**
    * For each event of a subscription: a new deadline, call budget and loaders, as a request of its
-   * own would have. A subscription's context lives as long as its stream, so without this every
-   * event would read its nested fields through the first event's loaders (a wallet's balance as
-   * it was then) and past the subscribing request's deadline.
+   * own, not the first event's stale loaders and the subscribing request's deadline.
    */
   renew(): void;
   /** This request's logger (with its request id), made on first call: most requests log nothing. */
   logger(): Logger;
 }
 
-/**
- * `Bearer <token>` with a token of URL-safe characters; anything else never reaches the REST API.
- * The gateway's own rule for what it forwards; the sandbox checks what arrives by the REST API's.
- */
+/** What the gateway forwards: nothing else reaches the REST API (the sandbox checks by the REST API's). */
 const BEARER = /^Bearer [A-Za-z0-9._~+/=-]{1,512}$/;
 
 export function authorizationOf(request: Request): string | null {
@@ -60,7 +54,6 @@ export function createContextFactory(deps: {
   /** The wallet indexes (loaders/wallet-index.ts); absent: wallet lists are walked. */
   walletIndexing?: WalletIndexing | undefined;
 }) {
-  /** The context of a request with `authorization` (null: none or malformed) and `requestId`. */
   const build = (authorization: string | null, requestId: string): GatewayContext => {
     const callerNow = () => deps.callers.forRequest(authorization ?? '', requestId);
     const caller = callerNow();
@@ -77,8 +70,7 @@ export function createContextFactory(deps: {
         this.caller = callerNow();
         this.loaders = createLoaders(deps.client, this.caller, deps.walletIndexing);
       },
-      // A method, not a getter: Yoga merges this object into its context with Object.assign, which
-      // would call a getter and make the child logger for every request.
+      // A method: Yoga merges this object with Object.assign, which would call a getter every request.
       logger() {
         logger ??= deps.logger.child({ requestId });
         return logger;

@@ -20,11 +20,7 @@ import type { ListResource } from '../loaders/loaders.ts';
 import { DEFAULT_WINDOW } from '../schema/pagination.ts';
 import { type RestLoad, restLoadOf, restLoadsOf } from '../schema/rest-loads.ts';
 
-/**
- * What one REST read counts in a document's cost: 100, so that a request that may spend the
- * whole default call budget (100 reads) counts 10 000, half the default cost limit
- * (docs/schema.md#what-a-query-costs has the screens this lets through).
- */
+/** What one REST read counts in a document's cost (why 100: docs/schema.md#what-a-query-costs). */
 export const READ_COST = 100;
 /** MAX_UPSTREAM_CALLS_PER_REQUEST's default (config/variables.ts), when the caller does not say. */
 export const DEFAULT_MAX_UPSTREAM_CALLS = 100;
@@ -57,23 +53,12 @@ const SCANNED_LISTS: Readonly<Record<string, ListResource>> = {
 };
 
 /**
- * The cost of an operation, known before it runs:
- *
- * - its fields: every field costs 1; the subtree of a field returning a *Connection type counts
- *   `first`/`last` (or the default window) times, so `deposits(first: 1000) { nodes { wallet {
- *   deposits(first: 1000) … } } }` is refused while real screens pass; the subtree of
- *   `nodes(ids:)` and of a router's `_entities(representations:)` counts once per id or
- *   representation;
- * - plus READ_COST for each REST read it may make over a wallet's list (a field declared
- *   `loads: 'scan'`, schema/rest-loads.ts): the
- *   REST API has no wallet filter, so such a connection scans the merchant's list, once per list
- *   and status filter per request whatever the number of wallets. A scan for a window counts one
- *   read (its first page usually holds it); a scan that walks the whole list (`totalCount`
- *   selected, or `last` without `before`) counts `maxUpstreamCalls` reads, the most it may make
- *   (the list's length is not known before the walk). All such reads together count at most
- *   `maxUpstreamCalls`: the request makes no more.
- *
- * Other connections' reads (one or two pages each) are not counted beyond their fields.
+ * The cost of an operation, known before it runs (the rules: docs/schema.md#what-a-query-costs):
+ * every field 1, a *Connection's subtree `first`/`last` (or DEFAULT_WINDOW) times, the subtree of
+ * `nodes(ids:)` and `_entities(representations:)` once per item; plus READ_COST per read of each
+ * `loads: 'scan'` field's list and status filter: one for a window, `maxUpstreamCalls` for a walk to
+ * the end (`totalCount`, or `last` without `before`) unless the list is unfiltered and its field is
+ * in `indexed`; all reads together at most `maxUpstreamCalls`.
  */
 export function operationCost(
   schema: GraphQLSchema,
@@ -139,8 +124,6 @@ export function operationCost(
         let cost = 1;
         if (selection.selectionSet && fieldType && isCompositeType(fieldType)) {
           const children = costOf(selection.selectionSet, fieldType);
-          // A connection's window, the ids of nodes(ids:), a router's representations: each item
-          // costs what it selects.
           const times = fieldType.name.endsWith('Connection')
             ? (count(argument('first')) ?? count(argument('last')) ?? DEFAULT_WINDOW)
             : name === 'nodes' || name === '_entities'
@@ -171,19 +154,12 @@ export function operationCost(
 }
 
 /**
- * An operation's cost for a caller (operationCost), with the caller's indexed lists counted as
- * such. The document cache hands out the same document object for the same text, and a cost
- * depends on the document, the indexed lists and the values of the few variables operationCost
- * reads: each such cost is computed once (the many-merchant mix computed it for every wallet
- * screen, whose $id changes it not at all).
- * useCostLimit and the hot path (src/execution/hot-path.ts) share one.
+ * An operation's cost for a caller (operationCost, with its merchant's indexed lists), computed once
+ * per document object, operation, indexed lists and values of the counted variables (a wallet
+ * screen's `$id` changes nothing). useCostLimit and the hot path (hot-path.ts) share one.
  */
 export class OperationCosts {
-  /**
-   * Costs by document (a number per document object), operation, indexed lists and counted
-   * values; one bound for all documents, least recently used first out, and only short values
-   * (a few hundred characters): a caller cannot make it hold more than COSTS_KEPT small entries.
-   */
+  /** At most COSTS_KEPT small entries, whoever sends what: least recently used out, no long values. */
   private readonly known = new LRUCache<string, number>({ max: COSTS_KEPT });
   private readonly documentIds = new WeakMap<DocumentNode, number>();
   private nextDocumentId = 0;
@@ -213,8 +189,6 @@ export class OperationCosts {
     }
     const operation = getOperationAST(document, operationName);
     const effective = effectiveVariables(operation, variables);
-    // The cost depends on the document, on which of the caller's lists are indexed, and on the
-    // values of the variables its counted arguments use (a wallet's $id is not one of them).
     const values = countedValues(this.countedVariables(document), effective);
     let id = this.documentIds.get(document);
     if (id === undefined) {
@@ -261,10 +235,9 @@ const COSTS_KEPT = 10_000;
 const COUNTED_VALUES_MAX_CHARS = 256;
 
 /**
- * The variables as the operation executes with them: the caller's own values (own properties
- * only: `$constructor` is not Object.prototype's), and each declared default where the caller
- * gave none (an explicit null stays null). Costing the raw variables let `$n: Int = 1000` run
- * unbounded: the executors apply the default, the cost did not see it.
+ * The variables as the operation executes with them, so a declared default is costed too: the
+ * caller's own properties (`$constructor` is not Object.prototype's), and each default where the
+ * caller gave none (an explicit null stays null).
  */
 export function effectiveVariables(
   operation: OperationDefinitionNode | null | undefined,
@@ -280,12 +253,12 @@ export function effectiveVariables(
   return effective;
 }
 
-/** The arguments whose values operationCost reads: page sizes, the status filter, and the lists of ids and representations. */
+/** The arguments whose values operationCost reads: page sizes, the status filter, ids and representations. */
 const COUNTED_ARGUMENTS: ReadonlySet<string> = new Set(['first', 'last', 'status', 'ids', 'representations']);
 
 /**
- * The values of `names` as text, or null when they cannot be told apart as text (a number JSON has
- * no text for would read as null) or are too long to keep: such a cost is computed every time.
+ * The values of `names` as text, or null (the cost then computed every time) when too long to keep
+ * or not told apart as text (a number JSON has no text for would read as null).
  */
 function countedValues(
   names: readonly string[],

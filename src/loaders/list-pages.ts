@@ -1,11 +1,6 @@
 import type { PageRequest } from '../schema/pagination.ts';
 
-/**
- * The pages a merchant list is read in (wallet-lists.ts, walk.ts): its newest page, a walk's pages,
- * and the fewest pages that hold given positions.
- */
-
-/** The newest page's size: a busy wallet's latest items are in it, and it is free under the fair share. */
+/** The newest page's size: it holds a busy wallet's latest items, and is free under the fair share. */
 export const HEAD_SIZE = 250;
 /** Pages of a walk: the REST maximum, so a walk makes the fewest calls. */
 export const WALK_PAGE_SIZE = 1000;
@@ -13,11 +8,8 @@ export const WALK_PAGE_SIZE = 1000;
 const CLUSTER_SIZE = 250;
 
 /**
- * Few pages that hold these positions (ascending), by the number of calls: the list cut in blocks
- * of 250 (small pages, free under the fair share) or of 1000, whichever makes fewer calls, and for
- * each block that holds some, the smallest page within it that holds them all (a page of one for a
- * lone item). A window of a busy wallet lies in a few blocks of 250; a wallet whose items are spread
- * far apart costs at most a page of 1000 for each 1000 positions its window spans.
+ * Pages that hold these positions (ascending): the list cut in blocks of 250 or of 1000, whichever
+ * makes fewer calls, and in each block that holds some, the smallest page that holds them all.
  */
 export function clusters(positions: readonly number[]): PageRequest[] {
   const small = clustersOf(positions, CLUSTER_SIZE);

@@ -9,17 +9,6 @@ import { MerchantListReader } from './wallet-lists.ts';
 /** Page size when reading a whole list (the wallets): the REST maximum, so it makes the fewest calls. */
 export const SCAN_PAGE_SIZE = 1000;
 
-/**
- * Per-request data access. Everything here is created in createContext for one GraphQL request and
- * one API key, and dropped with it: nothing cached here can reach another caller.
- *
- * - by-id loaders batch and deduplicate; every list response primes them;
- * - page loaders deduplicate identical list calls within the request;
- * - wallet lists read the merchant's deposit or withdrawal list (the REST API has no wallet
- *   filter) through one MerchantListReader per list and status filter: with the merchant's wallet
- *   index when it is up to date, else by walking it (wallet-lists.ts, walk.ts).
- */
-
 export type ListResource = 'deposits' | 'withdrawalIntents';
 type Item<R extends ListResource> = R extends 'deposits' ? DepositDTO : WithdrawalIntentDTO;
 
@@ -33,13 +22,17 @@ export interface Loaders {
   /** The merchant's list a wallet's items are read from; `statusIn`: the filtered list (no index). */
   walletList<R extends ListResource>(resource: R, statusIn?: readonly string[]): MerchantListReader<Item<R>>;
   /**
-   * Starts the wallet list call now, in parallel with whatever else the request is fetching, for
-   * a list of items whose wallets the query selects: the wallets then arrive with the items instead
-   * of one round trip after them. The wallet loader then answers even a single id from that list.
+   * Starts the wallet list call now, beside the items whose wallets the query selects, so the wallets
+   * come with them, not a round trip later; the wallet loader then answers even one id from it.
    */
   prefetchWallets(): void;
 }
 
+/**
+ * One request's data access, for one API key, made in createContext and dropped with it: nothing
+ * cached here reaches another caller. By-id loaders batch and are primed by every list page; page
+ * loaders deduplicate identical list calls; one MerchantListReader per list and status filter.
+ */
 export function createLoaders(
   client: MerchantWalletClient,
   caller: Caller,

@@ -28,10 +28,7 @@ export interface Consumer<T> {
   seen: number;
 }
 
-/**
- * What a walk reads through: one request's view of its merchant list (MerchantListReader,
- * wallet-lists.ts).
- */
+/** What a walk reads through: one request's view of its merchant list (MerchantListReader). */
 export interface WalkedList<T> {
   /** The longest total seen. */
   readonly total: number;
@@ -55,7 +52,7 @@ export class Walk<T extends ListItem> {
   private readonly consumers: Consumer<T>[] = [];
   started = false;
   private running: Promise<void> | null = null;
-  /** Steps in a row that did not advance: past STALLS_MAX the list shrank under the walk, which ends there. */
+  /** Steps in a row that did not advance (STALLS_MAX). */
   private stalls = 0;
   private ended = false;
   /** Steps taken: a walk reads ahead from its third. */
@@ -95,8 +92,7 @@ export class Walk<T extends ListItem> {
       this.next = this.direction === 'older' ? head.total - 1 : 0;
       if (this.exhausted) return;
     }
-    // Reads ahead only once the window is clearly far (two pages in), or the walk must reach the
-    // end: a window near the start should not pay for pages it never uses.
+    // Reads ahead only two pages in, or to reach the end: a window near the start pays for no unused page.
     const counting = this.consumers.some((c) => !Number.isFinite(c.want) && c.seen < c.want);
     const requests = this.plan(counting ? READ_AHEAD : this.steps >= 2 ? 2 : 1);
     this.steps++;

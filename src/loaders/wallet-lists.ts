@@ -13,42 +13,19 @@ import {
   type WalletIndexes,
 } from './wallet-index.ts';
 
-/**
- * One request's view of a merchant list (its deposits or its withdrawal intents), from which
- * wallet lists are read: the REST API has no wallet filter.
- *
- * Positions here are *ages* (wallet-index.ts): counted from the oldest end, so new items never
- * shift them, and a cursor that holds one says where to go on reading however deep it is.
- *
- * - `head()`: the newest page (250 items), read once per request: it gives the list's length,
- *   holds a busy wallet's latest items, and brings the wallet index up to date.
- * - `index()`: the merchant's wallet index, up to date with the head, or null (none yet, or behind
- *   by more than a few pages: a background job is asked to catch it up).
- * - `readAges()`: the items at given ages, in the fewest small pages, checked against the index.
- * - `walk()`: reads on from an age towards the older or the newer end, page by page, for the
- *   wallets that asked, keeping only what they need (walk.ts).
- */
-
-/** Items behind the newest page that a request reads itself to bring the index up to date (3 pages of 250). */
+/** Items behind the newest page a request reads itself to bring the index up to date (3 pages of 250). */
 const CATCH_UP_INLINE = 750;
 
 export interface ListReaderOptions<T> {
   list: IndexedList;
-  /**
-   * Whose index the list has: the caller's merchant (merchants.ts), or its scope while its
-   * merchant is not known. Asked once per reader, after the head was read (which names the
-   * merchant's wallets, so a new key of a known merchant finds its merchant's index at once).
-   */
+  /** Whose index the list has: the caller's merchant (merchants.ts), else its scope; asked after the head. */
   owner: () => string;
   authorization: string;
   /** A page of the merchant list (unfiltered, or with the reader's status filter). */
   fetchPage: (request: PageRequest) => Promise<Page<T>>;
   /** Off for filtered lists and when WALLET_INDEX_MAX_BYTES is 0. */
   indexes?: WalletIndexes | undefined;
-  /**
-   * The request's deadline (epoch ms) and the REST calls it has left: a walk that could not reach
-   * the list's end within them waits for the index's build instead, or answers at once (coldWalk).
-   */
+  /** The request's deadline (epoch ms) and REST calls left, which decide a cold walk (coldWalk). */
   limits?: { deadline: number | undefined; callsLeft: () => number };
   builds?: IndexBuilds | undefined;
 }
@@ -77,6 +54,10 @@ function coldIndexError(list: IndexedList, total: number, etaMs: number): Gatewa
   );
 }
 
+/**
+ * One request's view of a merchant list (deposits or withdrawal intents), from which its wallets'
+ * lists are read, placed by age (wallet-index.ts): docs/wallet-index.md, What a request does.
+ */
 export class MerchantListReader<T extends ListItem> {
   private readonly options: ListReaderOptions<T>;
   private headPage: Promise<AgedPage<T>> | undefined;
@@ -106,6 +87,7 @@ export class MerchantListReader<T extends ListItem> {
     return this.options.indexes?.enabled ?? false;
   }
 
+  /** The newest page (HEAD_SIZE items), read once per request. */
   head(): Promise<AgedPage<T>> {
     this.headPage ??= this.read({ page: 1, size: HEAD_SIZE });
     return this.headPage;
@@ -122,7 +104,10 @@ export class MerchantListReader<T extends ListItem> {
     return this.options.builds?.pending(this.scope, this.options.list) ?? false;
   }
 
-  /** The wallet index, up to date with this request's head, or null. Memoised per request. */
+  /**
+   * The wallet index, up to date with this request's head, or null (none, discarded, or further
+   * behind than the request catches up itself: then a build is asked for). Memoised per request.
+   */
   index(): Promise<ListIndex | null> {
     this.indexState ??= this.syncIndex();
     return this.indexState;
@@ -134,8 +119,7 @@ export class MerchantListReader<T extends ListItem> {
     const scope = this.scope;
     const index = indexes?.of(scope, list);
     if (!indexes || !index || index.discarded) return null;
-    // A list longer than the head with no index yet: the request walks, and a walk past the head
-    // asks for the index to be built (walkedPastHead), so a screen the head answers costs nothing more.
+    // No index yet: only a walk past the head asks for one (walkedPastHead).
     if (index.covered === 0 && head.total > HEAD_SIZE) return null;
     const gap = head.total - index.covered;
     if (gap > HEAD_SIZE && gap <= HEAD_SIZE + CATCH_UP_INLINE) {
@@ -145,8 +129,7 @@ export class MerchantListReader<T extends ListItem> {
       const pages = await Promise.all(requests.map((request) => this.read(request)));
       for (const page of pages) if (!index.absorb(page)) break;
     }
-    // A head older than the index (the micro-cache's, from before another request caught it up)
-    // cannot place the index's newest ages: this request walks.
+    // A head older than the index (the micro-cache's) cannot place its newest ages: this request walks.
     if (head.total < index.covered) return null;
     const ok = index.absorb(head);
     indexes.resize(index);
@@ -165,10 +148,8 @@ export class MerchantListReader<T extends ListItem> {
   }
 
   /**
-   * A walk of this request reads past the newest page: the merchant's list is long enough that
-   * its wallet index pays, so a background job is asked to build it (or catch it up). Then, when
-   * what is left of the list (`left` items) could not be walked within the request's calls, the
-   * walk does not start spending them for an error (coldWalk).
+   * A walk of this request reads past the newest page: a build of the index is asked for, and when
+   * the `left` items could not be walked within the request's calls, the walk goes cold (coldWalk).
    */
   async walkedPastHead(left: number): Promise<void> {
     const { builds, indexes, list, authorization, limits } = this.options;
@@ -183,11 +164,8 @@ export class MerchantListReader<T extends ListItem> {
   }
 
   /**
-   * A walk that could not reach the list's end within the request's calls, while the index is
-   * being built: waits for the build when it should be done within the request's deadline (then
-   * IndexReady: the request reads from the index), else fails at once with
-   * QUERY_LIMIT_EXCEEDED and `retryAfterSeconds` from the build's progress, having made no call
-   * past the newest page. docs/wallet-index.md#a-cold-index.
+   * With a build under way, waits for it when it should end within the deadline (then IndexReady),
+   * else throws QUERY_LIMIT_EXCEEDED with its estimate: docs/wallet-index.md#a-cold-index.
    */
   private async coldWalk(builds: IndexBuilds, scope: string, deadline: number | undefined): Promise<void> {
     const { list } = this.options;
@@ -195,8 +173,7 @@ export class MerchantListReader<T extends ListItem> {
     if (eta === undefined) return;
     const remaining = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - Date.now();
     if (eta + READ_AFTER_BUILD_MS <= remaining) {
-      // However slower than its estimate the build runs: waiting costs no call, only time the
-      // request has anyway.
+      // Even past the estimate: waiting costs no call, only time the request has anyway.
       await builds.settled(scope, list, remaining - READ_AFTER_BUILD_MS);
       this.indexState = undefined;
       if (await this.index()) throw new IndexReady();
@@ -209,9 +186,8 @@ export class MerchantListReader<T extends ListItem> {
   private askedForIndex = false;
 
   /**
-   * The items at these ages (as of this request's head), each read from the REST API now, in the
-   * fewest pages of at most 250 items; null when one is not where the index says (the index is
-   * then discarded: the caller reads the list as without one).
+   * The items at these ages, each read now in the fewest pages of at most 250 (list-pages.ts); null
+   * when one is not where the index says (the index is then discarded: read as without one).
    */
   async readAges(
     index: ListIndex,
@@ -250,8 +226,8 @@ export class MerchantListReader<T extends ListItem> {
   }
 
   /**
-   * A walk from `from` (exclusive; null: from the newest end going older, or the oldest end going
-   * newer). Walks from the same place are shared by the wallets of a request until they start.
+   * A walk from `from` (exclusive; null: the newest end going older, the oldest going newer),
+   * shared by the request's wallets until it starts.
    */
   walk(direction: Direction, from: number | null): Walk<T> {
     const key = `${direction}:${from ?? ''}`;

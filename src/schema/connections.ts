@@ -104,16 +104,9 @@ class Positions<T> {
 }
 
 /**
- * A connection over a REST list: the window the arguments ask for, fetched with the fewest pages
- * (planPages). `fetchPage` should go through the request's page loader, so a page fetched twice
- * in one request (for example the probe for `last` without `before`) costs one call.
- *
- * Stable cursors: a cursor carries its item's id. The fetch includes the cursor's own position;
- * when another item is there (newer items arrived and pushed the list down, or items left it),
- * the gateway looks for the cursor's item among what it fetched and shifts the window by the
- * difference, so a client paging on sees every item once. One or two extra calls in that case;
- * when the item is not within 1000 positions after its old one (it left the list, or more than
- * 1000 items arrived), the old position is used.
+ * A connection over a REST list: the window the arguments ask for, in the fewest pages (planPages),
+ * its cursors stable while the list moves (docs/ids-and-connections.md). `fetchPage` should go
+ * through the request's page loader, so a page fetched twice in one request costs one call.
  */
 export async function resolvePagedConnection<T extends { id: string }>(
   scope: string,

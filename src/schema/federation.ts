@@ -6,13 +6,9 @@ import { loadedNode, Wallet } from './types/wallet.ts';
 import { WithdrawalIntent } from './types/withdrawal-intent.ts';
 
 /**
- * Wallet, Deposit and WithdrawalIntent as Federation entities (docs/supergraph.md), keyed by their
- * global id (`id`), the id every field and `node(id:)` already hand out. A router resolves a
- * reference through the request's loaders, as `nodes(ids:)` does: references of one type in one
- * `_entities` call are one batch (the wallet list for several wallets), each read with the
- * caller's own key, and an id that is not this type's, not well formed, or not the caller
- * merchant's is null. Only the subgraph schema (FEDERATION=true) carries them: `builder.asEntity`
- * adds the @key directive and the reference resolver; the plain schema is unchanged.
+ * Wallet, Deposit and WithdrawalIntent as Federation entities keyed by their global id, resolved
+ * through the request's loaders as `nodes(ids:)` is (docs/supergraph.md). Only the subgraph schema
+ * (FEDERATION=true) carries them: `builder.asEntity` adds @key and the reference resolver.
  */
 
 /** The REST id a reference names for `typename`, or null when it names none of this subgraph's. */

@@ -29,10 +29,8 @@ const BASE64 = /^(?:[\d+/A-Za-z]{4})*(?:[\d+/A-Za-z]{2}==|[\d+/A-Za-z]{3}=)?$/;
 const TYPENAME = /^[A-Z_a-z]\w*$/;
 
 /**
- * What @pothos/plugin-relay's decodeGlobalID returns, or null where it throws. Most ids the
- * gateway meets are REST ids (UUIDs), which are not global ids: Pothos's decoder throws a
- * GraphQLError for each, and capturing its stack cost about 2 % of the gateway's CPU under the
- * many-merchant mix. test/unit/node-ids.test.ts holds the two to the same answers.
+ * What @pothos/plugin-relay's decodeGlobalID returns, or null where it throws, without the cost of a
+ * throw per REST id (docs/benchmark.md); test/unit/node-ids.test.ts holds the two to the same answers.
  */
 export function decodedGlobalId(id: string): { typename: string; id: string } | null {
   if (!BASE64.test(id)) return null;
@@ -43,11 +41,9 @@ export function decodedGlobalId(id: string): { typename: string; id: string } | 
 }
 
 /**
- * The REST id behind an `id` argument that may be either a global id (from this API) or a REST id
- * (from the merchant console, a webhook, or the REST API). A global id decodes to
- * "<Typename>:<rest id>" for one of our node types; REST ids never do, so the two cannot be
- * confused. A global id of another node type is BAD_USER_INPUT, and so is an id longer than
- * INPUT_LIMITS.id (checked before it is decoded) or a REST id, given or decoded, that is not one.
+ * The REST id behind an `id` argument that is a global id or a REST id (docs/decisions.md: they
+ * cannot be confused). BAD_USER_INPUT for a global id of another node type, an id longer than
+ * INPUT_LIMITS.id (checked before decoding), or a REST id, given or decoded, that is not one.
  */
 export function restIdOf(id: string, expected: NodeTypename, field: readonly string[] = ['id']): string {
   const name = field.join('.');
@@ -68,12 +64,7 @@ export function restIdOf(id: string, expected: NodeTypename, field: readonly str
   return id;
 }
 
-/**
- * Loads the object behind an `id` argument (restIdOf). When the REST API refuses the REST id as
- * malformed (400), the message says what this API accepts, not only what the REST API wanted: a
- * client that sent "garbage" learns that a global id would do too, and one whose global id held
- * a bad REST id learns that it was a global id that failed.
- */
+/** Loads the object behind an `id` argument (restIdOf); a 400 for its REST id says what this API accepts. */
 export async function loadById<T>(
   load: (restId: string) => Promise<T>,
   id: string,

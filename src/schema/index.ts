@@ -15,16 +15,12 @@ import './types/withdrawal-intent.ts';
 import './federation.ts';
 
 /**
- * The gateway's schema, built once per process and sorted like the checked-in SDL, with the
- * @defer and @stream directives that useIncrementalDelivery (plugins/incremental-delivery.ts) executes, so that the SDL clients generate
- * their types from declares them too.
+ * The gateway's schema, built once per process, sorted like the checked-in SDL, and declaring the
+ * @defer and @stream that useIncrementalDelivery executes, so clients' generated types know them.
  */
 export const schema = withoutDirectives(finished(builder.toSchema()));
 
-/**
- * The same schema as a Federation v2 subgraph (FEDERATION=true; docs/supergraph.md): its types'
- * @key directives, `_service { sdl }` and `_entities(representations:)` (schema/federation.ts).
- */
+/** The same schema as a Federation v2 subgraph (FEDERATION=true; docs/supergraph.md, federation.ts). */
 export const subgraphSchema = asSubgraph(
   finished(
     builder.toSubGraphSchema({
@@ -34,11 +30,7 @@ export const subgraphSchema = asSubgraph(
   ),
 );
 
-/**
- * The plain schema without the federation directives the builder recorded on its types (@key,
- * @shareable): printed with directives (graphql-tools' printSchemaWithDirectives), it is the
- * schema of schema/schema.graphql and nothing more.
- */
+/** Without the federation directives the builder recorded (@key, @shareable): schema/schema.graphql. */
 function withoutDirectives(schema: GraphQLSchema): GraphQLSchema {
   for (const type of Object.values(schema.getTypeMap())) {
     const extensions = type.extensions as Record<string, unknown>;
@@ -53,11 +45,9 @@ function withoutDirectives(schema: GraphQLSchema): GraphQLSchema {
 }
 
 /**
- * The subgraph's last touches: `_service { sdl }` answers the SDL of this schema as served (with
- * @defer and @stream, as schema/subgraph.graphql holds it), and `_entities` answers a
- * representation that is not an object naming one of this subgraph's entity types with null and
- * BAD_USER_INPUT for that item alone, its echo shortened, where the plugin's resolver failed the
- * whole batch with an internal error.
+ * `_service { sdl }` answers this schema as served (with @defer and @stream: schema/subgraph.graphql);
+ * `_entities` answers a representation naming none of this subgraph's entity types with null and
+ * BAD_USER_INPUT for that item alone (the plugin's resolver failed the whole batch).
  */
 function asSubgraph(schema: GraphQLSchema): GraphQLSchema {
   const fields = (schema.getQueryType() as GraphQLObjectType).getFields();
@@ -107,21 +97,17 @@ function finished(built: GraphQLSchema): GraphQLSchema {
     }),
   );
 
-  // The relay plugin resolves every node's `id` asynchronously (it allows async id resolvers), so a
-  // list of 50 deposits completed 50 promises for ids it already had. Ours are the DTO's own id:
-  // the same global id, encoded synchronously, lets a list of nodes complete without a promise each.
-  // builder.ts leaves the relay plugin's encoder at its default; should it ever set `encodeGlobalID`,
-  // use that one here too (test/unit/node-ids.test.ts compares against the default).
+  // The relay plugin resolves every `id` through a promise; the same global id, encoded here
+  // synchronously, spares one per node (node-ids.test.ts compares it with the plugin's default
+  // encoder: should builder.ts set `encodeGlobalID`, use that one here).
   for (const typename of NODE_TYPES) {
     const id = (schema.getType(typename) as GraphQLObjectType).getFields().id;
     if (!id) throw new Error(`node type ${typename} has no id field`);
     id.resolve = (node: { id: string }) => encodeGlobalID(typename, node.id);
   }
 
-  // A wallet's deposits and withdrawals page through a scan of the merchant's whole list, and their
-  // hasNextPage reads one item past the page only when selected: a promise (wallet-connections.ts). Every
-  // other field without a resolver holds a plain value; this one resolves explicitly, since compiled
-  // execution (plugins/compiled-execution.ts) awaits only what a resolver returns.
+  // A wallet list's hasNextPage may be a promise (wallet-connections.ts), and compiled execution awaits
+  // only what a resolver returns: so it resolves explicitly.
   const hasNextPage = (schema.getType('PageInfo') as GraphQLObjectType).getFields().hasNextPage;
   if (!hasNextPage) throw new Error('PageInfo has no hasNextPage field');
   hasNextPage.resolve = (page: { hasNextPage: boolean | Promise<boolean> }) => page.hasNextPage;

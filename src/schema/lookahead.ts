@@ -2,10 +2,8 @@ import { type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
 import { DEFAULT_WINDOW } from './pagination.ts';
 
 /**
- * Whether the field being resolved selects `path` below it (field names, through inline fragments
- * and fragment spreads; aliases do not matter). Used to start upstream calls early, in parallel,
- * when the rest of the query will need them. @skip/@include are not evaluated: a skipped field
- * still counts, which costs at most a call the query did not need.
+ * Whether the field being resolved selects `path` (field names) below it, through fragments, to
+ * start upstream calls early. @skip/@include are not evaluated: at worst a call nobody needed.
  */
 export function selects(info: GraphQLResolveInfo, path: readonly string[]): boolean {
   let level: SelectionSetNode[] = info.fieldNodes.flatMap((node) =>
@@ -58,9 +56,8 @@ export function selectsUndeferred(info: GraphQLResolveInfo, name: string): boole
 }
 
 /**
- * Whether a list connection should start the wallet list call alongside its page: its window holds
- * more than one item and it selects their wallets, through nodes or edges. (One item's wallet is
- * cheaper by id, after the page.)
+ * Whether a list connection should start the wallet list call beside its page: its window holds more
+ * than one item and selects their wallets (one item's wallet is cheaper by id, after the page).
  */
 export function wantsItemWallets(
   args: { first?: number | null; last?: number | null },

@@ -3,10 +3,7 @@ import { quoted } from '../errors/echoes.ts';
 import { badUserInput } from '../errors/errors.ts';
 import { INPUT_LIMITS } from './input-limits.ts';
 
-/**
- * Relay connection arguments over the REST API's page/size lists: cursor encoding, the window a
- * set of arguments asks for, and the fewest REST pages that cover it. Pure code, unit tested.
- */
+/** Relay connection arguments over the REST API's page/size lists (docs/ids-and-connections.md). */
 
 /** The REST API's largest page, and so the largest window one connection field may ask for. */
 export const MAX_PAGE_SIZE = 1000;
@@ -40,20 +37,16 @@ export interface CursorAnchor {
 }
 
 /**
- * A cursor is opaque to clients: a version, a hash of the connection's scope (which list, which
- * filters), the item's position and the item's id. A cursor from another connection or other
- * filters does not decode, so it cannot silently page through the wrong list; the id lets the
- * gateway find the item again after newer items pushed it further down the list.
+ * An opaque cursor: a version, a hash of the connection's scope (list and filters: another's does not
+ * decode), the item's position, and its id (to find it again once the list moved).
  */
 export function encodeCursor(scope: string, offset: number, id: string): string {
   return Buffer.from(`${CURSOR_VERSION}:${scopeHash(scope)}:${offset}:${id}`).toString('base64url');
 }
 
 /**
- * The cursors of a wallet's deposits and withdrawal intents: the item's age in the merchant's list
- * (its position counted from the oldest end, which new items never change: loaders/wallet-index.ts)
- * instead of its position in the wallet's list, so the next page starts where this one ended
- * however deep it is. Another version, so neither kind of cursor is taken for the other.
+ * The version of a wallet list's cursors, which hold the item's age in the merchant's list
+ * (loaders/wallet-index.ts) in place of a position; neither kind is taken for the other.
  */
 const AGE_CURSOR_VERSION = 'a1';
 
@@ -123,11 +116,9 @@ function scopeHash(scope: string): string {
 }
 
 /**
- * The window the arguments ask for, following the Relay spec's algorithm: after/before narrow the
- * list, then first takes from the start and last from the end. `total` is needed only for `last`
- * without `before`; when it is unknown the result says so and the caller must learn it first.
- * `shift` moves the cursors' positions, once the caller found their item elsewhere (realignment);
- * `anchor` is the cursor item (after, else before) to look for at its expected position.
+ * The window the arguments ask for, by the Relay spec's algorithm. `total` is needed only for `last`
+ * without `before` (else `needsTotal`); `shift` moves the cursors' positions once their item was found
+ * elsewhere; `anchor` is the cursor's item (after, else before) to look for at its expected position.
  */
 export function resolveWindow(
   scope: string,
@@ -162,9 +153,8 @@ export function checkCount(value: number | null | undefined, name: 'first' | 'la
 }
 
 /**
- * The fewest REST pages (page/size, 1-based) that together cover `window`, for a window of at most
- * MAX_PAGE_SIZE items: one page whenever some size <= 1000 puts the whole window in one page (the
- * smallest such size, to fetch the least), otherwise two consecutive pages of the window's size.
+ * The fewest REST pages (1-based) covering a window of at most MAX_PAGE_SIZE: one, of the smallest
+ * size that holds it whole, whenever one does; else two consecutive pages of the window's size.
  */
 export function planPages(window: Window): PageRequest[] {
   const count = window.end - window.start;

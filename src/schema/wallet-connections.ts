@@ -45,19 +45,10 @@ interface WalletWindow<T> {
 }
 
 /**
- * A connection over one wallet's items of a merchant-wide list (the REST API has no wallet filter).
- * Cursors hold the item's age in the merchant's list (encodeAgeCursor), so a page after a cursor
- * starts where the last one ended, at any depth, and items arriving meanwhile shift nothing.
- *
- * - With the merchant's wallet index up to date (loaders/wallet-index.ts), the window is known
- *   before any read: its items are read at their ages in the fewest small pages (none beyond the
- *   newest page for a busy wallet), and totalCount, hasNextPage and hasPreviousPage cost nothing.
- * - Without it (not built yet, behind, contradicted, or off), a walk reads the merchant's list from
- *   the cursor's age (or the newest end; the oldest end for `last` without `before`) until the
- *   window is filled; hasNextPage, hasPreviousPage and totalCount read further only when selected.
- *
- * `filter` (a status filter) is applied to the wallet's items as read; `counted` is the filtered
- * merchant list, whose walk counts the wallet's items for totalCount.
+ * A connection over one wallet's items of a merchant-wide list, its cursors holding ages
+ * (encodeAgeCursor): read from the merchant's wallet index when it is up to date, else by a walk
+ * (docs/ids-and-connections.md). `filter` (a status filter) applies to the wallet's items as read;
+ * `counted` is the filtered merchant list, whose walk counts them for totalCount.
  */
 export async function resolveWalletConnection<T extends ListItem>(
   scope: string,

@@ -20,42 +20,20 @@ import type {
 } from './types.ts';
 import { notSent, type WithdrawalPostResult, withdrawalPostResult } from './withdrawal-post-result.ts';
 
-/**
- * The one client of the Merchant Wallet REST API (its methods, by purpose: docs/upstream-client.md).
- * Resolvers reach it through the per-request loaders and the withdrawal service only. Every method takes the Caller
- * and forwards its Authorization value unchanged: the gateway has no key of its own.
- *
- * GETs go through the micro-cache and coalescing (cache.ts, keyed by the caller's scope:
- * caller-scope.ts), then what the REST API said of the key lately (key-evidence.ts: a key refused
- * within the TTL is answered without a call; a key not known yet makes one call at a time until its
- * first answer), then the transport (transport.ts: deadline, retries), then envelope decoding
- * (envelope.ts: REST errors become GatewayErrors). The POST passes the key evidence too.
- */
-
 export interface UpstreamClientOptions extends TransportOptions {
-  /** Micro-cache TTL for 2xx GETs, per caller key; 0 disables it (coalescing stays on). */
+  /** Micro-cache TTL of 2xx GETs, per caller scope; 0 disables it (coalescing stays on). */
   cacheTtlMs: number;
-  /**
-   * The byte bound of the micro-cache's REST answers and query deduplication's kept results
-   * together: the answers hold all but `keptResultsShare` of it.
-   */
+  /** The byte bound of the REST answers and query deduplication's kept results together. */
   cacheMaxBytes: number;
   /** The share of `cacheMaxBytes` kept results hold; default KEPT_RESULTS_SHARE; 0 with query deduplication off. */
   keptResultsShare?: number;
   /** Callers' scopes (caller-scope.ts), the runtime's; default: under a random secret of this client's own. */
   scopes?: CallerScopes;
-  /**
-   * Called by `invalidate` (a withdrawal succeeded, or its outcome is unknown) once this process
-   * forgot the caller's cached reads, so the other processes of a fleet forget theirs too
-   * (redis/fleet.ts). Awaited before the withdrawal answers.
-   */
+  /** Tells the fleet (redis/fleet.ts) that `invalidate` forgot a caller's reads here; awaited. */
   onWithdrawal?: (scope: string) => Promise<void>;
   /** Metrics and traces of upstream calls; none by default. */
   telemetry?: UpstreamTelemetry;
-  /**
-   * How long a key the REST API answered 401 is refused without asking it again (key-evidence.ts);
-   * 0 remembers none. Default REFUSED_KEY_TTL_MS.
-   */
+  /** How long a key answered 401 is refused without a call (key-evidence.ts); default REFUSED_KEY_TTL_MS. */
   refusedKeyTtlMs?: number;
   /** The fleet's record of which merchant each wallet is (redis/merchant-records.ts); none: this process's own. */
   merchantRecords?: MerchantRecords;
@@ -74,6 +52,13 @@ export interface CallerOptions {
 /** How long a refused key is remembered by default: a key made valid meanwhile waits at most this. */
 export const REFUSED_KEY_TTL_MS = 30_000;
 
+/**
+ * The one client of the Merchant Wallet REST API (its methods by purpose, and the stages of a call:
+ * docs/upstream-client.md). Resolvers reach it only through the per-request loaders and the
+ * withdrawal service. Every method takes a Caller and forwards its Authorization unchanged: the
+ * gateway has no key of its own. A `get…` answers null on a 404; a read's `fresh` skips the
+ * micro-cache and coalescing (for what must see the REST API's present state).
+ */
 export class MerchantWalletClient {
   private readonly transport: Transport;
   private readonly cache: ResponseCache;
@@ -81,16 +66,10 @@ export class MerchantWalletClient {
   readonly cachedReads: CachedReads;
   /** Callers' scopes: the ones the runtime hands the server and the rate limiter too. */
   readonly scopes: CallerScopes;
-  /**
-   * Which keys are one merchant's, learnt from the wallets their answers name (merchants.ts):
-   * what a merchant's keys share (wallet index, fair share, walk slots, bounds) is keyed by
-   * `merchants.of(scope)`.
-   */
+  /** Which keys are one merchant's (merchants.ts): what its keys share is keyed by `merchants.of(scope)`. */
   readonly merchants: Merchants;
   private readonly onWithdrawal: ((scope: string) => Promise<void>) | undefined;
-  /** What the REST API said of each caller scope lately: accepted, refused, or not known yet. */
   private readonly evidence: KeyEvidence;
-  /** Whether the REST API accepts a caller's key (key-proofs.ts). */
   private readonly proofs: KeyProofs;
 
   constructor(options: UpstreamClientOptions, clock?: () => number) {
@@ -127,10 +106,7 @@ export class MerchantWalletClient {
     );
   }
 
-  /**
-   * A Caller of `authorization`: no deadline and no call budget unless `options` give them. The
-   * gateway's own callers come from src/upstream/callers.ts, which gives both.
-   */
+  /** A Caller of `authorization`, bounded only as `options` say (the gateway's own: callers.ts). */
   caller(authorization: string, options: CallerOptions = {}): Caller {
     const { deadline, maxCalls = Number.POSITIVE_INFINITY, requestId } = options;
     return {
@@ -144,8 +120,7 @@ export class MerchantWalletClient {
   }
 
   /**
-   * Whether the REST API accepted this caller's key lately (a 2xx, or a refusal only its merchant
-   * can get, in the last 10 minutes, in this process: key-evidence.ts). Outsiders with made-up
+   * Whether the REST API accepted this caller's key lately, in this process (key-evidence.ts). Made-up
    * keys never are, so what they send cannot fill per-name slots (the metrics' operation names).
    */
   keyKnownGood(caller: Caller): boolean {
@@ -162,18 +137,12 @@ export class MerchantWalletClient {
     return this.evidence.isKnownGood(scope);
   }
 
-  /**
-   * Whether the REST API accepts the caller's key, asking it only when the evidence does not say
-   * (KeyProofs.prove): before serving what was kept for a key.
-   */
+  /** KeyProofs.prove: for a WebSocket past the allowance of keys not yet accepted. */
   proveKey(caller: Caller): Promise<KeyProof> {
     return this.proofs.prove(caller);
   }
 
-  /**
-   * Whether the REST API accepts the caller's key now, with a GET sent after the caller asked
-   * (KeyProofs.proveNow): before replaying a kept withdrawal outcome.
-   */
+  /** KeyProofs.proveNow: before replaying a kept withdrawal outcome (R5). */
   proveKeyNow(caller: Caller): Promise<KeyProof> {
     return this.proofs.proveNow(caller);
   }
@@ -183,24 +152,19 @@ export class MerchantWalletClient {
     return this.scopes.scopeOf(authorization);
   }
 
-  /**
-   * The caller's scope and its invalidation generation: reads made in the same generation scope
-   * may share one answer (the same caller, with no withdrawal of it in between: `invalidate`).
-   */
+  /** The caller's scope and invalidation generation: reads in one may share an answer. */
   generationScope(caller: Caller): string {
     return this.cache.generationScope(caller.scope);
   }
 
   /**
-   * Learns the caller's merchant (merchants.ts) when nothing is known of it yet, with one read of
-   * its wallets (the micro-cache's, if any): for a decision that depends on it before the request
-   * has read anything, such as a cost counted with its merchant's wallet index. A failure only
-   * leaves the merchant unknown.
+   * Learns the caller's merchant (merchants.ts), unless anything is known of it, with one read of its
+   * wallets: for a cost counted with the merchant's index before the request read anything. A
+   * failure leaves it unknown; either way the key is not read for again.
    */
   async learnMerchant(caller: Caller): Promise<void> {
     if (this.merchants.known(caller.scope)) return;
     await this.listWallets(caller, { page: 1, size: MERCHANT_WALLETS_READ }).catch(() => undefined);
-    // Whatever the answer, not read again for this key: a later answer naming a wallet still counts.
     this.merchants.tried(caller.scope);
   }
 
@@ -208,12 +172,10 @@ export class MerchantWalletClient {
     return this.get(caller, 'GET /wallets', `/wallets${query(params)}`, decodePage<WalletDTO>);
   }
 
-  /** The wallet, or null when the REST API answers 404 for this merchant. */
   getWallet(caller: Caller, id: string): Promise<WalletDTO | null> {
     return this.getOrNull(caller, 'GET /wallets/{id}', `/wallets/${encodeURIComponent(id)}`);
   }
 
-  /** `fresh`: as for listWithdrawalIntents; a subscription's poll must see the REST API's present state. */
   listDeposits(
     caller: Caller,
     params: ListParams,
@@ -228,12 +190,10 @@ export class MerchantWalletClient {
     );
   }
 
-  /** The deposit, or null when the REST API answers 404 for this merchant; `fresh` as for listDeposits. */
   getDeposit(caller: Caller, id: string, options: { fresh?: boolean } = {}): Promise<DepositDTO | null> {
     return this.getOrNull(caller, 'GET /deposits/{id}', `/deposits/${encodeURIComponent(id)}`, options.fresh);
   }
 
-  /** `fresh` skips the micro-cache and coalescing: for reconciling a withdrawal, nothing stale will do. */
   listWithdrawalIntents(
     caller: Caller,
     params: ListParams,
@@ -243,7 +203,6 @@ export class MerchantWalletClient {
     return this.get(caller, 'GET /withdrawal-intents', path, decodePage<WithdrawalIntentDTO>, options.fresh);
   }
 
-  /** `fresh`: as for listWithdrawalIntents; a subscription's poll must see the REST API's present state. */
   getWithdrawalIntent(
     caller: Caller,
     id: string,
@@ -258,9 +217,8 @@ export class MerchantWalletClient {
   }
 
   /**
-   * POST /withdrawal-intents, sent once: never retried, since a second POST could move money twice.
-   * What happened is decided here, from the HTTP facts, as a WithdrawalPostResult (see its
-   * variants); this method does not throw.
+   * POST /withdrawal-intents, sent once, never retried (a second POST could move money twice). Does
+   * not throw: what the POST did is decided here, from the HTTP facts, as a WithdrawalPostResult.
    */
   async createWithdrawalIntent(
     caller: Caller,
@@ -280,8 +238,8 @@ export class MerchantWalletClient {
         ),
       );
     } catch (error) {
-      // The transport and the key evidence throw a GatewayError only for a POST they did not send;
-      // anything else (a timeout, a reset) may have followed a POST that reached the REST API.
+      // The transport and the key evidence throw a GatewayError only for a POST never sent; anything
+      // else (a timeout, a reset) may follow one that reached the REST API.
       if (error instanceof GatewayError) return { outcome: 'not_sent', error: notSent(error) };
       return { outcome: 'unknown', error: outcomeUnknown(idempotencyKey, error) };
     }
@@ -289,21 +247,15 @@ export class MerchantWalletClient {
   }
 
   /**
-   * Money of this caller moved, or may have: its next reads must not come from the micro-cache or
-   * a kept result, here or on any other process of the fleet (told through `onWithdrawal`, awaited).
-   * The withdrawal service calls it after every withdrawal that succeeded, however it learnt of
-   * it (sent now, replayed, reconciled), and after every unknown outcome. A failure to tell the
-   * others is not the caller's: it never hides the withdrawal's answer.
+   * Money of this caller moved, or may have (R9): its cached reads and kept results end, here and,
+   * through `onWithdrawal` (awaited), on the fleet; a failure to tell the fleet hides no answer.
    */
   async invalidate(caller: Caller): Promise<void> {
     this.cache.invalidate(caller.scope);
     await this.onWithdrawal?.(caller.scope).catch(() => {});
   }
 
-  /**
-   * `invalidate` in this process only, by scope: for a withdrawal another process of the fleet
-   * made (it told the fleet).
-   */
+  /** `invalidate` in this process only, by scope: for a withdrawal another process made. */
   invalidateScope(scope: string): void {
     this.cache.invalidate(scope);
   }
@@ -322,11 +274,7 @@ export class MerchantWalletClient {
     return this.transport.close();
   }
 
-  /**
-   * What the client holds right now. Once every GraphQL request has settled, everything here is 0
-   * except the pool's idle keep-alive sockets (`connected`, `free`): the fault tests assert it, so
-   * a call or timer that outlives its request is caught.
-   */
+  /** What the client holds: once every request settled, all 0 but idle keep-alive sockets (fault tests). */
   activity() {
     const { calls, timers, pool } = this.transport.activity();
     return { calls, timers, coalescing: this.cache.inFlightCount, pool };
@@ -358,7 +306,7 @@ export class MerchantWalletClient {
     if (fresh) caller.reads.read(null);
     const response = fresh ? await read() : await this.cache.get(caller.scope, path, read, caller.reads);
     const value = decodeResponse(response, decode);
-    // Not for a key refused meanwhile (a 401 while this answer was on its way): it stays forgotten.
+    // Not for a key refused (401) while this answer was on its way: it stays forgotten.
     if (!this.evidence.isRefused(caller.scope)) this.merchants.learn(caller.scope, walletIdsIn(route, value));
     return value;
   }

@@ -2,10 +2,7 @@ import { GatewayError } from '../errors/errors.ts';
 import type { Caller } from './caller.ts';
 import type { KeyEvidence } from './key-evidence.ts';
 
-/**
- * Whether the REST API accepts a caller's key (MerchantWalletClient.proveKey), decided once where
- * the answer is read.
- */
+/** Whether the REST API accepts a caller's key (MerchantWalletClient.proveKey), decided where it is read. */
 export type KeyProof =
   /** A 2xx (or a refusal only its merchant can get), now or in the last 10 minutes. */
   | { kind: 'accepted' }
@@ -15,18 +12,14 @@ export type KeyProof =
   | { kind: 'unproven' };
 
 /**
- * The upstream client's answers to "does the REST API accept this key?" (MerchantWalletClient.proveKey
- * and proveKeyNow): from what the REST API said of the key lately (key-evidence.ts), else from one
- * fresh GET of the smallest page of wallets, which `ask` sends.
+ * "Does the REST API accept this key?" (docs/upstream-client.md, What the REST API said of each key):
+ * from the key's evidence (key-evidence.ts), else from `ask`, one fresh GET (never cached or
+ * coalesced) of the smallest page of wallets, which throws as any read.
  */
 export class KeyProofs {
   private readonly evidence: KeyEvidence;
-  /** One fresh GET (never cached or coalesced) of the smallest page of wallets; throws as any read. */
   private readonly ask: (caller: Caller) => Promise<unknown>;
-  /**
-   * proveNow's GET under way for each scope, and the proof shared by those asked meanwhile
-   * (sent once it answered); one entry per key with a GET in flight.
-   */
+  /** Per key with a GET in flight: proveNow's GET, and the next one, shared by proofs asked meanwhile. */
   private readonly proofsUnderWay = new Map<
     string,
     { running: Promise<KeyProof>; next: Promise<KeyProof> | null }
@@ -37,16 +30,9 @@ export class KeyProofs {
     this.ask = ask;
   }
 
-  /**
-   * Whether the REST API accepts the caller's key: from the evidence when it accepted or refused
-   * it lately, or from the answer of the key's first call under way (no call of its own), else one
-   * GET of the smallest page of wallets (fresh: never cached or coalesced). For deciding about a
-   * key before serving what was kept for it (a replayed withdrawal, a WebSocket past the allowance
-   * of keys not yet accepted).
-   */
+  /** From the evidence, once any call of the key under way answered (many proofs, one call); else `ask`. */
   async prove(caller: Caller): Promise<KeyProof> {
     const scope = caller.scope;
-    // A call of this key already under way answers for it: many proofs at once make one call.
     await this.evidence.firstAnswer(scope);
     if (this.evidence.isKnownGood(scope)) return { kind: 'accepted' };
     const refusal = this.evidence.refusal(scope);
@@ -55,11 +41,8 @@ export class KeyProofs {
   }
 
   /**
-   * Whether the REST API accepts the caller's key now: one fresh GET of the smallest page of
-   * wallets, whatever it said lately, except for a key refused within the TTL (refused, no call).
-   * Proofs asked for one key while its GET is under way share the next GET, started once that one
-   * answered: every proof is answered by a call sent after it was asked. Before replaying a kept
-   * withdrawal outcome: a key revoked a moment ago must not be answered it.
+   * One `ask` sent after the caller asked, whatever the evidence, except for a key refused within
+   * the TTL (refused, no call); proofs asked while the key's GET is under way share the next (R5).
    */
   proveNow(caller: Caller): Promise<KeyProof> {
     const scope = caller.scope;
@@ -80,7 +63,6 @@ export class KeyProofs {
     return entry.running;
   }
 
-  /** One fresh GET of the smallest page of wallets, read as a KeyProof. */
   private async askKey(caller: Caller): Promise<KeyProof> {
     try {
       await this.ask(caller);

@@ -5,31 +5,20 @@ import { fromUpstreamStatus } from './error-mapping.ts';
 import type { WithdrawalIntentDTO } from './types.ts';
 
 /**
- * What one POST /withdrawal-intents did (MerchantWalletClient.createWithdrawalIntent), decided
- * once, from the HTTP facts. Only `created` and `rejected` are answers of the REST API; `error` is
- * what the caller is shown when the POST did not create an intent.
+ * What one POST /withdrawal-intents did (MerchantWalletClient.createWithdrawalIntent), decided once
+ * from the HTTP facts (docs/withdrawals.md, Where it is decided). `error`: what the caller is shown.
  */
 export type WithdrawalPostResult =
   /** A 2xx carrying the intent: it exists. */
   | { outcome: 'created'; intent: WithdrawalIntentDTO }
-  /**
-   * A 4xx: the REST API refused the POST and created nothing. `code` is its envelope's code as the
-   * client is shown it (`extensions.upstream.code`: a machine word, else null); `error` the mapped
-   * GatewayError, whose message is the spec's for a documented code.
-   */
+  /** A 4xx: nothing created; `code` as the client sees it (`extensions.upstream.code`: a word or null). */
   | { outcome: 'rejected'; status: number; code: string | null; error: GatewayError }
-  /** Never left the gateway (an open circuit, a spent call budget, a key refused lately): nothing was created. */
+  /** Never left the gateway (an open circuit, a spent call budget, a key refused lately): nothing created. */
   | { outcome: 'not_sent'; error: GatewayError }
-  /**
-   * May have reached the REST API, and no usable answer came back (a timeout, a reset, a 5xx, a
-   * 1xx/3xx, a 2xx that cannot be read): it may have created an intent. `error` is OUTCOME_UNKNOWN.
-   */
+  /** May have reached the REST API with no usable answer back, so may have created one: OUTCOME_UNKNOWN. */
   | { outcome: 'unknown'; error: GatewayError };
 
-/**
- * The decision table of an answered POST: a 4xx alone says nothing was created; a 2xx that reads
- * as an intent says one was; a 5xx, a 1xx/3xx, or a 2xx that cannot be read may follow a commit.
- */
+/** The decision table of an answered POST: a 4xx alone says nothing was created. */
 export function withdrawalPostResult(
   response: UpstreamResponse,
   idempotencyKey: string | null,
@@ -59,9 +48,8 @@ export function withdrawalPostResult(
 }
 
 /**
- * A withdrawal refused before it was sent: the same error, saying so, so the client knows nothing
- * moved. A key refused within the TTL keeps the words of the REST API's 401 (the answer a refused
- * key gets everywhere, operation-status.ts), with `sent: false`.
+ * A withdrawal refused before it was sent: the same error, saying so, with `sent: false`. A key refused
+ * lately keeps the REST API's 401 words, the answer a refused key gets everywhere (operation-status.ts).
  */
 export function notSent(error: GatewayError): GatewayError {
   if (error.code === 'UNAUTHENTICATED') {

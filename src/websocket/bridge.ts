@@ -17,11 +17,7 @@ export interface Bridged {
   socket: Extra['socket'];
 }
 
-/**
- * A stream interrupted by the gateway's shutdown closes its socket with 1012 Service Restart,
- * which graphql-ws's client (and Apollo's and urql's, which use it) retries, re-subscribing every
- * operation of the socket; a `complete` would have ended the operation for good.
- */
+/** Closes a socket whose stream shutdown interrupted: graphql-ws clients reconnect and re-subscribe. */
 export const SERVICE_RESTART = 1012;
 export const RESTART_REASON = 'Service restart: reconnect and resume';
 
@@ -62,11 +58,10 @@ export function authorizationOf(
 }
 
 /**
- * One operation through the HTTP pipeline, its results as an async iterator. Returning it (the
- * client completed, or the socket closed) aborts the request at once, which ends the gateway's
- * subscription, even while it waits for the next event. A stream that ends without `complete`
- * was interrupted by the gateway's shutdown (plugins/resumable-streams.ts): the socket is closed
- * with SERVICE_RESTART and the operation is not completed, so the client reconnects.
+ * One operation through the HTTP pipeline, its results as an async iterator. Returning it aborts the
+ * request at once, even while it waits for an event. A stream that ends without `complete` was
+ * interrupted by shutdown (plugins/resumable-streams.ts): the socket closes with SERVICE_RESTART and
+ * the operation is never completed, so the client reconnects.
  */
 export function bridge(
   gateway: Gateway,

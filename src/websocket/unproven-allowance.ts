@@ -8,9 +8,8 @@ export interface AcknowledgedSocket {
 }
 
 /**
- * The slots of the sockets of keys not accepted lately, all keys together: holds those sockets,
- * and lets out the ones whose key has been accepted since (they then count as ordinary sockets).
- * Its work is bounded by its size, whatever the number of sockets.
+ * The slots of sockets of keys not accepted lately, all keys together; a socket whose key was
+ * accepted since is let out (an ordinary socket then). Its work is bounded by its size.
  */
 export class UnprovenAllowance {
   private readonly held = new Set<AcknowledgedSocket>();
@@ -38,7 +37,7 @@ export class UnprovenAllowance {
     this.held.delete(socket);
   }
 
-  /** The socket that has held its slot longest, once the sockets whose key was accepted since have left. */
+  /** The socket that has held its slot longest, once those whose key was accepted since have left. */
   oldest(): AcknowledgedSocket | undefined {
     this.release();
     const [oldest] = this.held;

@@ -24,43 +24,12 @@ import {
 import { type AcknowledgedSocket, UnprovenAllowance } from './unproven-allowance.ts';
 
 /**
- * GraphQL over WebSocket (the graphql-ws protocol, `graphql-transport-ws`) at the gateway's
- * GraphQL path, for clients that want one socket for many subscriptions.
- *
- * Each operation a socket starts runs through the very same HTTP pipeline as a POST: the bridge
- * (bridge.ts) hands it to `gateway.fetch` as a POST with `Accept: text/event-stream` and relays the
- * SSE answer as graphql-ws messages. So authentication, trusted documents, rate and query limits,
- * metrics, traces and the access log apply to a WebSocket operation exactly as to an HTTP one,
- * with no second list of rules to keep in step.
- *
- * The key: browsers cannot set headers on a WebSocket, so clients send it in the connection_init
- * payload as `{ "Authorization": "Bearer <API key>" }` (a header on the upgrade request works
- * too). It lives in this socket's memory only and goes, as the header, with each operation.
- *
- * What a socket may hold is bounded (EdgeLimits): without a well-formed key it is closed with 4401
- * before any ack; past its key's cap, with 4429; with no operation under way for a while, it is
- * closed with 1000 (clients reconnect lazily). A socket that never sends connection_init is closed
- * by graphql-ws after 3 s (4408).
- *
- * Past the process's cap (`max`), a socket that proves nothing makes room for the new upgrade, as
- * an idle connection does past MAX_CONNECTIONS (server.ts): the oldest that has not sent
- * connection_init, else the oldest waiting for its key's proof, else the oldest in the allowance
- * below, is closed with 1013 Try Again Later (graphql-ws clients retry it with backoff) and cut if
- * it does not answer the close within a second. Only when every socket is acknowledged for a key
- * accepted lately is the upgrade answered 503 (why: docs/subscriptions.md, WebSocket admission).
- *
- * Admission by evidence: a well-formed key proves nothing (anyone can make one up), so only keys
- * the REST API accepted lately (MerchantWalletClient.scopeKnownGood) may fill the process's cap.
- * Sockets of keys not accepted lately share a small allowance (`unproven`, 5 % of `max` by
- * default: unproven-allowance.ts). Past it, such a key's socket waits for one REST call that proves the key
- * (MerchantWalletClient.proveKey) before it is acknowledged: accepted, it takes an ordinary slot;
- * refused, it is closed with 4401; with no answer either way, with 4429, as past its key's cap, so
- * graphql-ws clients retry with backoff. A socket in the allowance leaves it once its key is
- * accepted (its first operation's REST call answered 2xx), at the next sweep or when the allowance
- * is found full, whichever comes first.
- *
- * It serves the upgrades it is handed (the HTTP server's one `upgrade` listener, server.ts, which
- * refuses them itself once the server closes) and listens on no server of its own.
+ * GraphQL over WebSocket (graphql-ws) at the gateway's GraphQL path. Each operation runs through the
+ * HTTP pipeline (bridge.ts hands it to `gateway.fetch` as an SSE POST), so every rule of an HTTP
+ * request applies to it as is. The key comes in the connection_init payload (`Authorization`), else
+ * the upgrade's header, and lives in this socket's memory only. The close codes, the caps, and which
+ * socket makes room past `max`: docs/subscriptions.md (Transports, WebSocket admission). Serves the
+ * upgrades it is handed (server.ts) and listens on no server of its own.
  */
 export function serveGraphQLOverWebSocket(
   gateway: Gateway,
@@ -68,10 +37,7 @@ export function serveGraphQLOverWebSocket(
     path: string;
     maxPayload: number;
     logger: Logger;
-    /**
-     * WebSockets of this process; past it a socket that proves nothing is closed to make room, and
-     * only when none is left is an upgrade answered 503.
-     */
+    /** WebSockets of this process, from the upgrade; past it one that proves nothing makes room, else 503. */
     max: number;
     /** Acknowledged WebSockets of one key; past it connection_init is refused with 4429. */
     perKey: number;
@@ -81,8 +47,7 @@ export function serveGraphQLOverWebSocket(
     scopes: Pick<CallerScopes, 'scopeOf'>;
     /**
      * What the REST API said of keys lately (the upstream client), and the Caller of a key's proof.
-     * Without it no key is ever accepted: every socket must fit in the allowance of keys not
-     * accepted lately.
+     * Without it no key is accepted: every socket must fit in the allowance (`unproven`).
      */
     keys?: { evidence: KeyEvidenceSource; callers: Pick<Callers, 'forOneCall'> };
     /** Acknowledged sockets of keys not accepted lately, all keys together; default 5 % of `max`. */
@@ -91,10 +56,7 @@ export function serveGraphQLOverWebSocket(
 ): {
   /** Completes the handshake of an upgrade request, or answers it with an HTTP error and closes it. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
-  /**
-   * Closes every socket with 1012 Service Restart (graphql-ws's client reconnects, elsewhere once
-   * the load balancer has taken this process out, and resumes); resolves once all have closed.
-   */
+  /** Closes every socket with 1012 Service Restart (clients reconnect, resume); resolves once all closed. */
   close(): Promise<void>;
 } {
   const wss = new WebSocketServer({
@@ -102,8 +64,7 @@ export function serveGraphQLOverWebSocket(
     // Upgrades to another path are answered 400.
     path: options.path,
     maxPayload: options.maxPayload,
-    // Counted before the upgrade: past the cap a socket that proves nothing makes room, else the
-    // client gets an HTTP answer, not a socket.
+    // Counted before the upgrade, so that past the cap the client gets an HTTP answer, not a socket.
     verifyClient: (_info, accept) => {
       if (counted.size < options.max || makeRoom()) accept(true);
       else accept(false, 503, 'Too many WebSockets', { 'retry-after': '5' });
@@ -118,9 +79,8 @@ export function serveGraphQLOverWebSocket(
     (scope) => options.keys?.evidence.scopeKnownGood(scope) ?? false,
   );
   /**
-   * Every socket counted against `max`, oldest first; one closed to make room leaves at once, not
-   * when its closing handshake ends. Of them, those that have not sent connection_init, and those
-   * whose connection_init waits for its key's proof, oldest first (a Set keeps insertion order).
+   * The sockets counted against `max` (one closed to make room leaves at once), and of them those
+   * without connection_init and those waiting for their key's proof; each Set oldest first.
    */
   const counted = new Set<WebSocket>();
   const uninitialised = new Set<WebSocket>();
@@ -136,10 +96,8 @@ export function serveGraphQLOverWebSocket(
   });
   let closedAtCap = 0;
   /**
-   * At the cap: closes, with 1013 Try Again Later (graphql-ws clients retry it with backoff), the
-   * oldest socket that has not sent connection_init, else the oldest waiting for its key's proof,
-   * else the oldest in the allowance of keys not accepted lately. False when every socket is
-   * acknowledged for a key accepted lately: only then is an upgrade refused.
+   * At the cap: closes (1013) the oldest socket without connection_init, else the oldest waiting for
+   * its key's proof, else the oldest in the allowance; false when none is left to close.
    */
   function makeRoom(): boolean {
     const [oldestUninitialised] = uninitialised;
@@ -180,9 +138,7 @@ export function serveGraphQLOverWebSocket(
     {
       // Never send an unexpected error's message to the client.
       isProd: true,
-      // The key is checked before the ack, as an HTTP request's is before it runs: a socket without
-      // a well-formed one, past its key's cap, or of a key not accepted lately once the allowance
-      // is full and the REST API did not accept it either, is closed and never acknowledged.
+      // The key is checked before the ack, as an HTTP request's is before it runs.
       onConnect: async (ctx) => {
         uninitialised.delete(ctx.extra.socket);
         // Closed to make room before it sent connection_init: graphql-ws may still read it.
@@ -233,8 +189,7 @@ export function serveGraphQLOverWebSocket(
         if (held > 0) perScope.set(socket.scope, held);
         else perScope.delete(socket.scope);
       },
-      // graphql-ws only needs a document to choose between execute and subscribe; the operation
-      // the client sent runs in the gateway (bridge), which parses and validates it itself.
+      // graphql-ws runs BRIDGED through `subscribe` (the bridge); the gateway parses the client's operation.
       onSubscribe: (ctx, _id, payload) => {
         const socket = sockets.get(ctx);
         if (socket) socket.busyAt = Date.now();
@@ -298,10 +253,7 @@ export interface KeyEvidenceSource {
   proveKey(caller: Caller): Promise<KeyProof>;
 }
 
-/**
- * Past WEBSOCKETS_PER_KEY, or past the allowance of keys not accepted lately with no answer on the
- * key (graphql-ws clients retry it with backoff, as they do 1013).
- */
+/** Past WEBSOCKETS_PER_KEY, or past the allowance with no answer on the key: clients retry with backoff. */
 const TOO_MANY_FOR_KEY = 4429;
 
 /** The share of MAX_WEBSOCKETS that sockets of keys not accepted lately may hold, all together. */
@@ -313,7 +265,7 @@ const PROOF_DEADLINE_MS = 5_000;
 /** ws's WebSocket.OPEN. */
 const OPEN = 1;
 
-/** Closes a socket made to make room at MAX_WEBSOCKETS: graphql-ws clients retry it with backoff. */
+/** Closes a socket that makes room at MAX_WEBSOCKETS: graphql-ws clients retry it with backoff. */
 const TRY_AGAIN_LATER = 1013;
 
 /** How long a socket closed to make room has to answer the close before it is cut. */

@@ -1,29 +1,5 @@
 import type { WithdrawalIntentDTO } from '../upstream/types.ts';
 
-/**
- * What the gateway remembers so that a withdrawal is created at most once per idempotency key,
- * because the REST spec does not promise it. Three registries, shared by every process of a fleet
- * (`RedisIdempotencyStore`, redis-idempotency-store.ts) or kept by one (`MemoryIdempotencyStore`,
- * memory-idempotency-store.ts):
- *
- * - **Key records**, per (caller scope, idempotency key), for 24 h: what the key's first request
- *   did. A request holds its key with a lease while its POST may be in flight, so no other
- *   request, in this process or another, sends meanwhile. Records are bounded per caller scope
- *   (in this process's store also per merchant, its keys together: StoreBounds.groupOf) and in all. At a bound, the oldest refused record is forgotten to make room (the caller's own at
- *   its bound): a refusal holds no money, since its key created nothing, so a retry that then finds
- *   the key free sends at most one POST, as after a definite failure. Pending and succeeded records
- *   are never forgotten: when they fill a bound a new key is refused unsent (StoreFullError), so
- *   no caller's refusals can take the room another's withdrawals need.
- * - **Submissions** (recorded POSTs), per payout (the content of the POST: wallet, amount, fee mode, destination): every
- *   POST that is in flight, or whose answer never came, with its window in time. Keyed or not,
- *   from any API key and any process, registered before it is sent and removed once its outcome is
- *   known. Reconciliation reads them to know who else could have created an intent it finds.
- * - **Claimed intents**: every intent id the gateway has handed to a caller, and to whom, written
- *   before the answer leaves. Reconciliation never hands out an intent claimed by someone else.
- *
- * Everything expires after IDEMPOTENCY_TTL_MS; nothing but a refusal is forgotten before.
- */
-
 /** One POST that may have created an intent. Times are the gateway's clock, epoch ms. */
 export interface Submission {
   /** The record format (record-format.ts); absent from 0.1.0's records, which are format 1. */
@@ -40,19 +16,12 @@ export interface Submission {
   endedAt: number | null;
 }
 
-/** `v`: the record format (record-format.ts); absent from 0.1.0's records, which are format 1. */
+/** `v` as Submission's. */
 export type IdempotencyRecord =
-  /**
-   * A request of the key is under way, or ended without an answer. `attempt` (the stored field's
-   * name; record-format.ts): its submission, once sent (or about to be); absent when nothing was
-   * sent for this key yet.
-   */
+  /** Under way or ended unanswered; `attempt` (stored name): its submission, named just before sending. */
   | { v?: number; state: 'pending'; fingerprint: string; startedAt: number; attempt?: Submission }
   | { v?: number; state: 'succeeded'; fingerprint: string; startedAt: number; intent: WithdrawalIntentDTO }
-  /**
-   * A definite business refusal (a typed UserError): replayed as is. `field` is DataInvalidError's
-   * (absent from records written before it was kept: replayed as null).
-   */
+  /** A business refusal (a UserError), replayed as is (R4); `field`: DataInvalidError's (absent: null). */
   | {
       v?: number;
       state: 'refused';
@@ -86,11 +55,7 @@ export class StoreFullError extends Error {
   }
 }
 
-/**
- * A write that decides whether a POST may be sent was not acknowledged by as many replicas as
- * REDIS_MIN_REPLICA_ACKS asks for within the bound: a failover now could lose it, so the POST is
- * not sent.
- */
+/** A write the POST depends on reached fewer replicas than REDIS_MIN_REPLICA_ACKS in time: not sent. */
 export class ReplicaAckError extends Error {
   constructor(acknowledged: number, required: number) {
     super(`the idempotency record reached ${acknowledged} of the ${required} Redis replicas required`);
@@ -106,11 +71,21 @@ export class NotAskedError extends Error {
   }
 }
 
+/**
+ * What the gateway remembers so that a withdrawal is created at most once per idempotency key
+ * (docs/withdrawals.md, whose rules R1–R11 the code names). Shared by a fleet (RedisIdempotencyStore)
+ * or kept by one process (MemoryIdempotencyStore); everything expires after IDEMPOTENCY_TTL_MS.
+ *
+ * - **Key records**, per (caller scope, idempotency key): what the key's first request did, written
+ *   under the lease of the one request that may send (R1). Bounded per caller scope and in all (in
+ *   process also per merchant: StoreBounds.groupOf); only a refusal is forgotten early (R11).
+ * - **Submissions**, per payout: every POST in flight or unanswered, registered before it leaves (R2).
+ * - **Claimed intents**: each intent handed to a caller, and to whom, before the answer leaves (R3).
+ */
 export interface IdempotencyStore {
   /**
-   * Claims the key for a new request when nobody holds it, atomically, with a lease of `leaseMs`
-   * that names `holder`; otherwise returns what holds it. Throws StoreFullError when the key is new
-   * and a bound is reached.
+   * Claims a key nobody holds, atomically, leased to `holder` for `leaseMs`; else returns what holds
+   * it. StoreFullError when the key is new and only pending or succeeded records fill a bound.
    */
   claim(
     scope: string,
@@ -122,8 +97,8 @@ export interface IdempotencyStore {
   /** What holds the key, or null. */
   read(scope: string, key: string): Promise<Held | null>;
   /**
-   * Takes over a pending key whose lease ran out: replaces `expected` with `next` and leases it to
-   * `holder`, atomically; false when the record changed or a lease was taken meanwhile.
+   * Takes over a pending key whose lease ran out: `expected` becomes `next`, leased to `holder`,
+   * atomically; false when the record changed or a lease was taken meanwhile.
    */
   takeOver(
     scope: string,
@@ -136,10 +111,8 @@ export interface IdempotencyStore {
   /** Replaces the record while `holder` holds the lease, keeping it; false when it does not. */
   update(scope: string, key: string, record: PendingRecord, holder: string): Promise<boolean>;
   /**
-   * Ends `holder`'s hold: stores `record` (null: forgets the key, record and lease, because nothing
-   * was created) and gives the lease up. Fenced: only while `holder` still holds the lease, or
-   * nobody does and the record is still `expected` (the last one `holder` wrote). A holder that was
-   * paused past its lease, and overtaken, changes nothing; false then.
+   * Stores `record` (null: forgets the key, nothing was created) and gives the lease up. Fenced: only
+   * while `holder` holds the lease, or nobody does and the record is still `expected`; else false.
    */
   settle(
     scope: string,
@@ -156,18 +129,14 @@ export interface IdempotencyStore {
   /** The payout's submissions that are in flight or ended without an answer. */
   submissions(payout: string): Promise<Submission[]>;
 
-  /**
-   * Records that `intentId` was handed to `owner`, unless it was handed to someone else already:
-   * returns null when the intent is now (or was already) `owner`'s, or the other owner.
-   */
+  /** Records `intentId` as `owner`'s unless another has it: null when it is `owner`'s, else the other. */
   claimIntent(intentId: string, owner: string): Promise<string | null>;
   /** The owners of those of `intentIds` that were handed to a caller. */
   intentOwners(intentIds: readonly string[]): Promise<Map<string, string>>;
 
   /**
-   * Since when (epoch ms, the gateway's clock) the submissions and claims are complete: the last time
-   * the store was seen to lose its data (a Redis restart without persistence, a flush), or -Infinity.
-   * Reconciliation cannot vouch for an intent made before it: its claim may be lost.
+   * Since when (epoch ms, the gateway's clock) the submissions and claims are complete: when the store
+   * was last seen to lose its data, or -Infinity. Reconciliation vouches for no intent made before (R7).
    */
   registrySince(): Promise<number>;
 

@@ -19,11 +19,9 @@ export interface StoreBounds {
   /** Told of each refused record forgotten to make room (the `evicted_refusal` metric). */
   onEvicted?: () => void;
   /**
-   * The merchant of a caller scope (merchants.ts): one merchant's keys together hold at most
-   * MERCHANT_KEYS_FACTOR × `maxKeysPerCaller`, so its many keys cannot fill the whole store, while
-   * each key keeps its own bound (one integration's records never use up its siblings' room).
-   * Only the bound is shared: a key's records stay its own (idempotency keys are per API key).
-   * Default: each scope its own merchant.
+   * The merchant of a caller scope (merchants.ts), whose keys together hold at most
+   * MERCHANT_KEYS_FACTOR × `maxKeysPerCaller`; only the bound is shared, each key's records stay
+   * its own (R4). Default: each scope its own merchant.
    */
   groupOf?: (scope: string) => string;
 }
@@ -84,11 +82,9 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * Synchronous from the read to the write, so two claims of one key cannot both find it free.
-   * At the caller's bound, the caller's own oldest refusal is forgotten to make room; at its
-   * merchant's (`groupOf`), the oldest of the merchant's keys'; at the store's, the oldest of any
-   * caller's. Pending and succeeded records are never forgotten:
-   * when they alone fill the bound, the claim is refused (StoreFullError).
+   * Synchronous from the read to the write, so two claims of one key cannot both find it free. At
+   * each bound (the caller's, its merchant's, the store's) the oldest refusal within it makes room
+   * (R11); StoreFullError when none is left.
    */
   async claim(
     scope: string,
@@ -251,11 +247,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * Forgets the oldest refused record of `refusals` (a scope's, or all): true when one was
-   * forgotten. A refusal holds no money: nothing was created for its key, as when a definite
-   * failure forgets a key, so a retry that finds the key free claims it anew and sends at most one
-   * POST. Only a refused record nobody leases is forgotten (a refusal is never leased; checked all
-   * the same).
+   * Forgets the oldest refused record of `refusals` (a scope's, a group's, or all; safe by R11); true
+   * when one was. Only an unleased refusal goes (a refusal is never leased; checked all the same).
    */
   private evictRefusal(refusals: Set<KeyEntry> | undefined): boolean {
     for (const entry of refusals ?? []) {

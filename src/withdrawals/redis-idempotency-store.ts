@@ -13,14 +13,6 @@ import {
 } from './idempotency-store.ts';
 import { readKeyRecord, readSubmission } from './record-format.ts';
 
-/**
- * The idempotency store of a fleet, in Redis (the contract: idempotency-store.ts; the keys:
- * docs/upgrading.md; bounds: docs/withdrawals.md, Storage bounds). Every key has a TTL; Redis must
- * not evict (`maxmemory-policy noeviction`, warnIfRedisEvicts), so a full Redis refuses the claim.
- * Every step that decides who may send is one Lua script touching one hash slot (`{scope}` or
- * `{payout}`), so the scripts stay valid in a Redis Cluster; leases are judged by Redis's clock.
- */
-
 const PREFIX = 'mwg';
 /** When Redis last lost its data, as a process of the fleet noticed it; absent: never. */
 const SINCE_KEY = `${PREFIX}:registry-since`;
@@ -120,6 +112,13 @@ export interface RedisStoreOptions {
   onEvicted?: () => void;
 }
 
+/**
+ * The idempotency store of a fleet, in Redis (the contract: idempotency-store.ts; the keys:
+ * docs/upgrading.md; bounds: docs/withdrawals.md, Storage bounds). Every key has a TTL; Redis must
+ * not evict (`maxmemory-policy noeviction`, warnIfRedisEvicts), so a full Redis refuses the claim.
+ * Every step that decides who may send is one Lua script touching one hash slot (`{scope}` or
+ * `{payout}`), so the scripts stay valid in a Redis Cluster; leases are judged by Redis's clock.
+ */
 export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly connections: readonly RedisClient[];
   private turn = 0;
