@@ -15,7 +15,7 @@ import {
   OperationTypeNode,
   parse,
 } from 'graphql';
-import { READ_COST } from '../src/execution/operation-cost.ts';
+import { operationCost, READ_COST } from '../src/execution/operation-cost.ts';
 import { type RestLoad, restCallsOf, restLoadsOf } from '../src/schema/rest-loads.ts';
 
 const begin = (name: string) => `<!-- ${name}: printed by \`npm run schema:print\`; do not edit -->`;
@@ -91,15 +91,17 @@ export function restLoadsSection(schema: GraphQLSchema, operations: URL): string
     .flatMap((file) => {
       const document = parse(readFileSync(new URL(file, operations), 'utf8'));
       if (getOperationAST(document)?.operation === OperationTypeNode.SUBSCRIPTION) return [];
-      return [`| \`${file}\` | ${restCallsOf(schema, document)} |`];
+      return [
+        `| \`${file}\` | ${restCallsOf(schema, document)} | ${operationCost(schema, document, undefined, {})} |`,
+      ];
     });
   return [
     '| Field | REST route (below `/external/v1`) | How it loads | Calls alone | The cost limit counts |',
     '|---|---|---|---|---|',
     ...fields,
     '',
-    '| Example operation (`schema/operations`) | REST calls on a short list |',
-    '|---|---|',
+    '| Example operation (`schema/operations`) | REST calls on a short list | Cost, without a wallet index |',
+    '|---|---|---|',
     ...screens,
   ].join('\n');
 }
