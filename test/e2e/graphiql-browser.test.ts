@@ -72,7 +72,9 @@ async function waitForPane(test: (text: string) => boolean, what: string, timeou
  * and the sandbox's own news (demo intents moving on) may follow the test's within one look.
  * Returns a wait for the first recorded text that passes `test`.
  */
-async function recordPane(): Promise<(test: (text: string) => boolean, what: string) => Promise<string>> {
+async function recordPane(): Promise<
+  (test: (text: string) => boolean, what: string, timeoutMs?: number) => Promise<string>
+> {
   await page.evaluate(() => {
     const w = window as unknown as { paneTexts: string[] };
     w.paneTexts = [];
@@ -84,8 +86,8 @@ async function recordPane(): Promise<(test: (text: string) => boolean, what: str
       characterData: true,
     });
   });
-  return async (test, what) => {
-    const deadline = Date.now() + 45_000;
+  return async (test, what, timeoutMs = 45_000) => {
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
       const texts = (await page.evaluate(() => (window as unknown as { paneTexts: string[] }).paneTexts)).map(
         (text) => text.replace(/\s+/g, ''),
@@ -336,8 +338,24 @@ describe('GraphiQL in Chromium, against npm start', () => {
       const pollsBefore = await polls();
       await expect.poll(polls, { timeout: 20_000, interval: 200 }).toBeGreaterThan(pollsBefore);
       const seen = await recordPane();
-      const shows = await makeNews();
-      const text = await seen(shows, `the news of ${root}`);
+      // The pane draws one event at a time: news that lands in one render with another item's
+      // (a demo deposit moving on) is never drawn. A list's news can be made again: up to three
+      // items, any of which must show; the one intent's news is its own next status.
+      const repeatable = root !== 'withdrawalIntentUpdated';
+      const made: ((pane: string) => boolean)[] = [];
+      let text: string | undefined;
+      for (let attempt = 1; text === undefined; attempt++) {
+        made.push(await makeNews());
+        const last = !repeatable || attempt === 3;
+        text = await seen(
+          (pane) => made.some((shows) => shows(pane)),
+          `the news of ${root}`,
+          last ? 45_000 : 15_000,
+        ).catch((error: unknown) => {
+          if (last) throw error;
+          return undefined;
+        });
+      }
       expect(text).toMatch(new RegExp(`^\\{"data":\\{"${root}":\\{`));
       expect(text).not.toContain('"errors"');
     });
